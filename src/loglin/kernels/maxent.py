@@ -1,0 +1,196 @@
+"""Compiled passes over Maxent data (see loglin.problem for the layout).
+
+Every pass is written over a block of contexts [lo, hi) returning partial
+sums, and a driver splits the contexts into one block per thread and reduces:
+the same block function can later run on many machines.
+
+An empty ``val`` array means 0/1 predicate values (no value array stored).
+"""
+import numpy as np
+from numba import njit, prange, get_num_threads
+
+
+@njit(cache=True, inline="always")
+def _value(val, k):
+    return 1.0 if val.shape[0] == 0 else val[k]
+
+
+@njit(cache=True)
+def context_scores(x, w, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, out):
+    """out[y] = sum_t w_t f_t(x, y)  (the log of S_w(x, y), eq. 1)."""
+    out[:] = 0.0
+    for k in range(ctx_ptr[x], ctx_ptr[x + 1]):
+        p = ctx_pred[k]
+        v = _value(ctx_val, k)
+        for j in range(map_ptr[p], map_ptr[p + 1]):
+            out[map_label[j]] += v * w[map_feat[j]]
+
+
+@njit(cache=True)
+def _scatter_context(x, coef, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, acc):
+    """acc[t] += sum_y coef[y] f_t(x, y)  (transpose of context_scores)."""
+    for k in range(ctx_ptr[x], ctx_ptr[x + 1]):
+        p = ctx_pred[k]
+        v = _value(ctx_val, k)
+        for j in range(map_ptr[p], map_ptr[p + 1]):
+            acc[map_feat[j]] += v * coef[map_label[j]]
+
+
+@njit(cache=True)
+def log_softmax_inplace(s):
+    """Turn scores into log-probabilities; return log T (log-sum-exp, stable)."""
+    m = s.max()
+    total = 0.0
+    for y in range(s.shape[0]):
+        total += np.exp(s[y] - m)
+    log_t = m + np.log(total)
+    for y in range(s.shape[0]):
+        s[y] -= log_t
+    return log_t
+
+
+def _blocks(n):
+    nb = max(1, min(get_num_threads(), n // 256 if n >= 256 else 1))
+    return np.linspace(0, n, nb + 1).astype(np.int64)
+
+
+@njit(cache=True)
+def empirical_feature_counts(n_features, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat,
+                             obs_ptr, obs_label, obs_count):
+    """N * Ptilde(f_t) = sum_{x,y} c(x, y) f_t(x, y)."""
+    emp = np.zeros(n_features)
+    for x in range(ctx_ptr.shape[0] - 1):
+        for o in range(obs_ptr[x], obs_ptr[x + 1]):
+            y = obs_label[o]
+            c = obs_count[o]
+            for k in range(ctx_ptr[x], ctx_ptr[x + 1]):
+                p = ctx_pred[k]
+                v = _value(ctx_val, k)
+                for j in range(map_ptr[p], map_ptr[p + 1]):
+                    if map_label[j] == y:
+                        emp[map_feat[j]] += c * v
+    return emp
+
+
+@njit(cache=True, parallel=True)
+def loss_and_expectation(w, bounds, n_labels, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat,
+                         ctx_count, prob_out, want_grad):
+    """sum_x c(x) log T_w(x), and (if want_grad) E_t = sum_x c(x) sum_y P(y|x) f_t(x,y).
+
+    Writes P_w(y|x) into prob_out (X x K) when it has rows; that is the
+    Hessian's cache.
+    """
+    nb = bounds.shape[0] - 1
+    n_features = w.shape[0]
+    loss = np.zeros(nb)
+    acc = np.zeros((nb if want_grad else 1, n_features))
+    store = prob_out.shape[0] > 0
+    for b in prange(nb):
+        s = np.empty(n_labels)
+        for x in range(bounds[b], bounds[b + 1]):
+            context_scores(x, w, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, s)
+            c = ctx_count[x]
+            loss[b] += c * log_softmax_inplace(s)
+            if want_grad or store:
+                for y in range(n_labels):
+                    s[y] = np.exp(s[y])
+                if store:
+                    prob_out[x, :] = s
+                if want_grad:
+                    for y in range(n_labels):
+                        s[y] *= c
+                    _scatter_context(x, s, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, acc[b])
+    expect = np.zeros(n_features)
+    if want_grad:
+        for b in range(nb):
+            expect += acc[b]
+    return loss.sum(), expect
+
+
+@njit(cache=True, parallel=True)
+def hessian_vector(v, bounds, n_labels, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat,
+                   ctx_count, prob):
+    """sum_x c(x) F_x^T (diag(p) - p p^T) F_x v, with p = P_w(.|x) cached in prob."""
+    nb = bounds.shape[0] - 1
+    acc = np.zeros((nb, v.shape[0]))
+    for b in prange(nb):
+        u = np.empty(n_labels)
+        for x in range(bounds[b], bounds[b + 1]):
+            context_scores(x, v, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, u)
+            mean = 0.0
+            for y in range(n_labels):
+                mean += prob[x, y] * u[y]
+            c = ctx_count[x]
+            for y in range(n_labels):
+                u[y] = c * prob[x, y] * (u[y] - mean)
+            _scatter_context(x, u, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, acc[b])
+    out = np.zeros(v.shape[0])
+    for b in range(nb):
+        out += acc[b]
+    return out
+
+
+@njit(cache=True)
+def predict_log_proba_rows(w, n_labels, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat):
+    """log P_w(y|x) for every row of a (rows x predicates) CSR matrix."""
+    n = ctx_ptr.shape[0] - 1
+    out = np.empty((n, n_labels))
+    s = np.empty(n_labels)
+    for x in range(n):
+        context_scores(x, w, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, s)
+        log_softmax_inplace(s)
+        out[x, :] = s
+    return out
+
+
+@njit(cache=True)
+def decision_rows(w, n_labels, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat):
+    """Raw scores sum_t w_t f_t(x, y) for every row."""
+    n = ctx_ptr.shape[0] - 1
+    out = np.empty((n, n_labels))
+    s = np.empty(n_labels)
+    for x in range(n):
+        context_scores(x, w, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, s)
+        out[x, :] = s
+    return out
+
+
+@njit(cache=True)
+def sgd_epoch(w_scaled, scale, order, eta0, step0, n_ctx_total, lam, weight_per_ctx, n_labels,
+              ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, obs_ptr, obs_label, obs_count):
+    """One SGD pass over contexts in ``order`` (w = scale * w_scaled).
+
+    Minimizes lam/2 ||w||^2 + mean_x weight(x) loss(x) with
+    eta_k = eta0 / (1 + k / n) (Collins et al. 2008, section 7.1.3); the
+    shrinkage by (1 - eta lam) is kept in ``scale`` so a step costs O(nnz(x)).
+    Returns the new scale and step counter.
+    """
+    s = np.empty(n_labels)
+    g = np.empty(n_labels)
+    k = step0
+    for i in range(order.shape[0]):
+        x = order[i]
+        eta = eta0 / (1.0 + k / n_ctx_total)
+        k += 1
+        context_scores(x, w_scaled, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, s)
+        for y in range(n_labels):
+            s[y] *= scale
+        log_softmax_inplace(s)
+        c = weight_per_ctx[x]
+        total = 0.0
+        for o in range(obs_ptr[x], obs_ptr[x + 1]):
+            total += obs_count[o]
+        for y in range(n_labels):
+            g[y] = np.exp(s[y]) * c
+        if total > 0:
+            for o in range(obs_ptr[x], obs_ptr[x + 1]):
+                g[obs_label[o]] -= c * obs_count[o] / total
+        scale *= (1.0 - eta * lam)
+        if scale < 1e-9:
+            for t in range(w_scaled.shape[0]):
+                w_scaled[t] *= scale
+            scale = 1.0
+        for y in range(n_labels):
+            g[y] *= -eta / scale
+        _scatter_context(x, g, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, w_scaled)
+    return scale, k

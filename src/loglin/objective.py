@@ -1,0 +1,128 @@
+"""Primal objectives in LIBLINEAR's scale, with gradients and Hessian-vector products.
+
+    Maxent:  f(w) = 1/2 sum_t r_t w_t^2 + C [ sum_x c(x) log T_w(x) - sum_t w_t N Ptilde(f_t) ]
+    LR:      f(w) = 1/2 sum_t r_t w_t^2 + sum_i C_i log(1 + exp(-y_i w^T x_i))
+
+(r_t = 0 only for an unregularized bias). Dividing the Maxent f by C*N gives
+Huang et al.'s L(w) of eq. (3) with sigma^2 = C*N.
+
+Every objective offers the same small interface the batch solvers use:
+``fun``, ``fun_grad`` (also fills a *pending* Hessian cache), ``accept``
+(makes the pending cache current - TRON calls it when a step is taken),
+and ``hess_vec`` (uses the current cache).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .kernels import logistic as lk
+from .kernels import maxent as mk
+from .kernels.maxent import _blocks
+
+
+class Objective:
+    """Shared bookkeeping: dimension, regularization mask, evaluation counts."""
+
+    n: int
+    reg: np.ndarray
+
+    def __init__(self):
+        self.n_fun = 0
+        self.n_grad = 0
+        self.n_hess_vec = 0
+
+    def regularizer(self, w):
+        return 0.5 * float(np.dot(self.reg * w, w))
+
+    def grad_norm(self, w) -> float:
+        return float(np.linalg.norm(self.fun_grad(w, keep_cache=False)[1]))
+
+
+class MaxentObjective(Objective):
+    """Objective of a :class:`loglin.problem.MaxentProblem` at regularization C."""
+
+    def __init__(self, problem, C: float, keep_hessian: bool = True):
+        super().__init__()
+        if not np.isfinite(C) or C <= 0:
+            raise ValueError(f"C must be positive and finite, got {C}")
+        self.problem = problem
+        self.C = float(C)
+        self.n = problem.n_features
+        self.reg = problem.reg
+        self._bounds = _blocks(problem.n_contexts)
+        shape = (problem.n_contexts, problem.n_labels) if keep_hessian else (0, problem.n_labels)
+        self._prob = np.empty(shape)
+        self._pending = np.empty(shape)
+        self._args = (problem.ctx_ptr, problem.ctx_pred, problem._val_or_empty(),
+                      problem.map_ptr, problem.map_label, problem.map_feat)
+
+    def _pass(self, w, out, want_grad):
+        p = self.problem
+        return mk.loss_and_expectation(w, self._bounds, p.n_labels, *self._args, p.ctx_count, out, want_grad)
+
+    def fun(self, w):
+        self.n_fun += 1
+        loss, _ = self._pass(w, np.empty((0, self.problem.n_labels)), False)
+        return self.regularizer(w) + self.C * (loss - float(np.dot(w, self.problem.emp)))
+
+    def fun_grad(self, w, keep_cache=True):
+        self.n_fun += 1
+        self.n_grad += 1
+        out = self._pending if keep_cache else np.empty((0, self.problem.n_labels))
+        loss, expect = self._pass(w, out, True)
+        f = self.regularizer(w) + self.C * (loss - float(np.dot(w, self.problem.emp)))
+        g = self.reg * w + self.C * (expect - self.problem.emp)
+        return f, g
+
+    def accept(self):
+        self._prob, self._pending = self._pending, self._prob
+
+    def hess_vec(self, v):
+        self.n_hess_vec += 1
+        p = self.problem
+        hv = mk.hessian_vector(v, self._bounds, p.n_labels, *self._args, p.ctx_count, self._prob)
+        return self.reg * v + self.C * hv
+
+    def total_count(self):
+        return self.problem.total_count
+
+    def normalized(self, f):
+        """The papers' L(w) of eq. (3) from f (sigma^2 = C * N)."""
+        return f / (self.C * self.problem.total_count)
+
+
+class LogisticObjective(Objective):
+    """Objective of a :class:`loglin.binary.BinaryProblem` (costs C_i already include C)."""
+
+    def __init__(self, problem, keep_hessian: bool = True):
+        super().__init__()
+        self.problem = problem
+        self.n = problem.n_features
+        self.reg = problem.reg
+        X = problem.X
+        self._csr = (X.indptr, X.indices, X.data)
+        self._bounds = _blocks(X.shape[0])
+        m = X.shape[0] if keep_hessian else 0
+        self._d = np.empty(m)
+        self._pending = np.empty(m)
+
+    def fun(self, w):
+        self.n_fun += 1
+        p = self.problem
+        loss, _ = lk.loss_grad(w, self._bounds, *self._csr, p.y, p.cost, np.empty(0), False)
+        return self.regularizer(w) + loss
+
+    def fun_grad(self, w, keep_cache=True):
+        self.n_fun += 1
+        self.n_grad += 1
+        p = self.problem
+        out = self._pending if keep_cache else np.empty(0)
+        loss, g = lk.loss_grad(w, self._bounds, *self._csr, p.y, p.cost, out, True)
+        return self.regularizer(w) + loss, self.reg * w + g
+
+    def accept(self):
+        self._d, self._pending = self._pending, self._d
+
+    def hess_vec(self, v):
+        self.n_hess_vec += 1
+        return self.reg * v + lk.hessian_vector(v, self._bounds, *self._csr, self._d)

@@ -1,0 +1,208 @@
+"""One driver for every solver: timing, trace, stopping, Ctrl-C.
+
+A solver is a generator function ``solver(objective, w0, rng, **options)``
+that performs one *outer iteration* per ``next()`` and yields a
+:class:`Step`. The driver times only the solver's own work (the papers'
+plots exclude evaluation), fills in what the solver did not compute
+(objective, gradient norm) outside the timed region, records the trace,
+and decides when to stop:
+
+* ||grad f(w)|| <= tol * ||grad f(0)||   (LIBLINEAR's relative rule), or
+* a relative duality gap <= gap_tol for solvers that report a dual, or
+* max_iter outer iterations, a time limit, a callback returning True,
+  or Ctrl-C (the best iterate so far is kept).
+"""
+from __future__ import annotations
+
+import math
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterator
+
+import numpy as np
+
+from ..trace import Trace
+
+
+@dataclass
+class Step:
+    """What a solver reports after one outer iteration."""
+
+    w: np.ndarray
+    f: float | None = None
+    grad_norm: float | None = None
+    dual: float | None = None
+    counters: dict = field(default_factory=dict)
+    done: bool = False           # the solver cannot make progress / has its own stop
+
+
+@dataclass
+class SolverInfo:
+    name: str
+    func: Callable[..., Iterator[Step]]
+    kinds: tuple
+    summary: str
+    paper: str = ""
+
+
+SOLVERS: dict[str, SolverInfo] = {}
+
+
+def register_solver(name, kinds=("maxent", "binary"), summary="", paper=""):
+    """Decorator adding a solver generator to the registry under ``name``."""
+    def wrap(func):
+        SOLVERS[name] = SolverInfo(name, func, tuple(kinds), summary, paper)
+        return func
+    return wrap
+
+
+def objective_kind(objective) -> str:
+    from ..objective import LogisticObjective
+    return "binary" if isinstance(objective, LogisticObjective) else "maxent"
+
+
+@dataclass
+class Result:
+    w: np.ndarray
+    f: float
+    grad_norm: float
+    iterations: int
+    train_seconds: float
+    converged: bool
+    stop_reason: str
+    trace: Trace
+    solver: str
+
+
+def minimize(objective, solver: str = "tron", w0=None, *, tol: float = 1e-3, max_iter: int = 1000,
+             time_limit: float | None = None, gap_tol: float | None = None, callback=None,
+             evaluate=None, progress: bool = False, random_state=None, trace: Trace | None = None,
+             **options) -> Result:
+    """Minimize ``objective`` with the named solver; see the module docstring.
+
+    ``evaluate(w) -> float`` is a held-out metric recorded in the trace
+    (not timed). ``callback(record) -> bool`` sees every trace record and
+    may return True to stop.
+    """
+    _load_all_solvers()
+    if solver not in SOLVERS:
+        raise ValueError(f"unknown solver {solver!r}; choose from {', '.join(sorted(SOLVERS))}")
+    info = SOLVERS[solver]
+    kind = objective_kind(objective)
+    if kind not in info.kinds:
+        raise ValueError(f"solver {solver!r} does not apply to {kind} problems (it supports {info.kinds})")
+    if tol < 0 or max_iter < 0:
+        raise ValueError("tol and max_iter must be non-negative")
+    w = np.zeros(objective.n) if w0 is None else np.array(w0, dtype=np.float64)
+    if w.shape != (objective.n,) or not np.all(np.isfinite(w)):
+        raise ValueError(f"w0 must be a finite vector of length {objective.n}")
+    rng = np.random.default_rng(random_state)
+    trace = trace if trace is not None else Trace(solver=solver)
+
+    g0_norm = float(np.linalg.norm(objective.fun_grad(np.zeros(objective.n), keep_cache=False)[1]))
+    f_w, g_w = objective.fun_grad(w, keep_cache=False)
+    best = _Best(w, f_w)
+    record = trace.add(iteration=0, seconds=0.0, objective=f_w, grad_norm=float(np.linalg.norm(g_w)),
+                       rel_grad=_ratio(np.linalg.norm(g_w), g0_norm), metric=_metric(evaluate, w))
+    if callback is not None and callback(record):
+        return _result(best, objective, 0, 0.0, False, "callback", trace, solver)
+
+    gen = info.func(objective, w, rng, **options)
+    elapsed, it, reason, converged = 0.0, 0, "max_iter", False
+    bar = _progress_bar(progress, max_iter, solver)
+    try:
+        while it < max_iter:
+            start = time.perf_counter()
+            try:
+                step = next(gen)
+            except StopIteration:
+                reason, converged = "solver finished", True
+                break
+            elapsed += time.perf_counter() - start
+            it += 1
+            f = step.f if step.f is not None else objective.fun(step.w)
+            gnorm = step.grad_norm
+            if gnorm is None:
+                gnorm = float(np.linalg.norm(objective.fun_grad(step.w, keep_cache=False)[1]))
+            best.offer(step.w, f)
+            gap = None if step.dual is None else f - step.dual
+            record = trace.add(iteration=it, seconds=elapsed, objective=f, grad_norm=gnorm,
+                               rel_grad=_ratio(gnorm, g0_norm), dual_objective=step.dual, duality_gap=gap,
+                               metric=_metric(evaluate, step.w), **step.counters)
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix(f=f"{f:.6g}", rel_grad=f"{record['rel_grad']:.2e}")
+            if not math.isfinite(f):
+                reason = "diverged (objective is not finite)"
+                break
+            if gnorm <= tol * g0_norm:
+                reason, converged = "gradient tolerance", True
+                break
+            if gap_tol is not None and gap is not None and gap <= gap_tol * abs(f):
+                reason, converged = "duality gap tolerance", True
+                break
+            if step.done:
+                reason, converged = "solver finished", True
+                break
+            if callback is not None and callback(record):
+                reason = "callback"
+                break
+            if time_limit is not None and elapsed >= time_limit:
+                reason = "time limit"
+                break
+    except KeyboardInterrupt:
+        reason = "interrupted"
+        print("\nloglin: interrupted; keeping the best model so far", file=sys.stderr)
+    finally:
+        gen.close()
+        if bar is not None:
+            bar.close()
+    return _result(best, objective, it, elapsed, converged, reason, trace, solver)
+
+
+class _Best:
+    """Copy of the lowest-objective iterate (what Ctrl-C leaves the user with)."""
+
+    def __init__(self, w, f):
+        self.w, self.f = w.copy(), f
+
+    def offer(self, w, f):
+        if math.isfinite(f) and f <= self.f:
+            self.w[:] = w
+            self.f = f
+
+
+def _result(best, objective, it, elapsed, converged, reason, trace, solver):
+    gnorm = trace.records[-1]["grad_norm"] if trace.records else float("nan")
+    if trace.records and best.f != trace.records[-1]["objective"]:
+        gnorm = float(np.linalg.norm(objective.fun_grad(best.w, keep_cache=False)[1]))
+    return Result(w=best.w, f=best.f, grad_norm=gnorm, iterations=it, train_seconds=elapsed,
+                  converged=converged, stop_reason=reason, trace=trace, solver=solver)
+
+
+def _ratio(a, b):
+    return float(a / b) if b > 0 else 0.0
+
+
+def _metric(evaluate, w):
+    return None if evaluate is None else float(evaluate(w))
+
+
+def _progress_bar(progress, total, solver):
+    if not progress:
+        return None
+    from tqdm.auto import tqdm
+    return tqdm(total=total, desc=f"loglin {solver}", unit="it", leave=False, file=sys.stderr)
+
+
+def _load_all_solvers():
+    """Import solver modules so that they register themselves."""
+    from . import tron, lbfgs, sgd  # noqa: F401
+    import importlib
+    for name in ("iterative_scaling", "primal_cd", "dual_cd", "eg"):
+        try:
+            importlib.import_module(f"{__package__}.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__package__}.{name}":
+                raise
