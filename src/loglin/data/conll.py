@@ -1,0 +1,215 @@
+"""Column-per-token corpora: CoNLL-2000 chunking and CoNLL-X / CoNLL-U dependencies.
+
+All of them put one token per line and a blank line between sentences. Line
+numbers are kept while parsing so that every error can name its line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import DataFormatError, InvalidInputError
+from ._files import PathLike, open_text_for_write, read_text_lines, show
+
+_IOB_RE = re.compile(r"O|[BI]-\S+")
+_MULTIWORD_RE = re.compile(r"\d+-\d+")   # CoNLL-U multiword token range, e.g. "3-4"
+_EMPTY_NODE_RE = re.compile(r"\d+\.\d+")  # CoNLL-U empty node, e.g. "5.1"
+_UINT_RE = re.compile(r"\d+")
+
+_Block = list[tuple[int, str]]  # (line number, line text) of one sentence
+
+
+def _blocks(path: PathLike, skip: Callable[[str], bool]) -> Iterator[_Block]:
+    """Yield the token lines of each blank-line separated sentence, with line numbers.
+
+    Lines for which ``skip`` is true are dropped without ending the sentence;
+    runs of blank lines and a missing final blank line are both fine.
+    """
+    block: _Block = []
+    for lineno, line in enumerate(read_text_lines(path), 1):
+        if not line.strip():
+            if block:
+                yield block
+                block = []
+        elif not skip(line):
+            block.append((lineno, line))
+    if block:
+        yield block
+
+
+def _is_docstart(line: str) -> bool:
+    return line.startswith("-DOCSTART-")
+
+
+def _read_columns_numbered(path: PathLike, n_columns: int | None) -> list[list[tuple[int, tuple[str, ...]]]]:
+    sentences = []
+    for block in _blocks(path, _is_docstart):
+        sentence = []
+        for lineno, line in block:
+            fields = tuple(line.split())
+            if n_columns is None:
+                n_columns = len(fields)  # fixed by the first token line of the file
+            elif len(fields) != n_columns:
+                raise DataFormatError(path, lineno, f"expected {n_columns} columns, got {len(fields)}")
+            sentence.append((lineno, fields))
+        sentences.append(sentence)
+    return sentences
+
+
+def read_columns(path: PathLike, n_columns: int | None = None) -> list[list[tuple[str, ...]]]:
+    """Read whitespace-separated columns, one token per line, sentences separated by blank lines.
+
+    Every token line must have ``n_columns`` columns (default: as many as the
+    first token line). ``-DOCSTART-`` lines are skipped. Returns a list of
+    sentences, each a list of per-token tuples of strings.
+    """
+    if n_columns is not None and (not isinstance(n_columns, int) or n_columns < 1):
+        raise InvalidInputError(f"n_columns must be a positive integer, got {n_columns!r}")
+    return [[fields for _, fields in sentence] for sentence in _read_columns_numbered(path, n_columns)]
+
+
+def read_conll2000(path: PathLike) -> list[list[tuple[str, str, str]]]:
+    """Read a ``word POS chunk`` file (CoNLL-2000 chunking; also CoNLL-2002-style NER).
+
+    The third column must be an IOB tag: ``O``, ``B-X`` or ``I-X``.
+    """
+    sentences = _read_columns_numbered(path, 3)
+    for sentence in sentences:
+        for lineno, fields in sentence:
+            if not _IOB_RE.fullmatch(fields[2]):
+                raise DataFormatError(path, lineno, f"expected an IOB tag 'O', 'B-X' or 'I-X', got {show(fields[2])}")
+    return [[fields for _, fields in sentence] for sentence in sentences]
+
+
+@dataclass
+class Sentence:
+    """One dependency-annotated sentence; token ``i`` (0-based) has id ``i + 1``.
+
+    ``heads[i]`` is the id of token ``i``'s head, 0 for the root.
+    """
+
+    ids: np.ndarray          # int32, 1..n
+    forms: list[str]
+    lemmas: list[str]
+    cpos: list[str]          # CoNLL-X CPOSTAG / CoNLL-U UPOS
+    pos: list[str]           # CoNLL-X POSTAG / CoNLL-U XPOS (UPOS when XPOS is "_")
+    feats: list[str]
+    heads: np.ndarray        # int32
+    deprels: list[str]
+
+    def __len__(self) -> int:
+        return len(self.forms)
+
+
+def read_conllx(path: PathLike) -> list[Sentence]:
+    """Read a CoNLL-X or CoNLL-U dependency file.
+
+    Lines have 10 columns, split on tabs when the line has any (CoNLL-U forms
+    may contain spaces), else on whitespace; stray spaces around fields are
+    stripped. CoNLL-U ``#`` comments, multiword-token lines (``3-4``) and
+    empty nodes (``5.1``) are skipped. Token ids must run 1, 2, ..., n and
+    every head must be an integer in [0, n].
+    """
+    return [_parse_sentence(path, block) for block in _blocks(path, lambda line: line.startswith("#"))]
+
+
+def _parse_sentence(path: PathLike, block: _Block) -> Sentence:
+    rows: list[list[str]] = []
+    head_lines: list[int] = []
+    for lineno, line in block:
+        fields = [field.strip() for field in (line.strip().split("\t") if "\t" in line else line.split())]
+        if len(fields) != 10:
+            raise DataFormatError(path, lineno, f"expected 10 columns, got {len(fields)}")
+        if "" in fields:
+            raise DataFormatError(path, lineno, f"expected a value in column {fields.index('') + 1} ('_' if none), got an empty field")
+        token_id = fields[0]
+        if _MULTIWORD_RE.fullmatch(token_id) or _EMPTY_NODE_RE.fullmatch(token_id):
+            continue  # CoNLL-U extras: not nodes of the basic tree
+        if token_id != str(len(rows) + 1):
+            raise DataFormatError(path, lineno, f"expected token id {len(rows) + 1}, got {show(token_id)}")
+        if not _UINT_RE.fullmatch(fields[6]):
+            raise DataFormatError(path, lineno, f"expected an integer head, got {show(fields[6])}")
+        rows.append(fields)
+        head_lines.append(lineno)
+    if not rows:  # only multiword/empty-node lines
+        raise DataFormatError(path, block[0][0], "expected at least one token line with an integer id")
+    n = len(rows)
+    heads = np.array([int(fields[6]) for fields in rows], dtype=np.int32)
+    if heads.max() > n:
+        bad = int(np.argmax(heads))
+        raise DataFormatError(path, head_lines[bad], f"expected a head in [0, {n}], got {heads[bad]}")
+    columns = list(zip(*rows))
+    upos, xpos = columns[3], columns[4]
+    return Sentence(
+        ids=np.arange(1, n + 1, dtype=np.int32),
+        forms=list(columns[1]),
+        lemmas=list(columns[2]),
+        cpos=list(upos),
+        pos=[x if x != "_" else u for u, x in zip(upos, xpos)],
+        feats=list(columns[5]),
+        heads=heads,
+        deprels=list(columns[7]),
+    )
+
+
+def write_conllx(path: PathLike, sentences: Sequence[Sentence],
+                 heads: Sequence[Sequence[int]] | None = None,
+                 deprels: Sequence[Sequence[str]] | None = None) -> None:
+    """Write ``sentences`` as 10-column, tab-separated CoNLL-X.
+
+    ``heads`` / ``deprels`` (one sequence per sentence), when given, replace
+    the gold ones, e.g. to write a parser's predictions. PHEAD and PDEPREL are
+    written as ``_``; empty fields are written as ``_``.
+    """
+    for name, override in (("heads", heads), ("deprels", deprels)):
+        if override is not None and len(override) != len(sentences):
+            raise InvalidInputError(f"{len(sentences)} sentences but {len(override)} {name}")
+    with open_text_for_write(path) as out:
+        for s, sentence in enumerate(sentences):
+            n = len(sentence)
+            sent_heads = sentence.heads if heads is None else heads[s]
+            sent_rels = sentence.deprels if deprels is None else deprels[s]
+            if len(sent_heads) != n or len(sent_rels) != n:
+                raise InvalidInputError(f"sentence {s}: {n} tokens but {len(sent_heads)} heads and {len(sent_rels)} deprels")
+            for i in range(n):
+                head = int(sent_heads[i])
+                if not 0 <= head <= n:
+                    raise InvalidInputError(f"sentence {s}, token {i + 1}: head {head} outside [0, {n}]")
+                fields = [sentence.forms[i], sentence.lemmas[i], sentence.cpos[i], sentence.pos[i],
+                          sentence.feats[i], str(head), sent_rels[i], "_", "_"]
+                out.write(f"{i + 1}\t" + "\t".join(_field(f, s, i) for f in fields) + "\n")
+            out.write("\n")
+
+
+def _field(text: str, s: int, i: int) -> str:
+    text = str(text).strip()
+    if "\t" in text or "\n" in text or "\r" in text:
+        raise InvalidInputError(f"sentence {s}, token {i + 1}: field {text!r} contains a tab or newline")
+    return text or "_"
+
+
+def is_projective(heads) -> bool:
+    """True when no two arcs cross, the artificial root being position 0.
+
+    ``heads[i]`` is the head (0 = root) of token ``i + 1``. Arcs (a, b) and
+    (c, d), written with a < b and c < d, cross when a < c < b < d. This is an
+    O(n^2) all-pairs check, vectorized; it does not check that heads form a tree.
+    """
+    heads = np.asarray(heads)
+    if heads.ndim != 1:
+        raise InvalidInputError(f"heads must be 1-D, got shape {heads.shape}")
+    n = heads.shape[0]
+    if n == 0:
+        return True
+    if not np.issubdtype(heads.dtype, np.integer):
+        raise InvalidInputError(f"heads must be integers, got dtype {heads.dtype}")
+    if heads.min() < 0 or heads.max() > n:
+        raise InvalidInputError(f"heads must lie in [0, {n}]")
+    dependents = np.arange(1, n + 1)
+    lo, hi = np.minimum(heads, dependents), np.maximum(heads, dependents)
+    crossing = (lo[:, None] < lo[None, :]) & (lo[None, :] < hi[:, None]) & (hi[:, None] < hi[None, :])
+    return not crossing.any()
