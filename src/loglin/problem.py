@@ -72,6 +72,7 @@ class MaxentProblem:
     labels: np.ndarray
     predicates: list | None = None
     reg: np.ndarray | None = None
+    bias: float = 0.0            # value of the appended constant predicate (0 = none)
     # derived in __post_init__
     col_ptr: np.ndarray = field(init=False, repr=False)
     col_ctx: np.ndarray = field(init=False, repr=False)
@@ -321,7 +322,8 @@ def problem_from_matrix(X, y, *, sample_weight=None, class_weight=None, classes=
         ctx_val=None if binary else U.data.astype(np.float64),
         map_ptr=map_ptr, map_label=map_label, map_feat=map_feat,
         ctx_count=ctx_count, obs_ptr=obs_ptr, obs_label=obs_label, obs_count=obs_count,
-        n_features=n_features, labels=classes, predicates=predicates, reg=reg)
+        n_features=n_features, labels=classes, predicates=predicates, reg=reg,
+        bias=float(bias) if bias is not None and bias > 0 else 0.0)
 
 
 def problem_from_events(labels: Sequence[Hashable], contexts: Sequence[Sequence], values=None, *,
