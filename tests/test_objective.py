@@ -1,0 +1,99 @@
+"""Objectives: gradients and Hessian-vector products against finite differences, stability."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from loglin.binary import binary_problem
+from loglin.problem import problem_from_matrix
+from conftest import random_sparse
+
+
+def _objectives(small_multiclass, small_binary):
+    Xm, ym = small_multiclass
+    Xb, yb = small_binary
+    return [
+        problem_from_matrix(Xm, ym, all_pairs=True).objective(0.7),
+        problem_from_matrix(Xm, ym, all_pairs=False, bias=1.0, regularize_bias=False).objective(2.0),
+        problem_from_matrix(Xm.sign(), ym, all_pairs=False).objective(1.0),      # 0/1 data path
+        binary_problem(Xb, yb, C=0.5).objective(),
+        binary_problem(Xb, yb, C=3.0, bias=1.0, regularize_bias=False).objective(),
+    ]
+
+
+def test_gradient_matches_finite_differences(small_multiclass, small_binary):
+    rng = np.random.default_rng(0)
+    for obj in _objectives(small_multiclass, small_binary):
+        w = rng.normal(scale=0.5, size=obj.n)
+        f, g = obj.fun_grad(w)
+        h = 1e-6
+        for t in rng.choice(obj.n, size=8, replace=False):
+            e = np.zeros(obj.n)
+            e[t] = h
+            fd = (obj.fun(w + e) - obj.fun(w - e)) / (2 * h)
+            assert fd == pytest.approx(g[t], rel=1e-5, abs=1e-6)
+        assert obj.fun(w) == pytest.approx(f, rel=1e-12)
+
+
+def test_hessian_vector_matches_gradient_differences(small_multiclass, small_binary):
+    rng = np.random.default_rng(1)
+    for obj in _objectives(small_multiclass, small_binary):
+        w = rng.normal(scale=0.5, size=obj.n)
+        obj.fun_grad(w)
+        obj.accept()
+        v = rng.normal(size=obj.n)
+        h = 1e-6
+        fd = (obj.fun_grad(w + h * v, keep_cache=False)[1] - obj.fun_grad(w - h * v, keep_cache=False)[1]) / (2 * h)
+        np.testing.assert_allclose(obj.hess_vec(v), fd, rtol=1e-5, atol=1e-6)
+
+
+def test_rejected_trial_point_keeps_hessian_cache(small_multiclass):
+    obj = problem_from_matrix(*small_multiclass).objective(1.0)
+    w = np.full(obj.n, 0.1)
+    obj.fun_grad(w)
+    obj.accept()
+    v = np.ones(obj.n)
+    before = obj.hess_vec(v)
+    obj.fun_grad(w + 3.0)          # a trial point that is not accepted
+    np.testing.assert_array_equal(obj.hess_vec(v), before)
+
+
+def test_no_overflow_for_huge_weights(small_multiclass, small_binary):
+    for obj in _objectives(small_multiclass, small_binary):
+        w = np.full(obj.n, 1e4)
+        w[::2] = -1e4
+        f, g = obj.fun_grad(w)
+        assert np.isfinite(f) and np.all(np.isfinite(g))
+
+
+def test_maxent_objective_equals_direct_formula(small_multiclass):
+    """Huang et al. eq. (3) written out densely, times C*N, is our objective."""
+    X, y = small_multiclass
+    prob = problem_from_matrix(X, y, all_pairs=True)
+    C = 0.9
+    obj = prob.objective(C)
+    rng = np.random.default_rng(2)
+    w = rng.normal(size=obj.n)
+    K, d = len(prob.labels), X.shape[1]
+    W = w.reshape(d, K)                    # all pairs: feature id = p * K + y
+    S = X @ W
+    codes = np.searchsorted(prob.labels, y)
+    logT = np.log(np.exp(S).sum(axis=1))
+    N = len(y)
+    L = np.mean(logT - S[np.arange(N), codes]) + w @ w / (2 * C * N)
+    assert obj.fun(w) == pytest.approx(C * N * L, rel=1e-12)
+    assert obj.normalized(obj.fun(w)) == pytest.approx(L, rel=1e-12)
+
+
+def test_merged_contexts_equal_unmerged_sum():
+    """Duplicate rows are merged into counts; the objective is unchanged."""
+    X = random_sparse(40, 8, 0.4, seed=9, binary=True)
+    X = sp.vstack([X, X[:15], X[:5]]).tocsr()
+    y = np.random.default_rng(1).integers(0, 3, X.shape[0])
+    prob = problem_from_matrix(X, y, all_pairs=True)
+    assert prob.n_contexts < X.shape[0]
+    assert prob.total_count == X.shape[0]
+    w = np.random.default_rng(2).normal(size=prob.n_features)
+    K = 3
+    S = X @ w.reshape(8, K)
+    direct = np.sum(np.log(np.exp(S).sum(axis=1)) - S[np.arange(len(y)), y]) + 0.5 * w @ w
+    assert prob.objective(1.0).fun(w) == pytest.approx(direct, rel=1e-12)

@@ -1,0 +1,146 @@
+"""TRON, L-BFGS and SGD: same optimum, the driver's stopping rules, trace, Ctrl-C."""
+import json
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from loglin.binary import binary_problem
+from loglin.problem import problem_from_matrix
+from loglin.solvers import minimize
+from conftest import random_sparse
+
+
+def _tight(obj, solver, **kw):
+    return minimize(obj, solver, tol=1e-9, max_iter=kw.pop("max_iter", 500), **kw)
+
+
+@pytest.mark.parametrize("kind", ["maxent", "binary"])
+def test_tron_and_lbfgs_reach_the_same_optimum(kind, small_multiclass, small_binary):
+    if kind == "maxent":
+        obj = problem_from_matrix(*small_multiclass, all_pairs=False).objective(2.0)
+    else:
+        obj = binary_problem(*small_binary, C=2.0).objective()
+    a, b = _tight(obj, "tron"), _tight(obj, "lbfgs")
+    assert a.f == pytest.approx(b.f, rel=1e-9)
+    assert a.grad_norm < 1e-5 and b.grad_norm < 1e-5
+    np.testing.assert_allclose(a.w, b.w, atol=1e-5)
+
+
+def test_sgd_approaches_the_optimum(small_binary):
+    obj = binary_problem(*small_binary, C=1.0).objective()
+    best = _tight(obj, "tron").f
+    r = minimize(obj, "sgd", tol=0, max_iter=60, random_state=0)
+    assert (r.f - best) / best < 1e-2
+    f = r.trace.column("objective")
+    assert f[-1] < f[1]
+
+
+def test_tron_objective_decreases_monotonically(small_multiclass):
+    obj = problem_from_matrix(*small_multiclass).objective(5.0)
+    f = _tight(obj, "tron").trace.column("objective")
+    assert all(b <= a + 1e-12 * abs(a) for a, b in zip(f, f[1:]))
+
+
+def test_sample_weight_equals_repeating_rows(small_multiclass):
+    X, y = small_multiclass
+    counts = np.random.default_rng(0).integers(0, 4, size=len(y))
+    weighted = problem_from_matrix(X, y, sample_weight=counts.astype(float)).objective(1.5)
+    keep = np.repeat(np.arange(len(y)), counts)
+    repeated = problem_from_matrix(X[keep], y[keep]).objective(1.5)
+    a, b = _tight(weighted, "tron"), _tight(repeated, "tron")
+    assert a.f == pytest.approx(b.f, rel=1e-10)
+    np.testing.assert_allclose(a.w, b.w, atol=1e-7)
+
+
+def test_binary_sample_weight_equals_repeating_rows(small_binary):
+    X, y = small_binary
+    counts = np.random.default_rng(1).integers(0, 3, size=len(y))
+    keep = np.repeat(np.arange(len(y)), counts)
+    a = _tight(binary_problem(X, y, 2.0, sample_weight=counts, bias=1.0).objective(), "tron")
+    b = _tight(binary_problem(X[keep], y[keep], 2.0, bias=1.0).objective(), "tron")
+    np.testing.assert_allclose(a.w, b.w, atol=1e-7)
+
+
+def test_lr_as_maxent_equals_native_lr(small_binary):
+    """Huang et al. sec. 5.2: LR is Maxent with features for label +1 only."""
+    X, y = small_binary
+    native = binary_problem(X, y, C=0.8)
+    as_maxent = problem_from_matrix(X, y, all_pairs=True, label_subset={1})
+    a = _tight(native.objective(), "tron")
+    b = _tight(as_maxent.objective(0.8), "tron")
+    assert a.f == pytest.approx(b.f, rel=1e-9)
+    np.testing.assert_allclose(a.w, b.w, atol=1e-6)
+
+
+def test_unregularized_bias_is_not_shrunk():
+    X = sp.csr_matrix(np.zeros((50, 1)))
+    y = np.r_[np.ones(45), -np.ones(5)]
+    reg = _tight(binary_problem(X, y, C=0.01, bias=1.0).objective(), "tron").w[-1]
+    free = _tight(binary_problem(X, y, C=0.01, bias=1.0, regularize_bias=False).objective(), "tron").w[-1]
+    assert free == pytest.approx(np.log(45 / 5), rel=1e-6)      # the unpenalized MLE of the intercept
+    assert abs(reg) < abs(free)
+
+
+def test_stopping_rules_and_trace(tmp_path, small_multiclass):
+    obj = problem_from_matrix(*small_multiclass).objective(1.0)
+    r = minimize(obj, "lbfgs", tol=1e-2)
+    assert r.converged and r.stop_reason == "gradient tolerance"
+    assert r.trace.records[-1]["rel_grad"] <= 1e-2
+    r = minimize(obj, "lbfgs", tol=0, max_iter=3)
+    assert not r.converged and r.iterations == 3 and r.stop_reason == "max_iter"
+    r = minimize(obj, "lbfgs", tol=0, max_iter=1000, time_limit=0.0)
+    assert r.stop_reason == "time limit" and r.iterations == 1
+    seen = []
+    r = minimize(obj, "tron", tol=0, callback=lambda rec: seen.append(rec) or len(seen) >= 3)
+    assert r.stop_reason == "callback" and len(seen) == 3 and seen[0]["iteration"] == 0
+    r.trace.save(tmp_path / "t.csv")
+    r.trace.save(tmp_path / "t.json")
+    header = (tmp_path / "t.csv").read_text().splitlines()[0].split(",")
+    assert {"solver", "iteration", "seconds", "objective", "grad_norm"} <= set(header)
+    data = json.loads((tmp_path / "t.json").read_text())
+    assert len(data["records"]) == len(r.trace)
+    assert all(b["seconds"] >= a["seconds"] for a, b in zip(data["records"], data["records"][1:]))
+
+
+def test_ctrl_c_keeps_best_iterate(small_multiclass):
+    obj = problem_from_matrix(*small_multiclass).objective(1.0)
+    calls = []
+
+    def interrupt(record):
+        calls.append(record["objective"])
+        if len(calls) == 4:
+            raise KeyboardInterrupt
+
+    r = minimize(obj, "lbfgs", tol=0, callback=interrupt)
+    assert r.stop_reason == "interrupted" and not r.converged
+    assert r.f == pytest.approx(min(calls)) and obj.fun(r.w) == pytest.approx(r.f)
+
+
+def test_held_out_metric_recorded_but_not_timed(small_multiclass):
+    import time
+    obj = problem_from_matrix(*small_multiclass).objective(1.0)
+
+    def slow_metric(w):
+        time.sleep(0.05)
+        return 1.0
+
+    r = minimize(obj, "tron", tol=1e-6, evaluate=slow_metric)
+    assert all("metric" in rec for rec in r.trace)
+    assert r.train_seconds < 0.05 * len(r.trace)
+
+
+def test_bad_arguments_are_rejected(small_multiclass):
+    obj = problem_from_matrix(*small_multiclass).objective(1.0)
+    with pytest.raises(ValueError, match="unknown solver"):
+        minimize(obj, "newton-raphson")
+    with pytest.raises(ValueError, match="w0"):
+        minimize(obj, "tron", w0=np.zeros(3))
+    with pytest.raises(ValueError, match="C must be positive"):
+        problem_from_matrix(*small_multiclass).objective(-1.0)
+
+
+def test_wide_index_dtype_is_used_past_int32():
+    from loglin.problem import index_dtype
+    assert index_dtype(10) == np.int32
+    assert index_dtype(2**31 + 5) == np.int64
