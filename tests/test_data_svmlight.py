@@ -104,6 +104,13 @@ def test_label_types(tmp_path, labels, dtype, expected):
     assert list(y) == expected
 
 
+def test_shared_data_dir_env_override(monkeypatch, tmp_path):
+    monkeypatch.setenv("LOGLIN_DATA", str(tmp_path))
+    assert shared_data_dir() == tmp_path
+    monkeypatch.setenv("LOGLIN_DATA", str(tmp_path / "missing"))
+    assert shared_data_dir() is None
+
+
 def test_invalid_arguments(tmp_path):
     path = write(tmp_path, "1 1:1\n")
     with pytest.raises(InvalidInputError):
@@ -135,6 +142,8 @@ def test_invalid_arguments(tmp_path):
         ("1 0:1", r"index >= 1.*zero_based=True"),
         ("1 -3:1", "index >= 1"),
         ("1 qid:x 1:1", "qid"),
+        ("3:1 4:1", "label before the features"),
+        ("qid:1 4:1", "label before the features"),
         ("nan 1:1", "finite numeric label"),
         (b"1 3:\xff", "numeric value"),
         (b"\xe9t\xe9 1:1", "UTF-8 label"),
@@ -215,6 +224,7 @@ def test_write_skips_explicit_zeros(tmp_path):
         (np.eye(2), [1]),                     # wrong number of labels
         (np.eye(2), ["a b", "c"]),            # whitespace in label
         (np.eye(2), ["a#", "c"]),             # comment char in label
+        (np.eye(2), ["a:b", "c"]),            # would read back as a feature
         (np.eye(2), ["", "c"]),               # empty label
         (np.eye(2), [np.nan, 1.0]),           # non-finite label
         (np.eye(2), [True, False]),           # ambiguous label

@@ -73,6 +73,8 @@ def read_svmlight(path: PathLike, n_features: int | None = None, zero_based: boo
         parts = line.split()
         if not parts:
             continue
+        if b":" in parts[0]:  # most likely a line whose label was forgotten
+            raise DataFormatError(path, lineno, f"expected a label before the features, got {show(parts[0])}")
         start = 1
         if len(parts) > 1 and parts[1].startswith(b"qid:"):
             if not _INDEX_RE.fullmatch(parts[1][4:]):
@@ -85,6 +87,7 @@ def read_svmlight(path: PathLike, n_features: int | None = None, zero_based: boo
                 add_value(float(value))
         except (ValueError, OverflowError):
             _explain_bad_tokens(path, lineno, parts[start:])
+            raise DataFormatError(path, lineno, "expected 'index:value' features") from None  # not reached
         if b"_" in line:
             _explain_bad_tokens(path, lineno, parts[start:])
         labels.append(parts[0])
@@ -237,6 +240,6 @@ def _label_text(label) -> str:
     if isinstance(label, (int, np.integer)):
         return str(int(label))
     text = str(label)
-    if not text or text.split() != [text] or "#" in text:
-        raise InvalidInputError(f"label {text!r} cannot be written: it must be non-empty, without whitespace or '#'")
+    if not text or text.split() != [text] or "#" in text or ":" in text:
+        raise InvalidInputError(f"label {text!r} cannot be written: it must be non-empty, without whitespace, '#' or ':'")
     return text
