@@ -1,0 +1,339 @@
+"""The ``loglin`` command line: train, predict, evaluate, info, solvers, demo, tag, reproduce.
+
+Regularization scales, stated once for every command:
+  -C C        LIBLINEAR's scale: minimize 1/2 ||w||^2 + C * sum_i loss_i.
+  --sigma2 S  variance of a Gaussian prior on the (unnormalized) log-likelihood
+              (OpenNLP/Stanford convention): identical to C = S. In the papers'
+              normalized objective (Huang et al. eq. 3) it is sigma^2 = S * l, so
+              their "sigma^2 = 10" on NLP data is --sigma2 10.
+Reported objectives are in the -C scale.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from . import __version__
+from .errors import LoglinError
+
+SCALE_HELP = ("-C is LIBLINEAR's scale (1/2||w||^2 + C*sum loss); --sigma2 S is the Gaussian-prior variance "
+              "on the unnormalized log-likelihood, identical to C = S (the papers' sigma^2 = 10 on NLP data "
+              "is --sigma2 10, i.e. sigma^2 = 10*l in their normalized eq. 3).")
+
+DATA_FORMATS = ("svmlight", "events", "conll2000-chunk", "conll2000-pos", "brown")
+
+
+def _add_regularization(p):
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("-C", dest="C", type=float, default=None, help="regularization constant (LIBLINEAR scale); default 1")
+    g.add_argument("--sigma2", type=float, default=None, help="Gaussian prior variance; same as -C S")
+
+
+def _add_solver_options(p, default_tol=1e-3):
+    p.add_argument("--solver", default=None, help="solver name (see `loglin solvers`); default tron")
+    _add_regularization(p)
+    p.add_argument("--tol", type=float, default=default_tol,
+                   help="stop when ||grad f(w)|| <= tol * ||grad f(0)|| (LIBLINEAR's relative rule); default %(default)g")
+    p.add_argument("--max-iter", type=int, default=1000, help="maximum outer iterations; default %(default)s")
+    p.add_argument("--time-limit", type=float, default=None, help="stop after this many training seconds")
+    p.add_argument("--trace", type=Path, default=None, help="write the per-iteration trace to FILE.csv or FILE.json")
+    p.add_argument("--seed", type=int, default=0, help="random seed (coordinate order, SGD, EG); default 0")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--json", action="store_true", help="print one JSON object with the results")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="loglin",
+        description="Train log-linear models (Maxent, logistic regression) with IS, CD, dual CD, EG, TRON, "
+                    "L-BFGS and SGD.\n\n" + SCALE_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"loglin {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("train", help="train a model from a data file",
+                       description="Train a Maxent (multinomial) or binary logistic regression model.\n\n"
+                                   + SCALE_HELP + "\n\nWith --json prints {solver, objective (in the -C scale), "
+                                   "grad_norm, iterations, train_seconds, converged, stop_reason, ...}.",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("data", type=Path, help="training data file")
+    p.add_argument("-o", "--output", type=Path, required=True, help="where to write the model (.npz)")
+    p.add_argument("--format", choices=DATA_FORMATS, default="svmlight",
+                   help="svmlight/LIBSVM, OpenNLP-style events ('label pred pred=0.5 ...'), or a tagging "
+                        "corpus (CoNLL-2000 chunking/POS, Brown): default %(default)s")
+    p.add_argument("--model", choices=("auto", "maxent", "lr"), default="auto",
+                   help="maxent = multinomial Maxent; lr = binary logistic regression (two classes); "
+                        "auto = lr for two classes, else maxent")
+    p.add_argument("--bias", type=float, nargs="?", const=1.0, default=0.0,
+                   help="append a constant feature of value B (default 1 when given without a value)")
+    p.add_argument("--no-regularize-bias", action="store_true", help="leave the bias weight unregularized")
+    p.add_argument("--cutoff", type=int, default=1, help="events: drop predicates seen in fewer events; default 1")
+    p.add_argument("--all-pairs", action="store_true",
+                   help="events: a feature for every (predicate, label) pair, not only pairs seen in training")
+    _add_solver_options(p)
+
+    p = sub.add_parser("predict", help="predict labels (or probabilities) for a data file")
+    p.add_argument("model", type=Path)
+    p.add_argument("data", type=Path)
+    p.add_argument("-o", "--output", type=Path, default=None, help="output file (default: standard output)")
+    p.add_argument("--proba", action="store_true", help="write class probabilities after each label")
+    p.add_argument("--format", choices=("svmlight", "events"), default=None,
+                   help="input format (default: the training format stored in the model)")
+
+    p = sub.add_parser("evaluate", help="accuracy of a model on labelled data")
+    p.add_argument("model", type=Path)
+    p.add_argument("data", type=Path)
+    p.add_argument("--format", choices=("svmlight", "events"), default=None)
+    p.add_argument("--json", action="store_true", help="print one JSON object {n, accuracy (percent), ...}")
+
+    p = sub.add_parser("info", help="describe a model file")
+    p.add_argument("model", type=Path)
+    p.add_argument("--json", action="store_true")
+
+    sub.add_parser("solvers", help="list the solvers and the papers they come from")
+
+    p = sub.add_parser("demo", help="train a Maxent chunker on the bundled CoNLL-2000 slice and plot convergence")
+    p.add_argument("--out", type=Path, default=Path("loglin-demo"), help="output folder; default %(default)s")
+    p.add_argument("--solver", default=None, help="solver (default: the default solver)")
+    p.add_argument("--quiet", action="store_true")
+
+    p = sub.add_parser("reproduce", help="reproduce a figure or table of the papers",
+                       description="Run one of the papers' experiments; writes PNG plots, CSV/JSON traces and "
+                                   "a markdown summary into --out.")
+    p.add_argument("name", nargs="?", help="experiment name; omit to list them")
+    p.add_argument("--out", type=Path, default=None, help="output folder (default: runs/NAME)")
+    p.add_argument("--quick", action="store_true", help="small slices, for a smoke test")
+
+    p = sub.add_parser("tag", help="POS tagging / chunking: `loglin tag train|evaluate ...` or `loglin tag MODEL INPUT`",
+                       add_help=False)
+    p.add_argument("rest", nargs=argparse.REMAINDER)
+    return parser
+
+
+# ---------------------------------------------------------------- commands
+
+
+def _regularization(args) -> float:
+    C = args.sigma2 if args.sigma2 is not None else (args.C if args.C is not None else 1.0)
+    if not np.isfinite(C) or C <= 0:
+        raise LoglinError(f"the regularization constant must be positive, got {C}")
+    return float(C)
+
+
+def _progress(args):
+    return not args.quiet and sys.stderr.isatty()
+
+
+def cmd_train(args):
+    from .training import DEFAULT_SOLVER, train
+    if args.format in ("conll2000-chunk", "conll2000-pos", "brown"):
+        return _train_tagger(args)
+    C = _regularization(args)
+    solver = args.solver or DEFAULT_SOLVER
+    problem, kind = _training_problem(args, C)
+    model, result = train(problem, C, solver, tol=args.tol, max_iter=args.max_iter, time_limit=args.time_limit,
+                          random_state=args.seed, progress=_progress(args), warn=False,
+                          info={"data_format": args.format, "kind": kind})
+    model.save(args.output)
+    if args.trace:
+        result.trace.save(args.trace)
+    report = {"solver": solver, "model": kind, "C": C, "objective": result.f, "grad_norm": result.grad_norm,
+              "iterations": result.iterations, "train_seconds": result.train_seconds,
+              "converged": result.converged, "stop_reason": result.stop_reason, "model_file": str(args.output)}
+    _report(args, report, f"trained {kind} with {solver}: objective {result.f:.8g}, "
+                          f"{result.iterations} iterations, {result.train_seconds:.2f} s ({result.stop_reason})")
+    if not result.converged:
+        print(f"loglin: warning: stopped by {result.stop_reason} before reaching tol={args.tol:g}; "
+              "raise --max-iter/--time-limit or try --solver tron", file=sys.stderr)
+    return 0
+
+
+def _training_problem(args, C):
+    from .binary import binary_problem
+    from .data import read_events, read_svmlight
+    from .problem import problem_from_events, problem_from_matrix
+    bias = args.bias if args.bias and args.bias > 0 else None
+    if args.format == "events":
+        ev = read_events(args.data)
+        if args.model == "lr":
+            raise LoglinError("--model lr needs svmlight data; events train a Maxent model")
+        if bias:
+            ev.contexts = [list(c) + ["<bias>"] for c in ev.contexts]
+            if ev.values is not None:
+                ev.values = [list(v) + [bias] for v in ev.values]
+        return problem_from_events(ev.labels, ev.contexts, ev.values, cutoff=args.cutoff,
+                                   all_pairs=args.all_pairs), "maxent"
+    X, y = read_svmlight(args.data)
+    n_classes = len(np.unique(y))
+    kind = args.model if args.model != "auto" else ("lr" if n_classes == 2 else "maxent")
+    if kind == "lr":
+        return binary_problem(X, y, C, bias=bias or 0.0, regularize_bias=not args.no_regularize_bias), "lr"
+    return problem_from_matrix(X, y, all_pairs=True, bias=bias,
+                               regularize_bias=not args.no_regularize_bias), "maxent"
+
+
+def _load_inputs(model, path, fmt):
+    """Rows for prediction and the gold labels, in the model's input space."""
+    from .data import read_events, read_svmlight
+    fmt = fmt or model.info.get("data_format", "svmlight")
+    if fmt == "events":
+        ev = read_events(path)
+        return (ev.contexts, ev.values), np.asarray(ev.labels)
+    X, y = read_svmlight(path)
+    n = model.n_inputs
+    if X.shape[1] > n:            # features unseen in training carry no weight (as LIBLINEAR)
+        X = X[:, :n]
+    elif X.shape[1] < n:
+        X.resize((X.shape[0], n))
+    return X, y
+
+
+def _load_model(path):
+    from .model import LinearModel
+    return LinearModel.load(path)
+
+
+def _gold_as_model_labels(model, y):
+    """Gold labels converted to the model's label dtype (svmlight ints vs stored strings)."""
+    labels = model.labels
+    try:
+        return y.astype(labels.dtype)
+    except (ValueError, TypeError):
+        return y.astype(str)
+
+
+def cmd_predict(args):
+    model = _load_model(args.model)
+    X, _ = _load_inputs(model, args.data, args.format)
+    pred = model.predict(X)
+    lines = []
+    if args.proba:
+        proba = model.predict_proba(X)
+        lines.append("labels " + " ".join(str(c) for c in model.labels))
+        for p, row in zip(pred, proba):
+            lines.append(f"{p} " + " ".join(f"{v:.6g}" for v in row))
+    else:
+        lines = [str(p) for p in pred]
+    text = "\n".join(lines) + "\n"
+    if args.output:
+        args.output.write_text(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def cmd_evaluate(args):
+    model = _load_model(args.model)
+    X, y = _load_inputs(model, args.data, args.format)
+    start = time.perf_counter()
+    pred = model.predict(X)
+    seconds = time.perf_counter() - start
+    gold = _gold_as_model_labels(model, y)
+    acc = 100.0 * float(np.mean(pred == gold)) if len(gold) else float("nan")
+    unseen = sorted(set(np.unique(gold).tolist()) - set(model.labels.tolist()))
+    report = {"n": int(len(gold)), "accuracy": acc, "predict_seconds": seconds}
+    if unseen:
+        report["unseen_labels"] = [str(u) for u in unseen[:20]]
+    _report(args, report, f"accuracy {acc:.2f}% on {len(gold)} instances"
+            + (f" ({len(unseen)} gold labels never seen in training)" if unseen else ""))
+    return 0
+
+
+def cmd_info(args):
+    model = _load_model(args.model)
+    info = {"kind": model.kind, "labels": [str(c) for c in model.labels[:50]], "n_labels": len(model.labels),
+            "n_inputs": model.n_inputs, "n_weights": int(model.w.size), "bias": model.bias,
+            "nonzero_weights": int(np.count_nonzero(model.w)), **model.info}
+    if args.json:
+        print(json.dumps(info, default=str))
+    else:
+        for k, v in info.items():
+            print(f"{k}: {v}")
+    return 0
+
+
+def cmd_solvers(args):
+    from .training import available_solvers
+    for name, info in available_solvers().items():
+        print(f"{name:12s} [{', '.join(info.kinds)}] {info.summary}" + (f"  ({info.paper})" if info.paper else ""))
+    return 0
+
+
+def cmd_demo(args):
+    from .demo import run_demo
+    return run_demo(args.out, solver=args.solver, quiet=args.quiet)
+
+
+def cmd_reproduce(args):
+    from .experiments import REPRODUCE
+    if not args.name:
+        for name in sorted(REPRODUCE):
+            print(name)
+        return 0
+    if args.name not in REPRODUCE:
+        raise LoglinError(f"unknown experiment {args.name!r}; choose from {', '.join(sorted(REPRODUCE))}")
+    out = args.out or Path("runs") / args.name
+    out.mkdir(parents=True, exist_ok=True)
+    REPRODUCE[args.name](out, quick=args.quick)
+    print(f"wrote {out}")
+    return 0
+
+
+def _train_tagger(args):
+    from .tagging.cli import tag_main
+    task = "chunk" if args.format == "conll2000-chunk" else "pos"
+    fmt = "brown" if args.format == "brown" else "conll2000"
+    argv = ["train", "--task", task, "--format", fmt, str(args.data), "-o", str(args.output),
+            "--tol", str(args.tol), "--max-iter", str(args.max_iter)]
+    if args.solver:
+        argv += ["--solver", args.solver]
+    if args.sigma2 is not None or args.C is not None:
+        argv += ["-C", str(_regularization(args))]
+    if args.json:
+        argv.append("--json")
+    return tag_main(argv)
+
+
+def _report(args, report, text):
+    if getattr(args, "json", False):
+        print(json.dumps(report, default=float))
+    else:
+        print(text)
+
+
+COMMANDS = {"train": cmd_train, "predict": cmd_predict, "evaluate": cmd_evaluate, "info": cmd_info,
+            "solvers": cmd_solvers, "demo": cmd_demo, "reproduce": cmd_reproduce}
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    if argv and argv[0] == "tag":
+        from .tagging.cli import tag_main
+        return _guard(lambda: tag_main(argv[1:]))
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 0
+    return _guard(lambda: COMMANDS[args.command](args))
+
+
+def _guard(run) -> int:
+    """Errors we raise on purpose become one line and exit code 2."""
+    try:
+        return int(run() or 0)
+    except (LoglinError, FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+        print(f"loglin: error: {exc}", file=sys.stderr)
+        return 2
+    except ValueError as exc:       # argument validation inside solvers (unknown solver, bad C, ...)
+        print(f"loglin: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
