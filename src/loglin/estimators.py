@@ -258,8 +258,7 @@ class _LoglinClassifier(_ClassifierMixin, _BaseEstimator):
         X, names = _check_X(X, owner)
         classes, codes = _check_y(y, X.shape[0], owner)
         weight = _check_sample_weight(sample_weight, X.shape[0])
-        if self.class_weight is not None:
-            weight = weight * class_weight_vector(self.class_weight, classes, codes)[codes]
+        weight = weight * self._class_weights(classes, codes, weight)[codes]
         per_class = np.bincount(codes, weights=weight, minlength=len(classes))
         if np.count_nonzero(per_class > 0) < 2:
             raise ValueError("Only one class has positive sample weight "
@@ -290,6 +289,17 @@ class _LoglinClassifier(_ClassifierMixin, _BaseEstimator):
             del self.feature_names_in_
         self._set_result(model, result)
         return self
+
+    def _class_weights(self, classes, codes, weight):
+        """Per-class multipliers; "balanced" divides by sample-weighted class totals.
+
+        n_k is the class's total sample weight (scikit-learn >= 1.9 does the
+        same), so that integer weights still equal repeated rows.
+        """
+        if isinstance(self.class_weight, str) and self.class_weight == "balanced":
+            totals = np.bincount(codes, weights=weight, minlength=len(classes))
+            return totals.sum() / (len(classes) * np.maximum(totals, np.finfo(float).tiny))
+        return class_weight_vector(self.class_weight, classes, codes)
 
     def _fit_problem(self, problem, y, sample_weight):
         """Fit a prebuilt MaxentProblem (its own features, counts and bias)."""
