@@ -376,3 +376,20 @@ print('ok')
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
+
+
+def test_sparse_input_is_never_modified():
+    """Explicit zeros / unsorted indices are tidied in a copy (read-only input works)."""
+    from loglin.binary import binary_problem
+    data, indices, indptr = np.array([1.0, 0.0, 2.0, 1.0, 3.0]), np.array([2, 1, 0, 0, 1]), np.array([0, 3, 4, 5])
+    X = sp.csr_matrix((data, indices, indptr), shape=(3, 3))
+    for a in (X.data, X.indices, X.indptr):
+        a.flags.writeable = False
+    y = np.array([0, 1, 1])
+    problem_from_matrix(X, y)
+    binary_problem(X, y)
+    est = MaxentClassifier().fit(X, y)
+    est.predict_proba(X)
+    np.testing.assert_array_equal(X.indptr, indptr)
+    np.testing.assert_array_equal(X.indices, indices)
+    np.testing.assert_array_equal(X.data, data)

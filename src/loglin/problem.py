@@ -401,5 +401,8 @@ def _as_float_csr(X) -> sp.csr_matrix:
         X = sp.csr_matrix(X)
     if X.nnz and not np.all(np.isfinite(X.data)):
         raise InvalidInputError("X contains NaN or infinity")
-    X.eliminate_zeros()
+    if X.nnz and (not X.has_canonical_format or not np.all(X.data)):
+        X = X.copy()                 # tidy a copy: X may share the caller's (possibly read-only) arrays
+        X.sum_duplicates()
+        X.eliminate_zeros()
     return X
