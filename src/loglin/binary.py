@@ -79,7 +79,7 @@ def binary_problem(X, y, C=1.0, *, sample_weight=None, class_weight=None, bias=0
     sign = np.where(codes == 1, 1.0, -1.0)
     weight = _check_weights(sample_weight, n)
     if class_weight is not None:
-        weight = weight * class_weight_vector(class_weight, classes, codes)[codes]
+        weight = weight * class_weight_vector(class_weight, classes, codes, weight)[codes]
     if bias and bias > 0:
         X = sp.hstack([X, np.full((n, 1), float(bias))], format="csr")
     X.sort_indices()

@@ -301,16 +301,8 @@ class _LoglinClassifier(_ClassifierMixin, _BaseEstimator):
         return self
 
     def _class_weights(self, classes, codes, weight):
-        """Per-class multipliers; "balanced" divides by sample-weighted class totals.
-
-        n_k is the class's total sample weight (as scikit-learn 1.9's
-        ``compute_class_weight`` does), so integer weights still equal repeated
-        rows; without sample weights n_k is the class count.
-        """
-        if isinstance(self.class_weight, str) and self.class_weight == "balanced":
-            totals = np.bincount(codes, weights=weight, minlength=len(classes))
-            return totals.sum() / (len(classes) * np.maximum(totals, np.finfo(float).tiny))
-        return class_weight_vector(self.class_weight, classes, codes)
+        """Per-class multipliers ("balanced" uses sample-weighted class totals)."""
+        return class_weight_vector(self.class_weight, classes, codes, weight)
 
     def _fit_problem(self, problem, y, sample_weight):
         """Fit a prebuilt MaxentProblem (its own features, counts and bias)."""

@@ -293,7 +293,7 @@ def problem_from_matrix(X, y, *, sample_weight=None, class_weight=None, classes=
     classes, codes = _encode_labels(y, classes)
     weight = _check_weights(sample_weight, n)
     if class_weight is not None:
-        weight = weight * class_weight_vector(class_weight, classes, codes)[codes]
+        weight = weight * class_weight_vector(class_weight, classes, codes, weight)[codes]
     if check_nonnegative and X.nnz and X.data.min() < 0:
         raise InvalidInputError("feature values must be non-negative for this method")
     n_pred = X.shape[1]
@@ -372,16 +372,20 @@ def events_to_matrix(contexts, values, vocab) -> sp.csr_matrix:
     return X
 
 
-def class_weight_vector(class_weight, classes, codes):
-    """Per-class multipliers from a dict, 'balanced', or None."""
+def class_weight_vector(class_weight, classes, codes, weight=None):
+    """Per-class multipliers from a dict, 'balanced', or None.
+
+    "balanced" divides by each class's total sample weight (as scikit-learn's
+    ``compute_class_weight``), so integer weights still equal repeated rows.
+    """
     K = len(classes)
     if class_weight is None:
         return np.ones(K)
     if isinstance(class_weight, str):
         if class_weight != "balanced":
             raise InvalidInputError(f"class_weight must be a dict or 'balanced', got {class_weight!r}")
-        counts = np.bincount(codes, minlength=K).astype(float)
-        return len(codes) / (K * np.maximum(counts, 1))
+        totals = np.bincount(codes, weights=weight, minlength=K).astype(float)
+        return totals.sum() / (K * np.maximum(totals, np.finfo(float).tiny))
     out = np.ones(K)
     lookup = {c: i for i, c in enumerate(classes.tolist())}
     for c, v in class_weight.items():
