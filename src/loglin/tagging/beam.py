@@ -1,0 +1,155 @@
+"""Beam search over label sequences (Ratnaparkhi 1996, section 4; Ratnaparkhi 1998).
+
+At each word, every hypothesis of the beam is extended by every label, its
+score being the sum of log P(y_i | x_i) along the sequence, where the
+context x_i includes predicates built from the hypothesis' own previous
+labels; the ``beam`` best extensions survive (OpenNLP's default beam is 3).
+``beam=1`` is greedy left-to-right decoding with predicted history.
+
+The predicates that do not depend on the history are looked up once per
+token (:class:`DecodeInput`); the history predicates are looked up per
+hypothesis by binary search in the extractor's sorted keys, inside the
+compiled kernel. An optional tag dictionary restricts a known word to the
+labels it had in training (unknown words may take any label).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit, prange
+
+from ..errors import InvalidInputError
+from ..features.extract import FeatureExtractor, Tokens
+from ..kernels.maxent import context_scores, log_softmax_inplace
+
+@dataclass
+class DecodeInput:
+    """The weight-independent part of decoding a corpus (reused across evaluations)."""
+
+    sent_ptr: np.ndarray
+    stat_ptr: np.ndarray
+    stat_pred: np.ndarray
+    hist_static: np.ndarray
+    dict_rows: np.ndarray
+    tokens: Tokens
+
+    @classmethod
+    def build(cls, extractor: FeatureExtractor, tokens: Tokens) -> "DecodeInput":
+        stat_ptr, stat_pred = extractor.static_predicates(tokens)
+        return cls(tokens.sent_ptr, stat_ptr, stat_pred, extractor.history_static_codes(tokens),
+                   extractor.token_dictionary_rows(tokens), tokens)
+
+    @property
+    def n_tokens(self) -> int:
+        return int(self.sent_ptr[-1])
+
+
+@njit(cache=True)
+def _history_predicate(h, rel, hyp, K, offsets, n_atoms, pad, radix, lo, hi, keys, static_code):
+    """Predicate id of history template h at sentence position rel under hypothesis hyp (-1: none)."""
+    code = 0
+    for a in range(n_atoms[h]):
+        r = rel + offsets[h, a]
+        if r >= 0:
+            v = hyp[r]
+        elif -r <= pad[h]:
+            v = K                       # start-of-sentence symbol
+        else:
+            return -1
+        code = code * (K + 1) + v
+    key = code * radix[h] + static_code
+    left, right = lo[h], hi[h]
+    while left < right:
+        mid = (left + right) // 2
+        if keys[mid] < key:
+            left = mid + 1
+        else:
+            right = mid
+    if left < hi[h] and keys[left] == key:
+        return left
+    return -1
+
+
+@njit(cache=True)
+def _decode_sentence(a, b, beam, K, w, map_ptr, map_label, map_feat, stat_ptr, stat_pred, hist_static,
+                     offsets, n_atoms, pad, radix, lo, hi, keys, dict_rows, dict_ptr, dict_label, out):
+    n = b - a
+    H = hist_static.shape[1]
+    hyps = np.zeros((beam, n), dtype=np.int32)
+    new_hyps = np.zeros((beam, n), dtype=np.int32)
+    score = np.zeros(beam)
+    new_score = np.zeros(beam)
+    base = np.empty(K)
+    s = np.empty(K)
+    cand = np.empty(beam * K)
+    allowed = np.ones(K, dtype=np.bool_)
+    no_values = np.empty(0)               # 0/1 predicates
+    n_hyp = 1
+    for i in range(n):
+        tok = a + i
+        context_scores(tok, w, stat_ptr, stat_pred, no_values, map_ptr, map_label, map_feat, base)
+        restrict = dict_rows.shape[0] > 0 and dict_rows[tok] >= 0
+        if restrict:
+            allowed[:] = False
+            row = dict_rows[tok]
+            for j in range(dict_ptr[row], dict_ptr[row + 1]):
+                allowed[dict_label[j]] = True
+        for h in range(n_hyp):
+            s[:] = base
+            for t in range(H):
+                code = hist_static[tok, t]
+                if code < 0:
+                    continue
+                p = _history_predicate(t, i, hyps[h], K, offsets, n_atoms, pad, radix, lo, hi, keys, code)
+                if p >= 0:
+                    for j in range(map_ptr[p], map_ptr[p + 1]):
+                        s[map_label[j]] += w[map_feat[j]]
+            log_softmax_inplace(s)
+            for y in range(K):
+                cand[h * K + y] = score[h] + s[y] if (not restrict or allowed[y]) else -np.inf
+        if beam == 1:
+            best = np.argmax(cand[:K])
+            hyps[0, i] = best
+            score[0] = cand[best]
+            continue
+        order = np.argsort(-cand[:n_hyp * K])
+        kept = 0
+        for r in range(min(beam, n_hyp * K)):
+            c = order[r]
+            if cand[c] == -np.inf:
+                break
+            h, y = c // K, c % K
+            new_hyps[r, :i] = hyps[h, :i]
+            new_hyps[r, i] = y
+            new_score[r] = cand[c]
+            kept += 1
+        hyps, new_hyps = new_hyps, hyps
+        score, new_score = new_score, score
+        n_hyp = kept
+    out[a:b] = hyps[0]
+
+
+@njit(cache=True, parallel=True)
+def beam_decode_kernel(sent_ptr, beam, K, w, map_ptr, map_label, map_feat, stat_ptr, stat_pred, hist_static,
+                       offsets, n_atoms, pad, radix, lo, hi, keys, dict_rows, dict_ptr, dict_label, out):
+    for sent in prange(sent_ptr.shape[0] - 1):
+        _decode_sentence(sent_ptr[sent], sent_ptr[sent + 1], beam, K, w, map_ptr, map_label, map_feat,
+                         stat_ptr, stat_pred, hist_static, offsets, n_atoms, pad, radix, lo, hi, keys,
+                         dict_rows, dict_ptr, dict_label, out)
+
+
+def beam_decode(extractor: FeatureExtractor, w, map_ptr, map_label, map_feat, data: DecodeInput, *,
+                beam: int = 3, tag_dictionary: bool = False) -> np.ndarray:
+    """Best label id of every token of ``data`` (flat, sentence after sentence)."""
+    beam = int(beam)
+    if beam < 1:
+        raise InvalidInputError(f"beam size must be >= 1, got {beam}")
+    tables = extractor.history_tables()
+    out = np.empty(data.n_tokens, dtype=np.int32)
+    dict_rows = data.dict_rows if tag_dictionary else np.empty(0, dtype=np.int64)
+    beam_decode_kernel(data.sent_ptr, beam, extractor.n_labels, np.asarray(w, dtype=np.float64),
+                       map_ptr, map_label, map_feat, data.stat_ptr, data.stat_pred, data.hist_static,
+                       tables["offsets"], tables["n_atoms"], tables["pad"], tables["radix"], tables["lo"],
+                       tables["hi"], extractor.keys, dict_rows, extractor.dict_ptr, extractor.dict_label, out)
+    return out

@@ -1,0 +1,152 @@
+"""Chunk precision, recall and F1 as the CoNLL-2000 ``conlleval`` script defines them.
+
+A chunk tag is ``O``, ``B-X``, ``I-X`` (also ``E-X``, ``S-X`` of IOBES and
+``[-X``/``]-X`` brackets, which the script understands too). Chunks start and
+end by the script's two rules (its functions startOfChunk / endOfChunk): for
+example ``I-NP`` after ``O`` or after ``I-VP`` *starts* a new NP chunk, and
+every chunk ends at a sentence end. A guessed chunk is correct when a gold
+chunk has the same type and the same first and last token. The counting is
+the script's own, token by token (:func:`chunk_score`). Scores are in
+percent: precision = correct / guessed, recall = correct / gold,
+F1 = 2PR / (P + R) (0 when undefined).
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from ..errors import InvalidInputError
+
+OUTSIDE = "O"
+
+
+def split_tag(tag: str) -> tuple[str, str]:
+    """``B-NP`` -> (``B``, ``NP``); ``O`` -> (``O``, ``""``)."""
+    if tag == OUTSIDE:
+        return OUTSIDE, ""
+    prefix, sep, kind = tag.partition("-")
+    if not sep:
+        return prefix, ""
+    return prefix, kind
+
+
+# The rules of conlleval.pl (version 2004-01-26), pair by pair: (previous tag, tag).
+_END_PAIRS = {("B", "B"), ("B", "O"), ("I", "B"), ("I", "O"), ("E", "E"), ("E", "I"), ("E", "O")}
+_START_PAIRS = {("B", "B"), ("I", "B"), ("O", "B"), ("O", "I"), ("E", "E"), ("E", "I"), ("O", "E")}
+
+
+def end_of_chunk(prev_tag: str, tag: str, prev_type: str, type_: str) -> bool:
+    """True when a chunk ended between the previous and the current token (endOfChunk)."""
+    if (prev_tag, tag) in _END_PAIRS:
+        return True
+    if prev_tag not in (OUTSIDE, ".") and prev_type != type_:
+        return True
+    return prev_tag in ("]", "[")                # bracket chunks have length 1
+
+
+def start_of_chunk(prev_tag: str, tag: str, prev_type: str, type_: str) -> bool:
+    """True when a chunk started between the previous and the current token (startOfChunk)."""
+    if (prev_tag, tag) in _START_PAIRS:
+        return True
+    if tag not in (OUTSIDE, ".") and prev_type != type_:
+        return True
+    return tag in ("[", "]")
+
+
+def chunks(tags) -> list[tuple[int, int, str]]:
+    """The chunks (first token, last token, type) of one sentence, as conlleval delimits them.
+
+    A chunk that is interrupted by a new start before its end (possible only
+    with malformed sequences) is not listed.
+    """
+    spans = []
+    prev_tag, prev_type, start = OUTSIDE, "", None
+    for i, tag in enumerate(list(tags) + [OUTSIDE]):      # the sentence end closes every chunk
+        tag_, type_ = split_tag(tag)
+        if start is not None and end_of_chunk(prev_tag, tag_, prev_type, type_):
+            spans.append((start, i - 1, prev_type))
+            start = None
+        if i < len(tags) and start_of_chunk(prev_tag, tag_, prev_type, type_):
+            start = i
+        prev_tag, prev_type = tag_, type_
+    return spans
+
+
+@dataclass
+class ChunkScore:
+    correct: Counter = field(default_factory=Counter)
+    guessed: Counter = field(default_factory=Counter)
+    gold: Counter = field(default_factory=Counter)
+    tokens: int = 0
+    correct_tokens: int = 0
+
+    @staticmethod
+    def _prf(c, g, t):
+        p = 100.0 * c / g if g else 0.0
+        r = 100.0 * c / t if t else 0.0
+        f = 2 * p * r / (p + r) if p + r else 0.0
+        return p, r, f
+
+    def overall(self) -> dict:
+        p, r, f = self._prf(sum(self.correct.values()), sum(self.guessed.values()), sum(self.gold.values()))
+        acc = 100.0 * self.correct_tokens / self.tokens if self.tokens else 0.0
+        return {"precision": p, "recall": r, "f1": f, "accuracy": acc,
+                "chunks_gold": sum(self.gold.values()), "chunks_guessed": sum(self.guessed.values()),
+                "chunks_correct": sum(self.correct.values()), "tokens": self.tokens}
+
+    def by_type(self) -> dict:
+        out = {}
+        for kind in sorted(set(self.gold) | set(self.guessed)):
+            p, r, f = self._prf(self.correct[kind], self.guessed[kind], self.gold[kind])
+            out[kind] = {"precision": p, "recall": r, "f1": f, "guessed": self.guessed[kind], "gold": self.gold[kind]}
+        return out
+
+
+def chunk_score(gold_sentences, guessed_sentences) -> ChunkScore:
+    """Score guessed chunk tags against gold ones exactly as conlleval.pl counts.
+
+    Gold and guessed chunks are counted where they start; a chunk is correct
+    when both start at the same token with the same type and both end at the
+    same token (the script's ``inCorrect`` state machine). Each sentence end
+    acts as the script's boundary line (tag ``O``).
+    """
+    if len(gold_sentences) != len(guessed_sentences):
+        raise InvalidInputError(f"{len(gold_sentences)} gold sentences but {len(guessed_sentences)} guessed")
+    score = ChunkScore()
+    for gold, guess in zip(gold_sentences, guessed_sentences):
+        if len(gold) != len(guess):
+            raise InvalidInputError("a guessed sentence differs in length from its gold sentence")
+        last_c, last_g, last_ct, last_gt = OUTSIDE, OUTSIDE, "", ""
+        in_correct = False
+        for i in range(len(gold) + 1):
+            c, ct = split_tag(gold[i]) if i < len(gold) else (OUTSIDE, "")
+            g, gt = split_tag(guess[i]) if i < len(gold) else (OUTSIDE, "")
+            if in_correct:
+                end_c = end_of_chunk(last_c, c, last_ct, ct)
+                end_g = end_of_chunk(last_g, g, last_gt, gt)
+                if end_c and end_g and last_gt == last_ct:
+                    in_correct = False
+                    score.correct[last_ct] += 1
+                elif end_c != end_g or gt != ct:
+                    in_correct = False
+            start_c = start_of_chunk(last_c, c, last_ct, ct)
+            start_g = start_of_chunk(last_g, g, last_gt, gt)
+            if start_c and start_g and gt == ct:
+                in_correct = True
+            if start_c:
+                score.gold[ct] += 1
+            if start_g:
+                score.guessed[gt] += 1
+            if i < len(gold):
+                score.tokens += 1
+                score.correct_tokens += (c == g and ct == gt)
+            last_c, last_g, last_ct, last_gt = c, g, ct, gt
+    return score
+
+
+def conlleval(gold_sentences, guessed_sentences) -> dict:
+    """Overall precision, recall, F1 (and token accuracy), in percent, plus ``by_type``."""
+    score = chunk_score(gold_sentences, guessed_sentences)
+    result = score.overall()
+    result["by_type"] = score.by_type()
+    return result
