@@ -38,9 +38,12 @@ COUNTER_NAMES = ("n_exp", "n_log", "newton_steps", "line_search_steps", "unit_st
                  "upper_bound_skips", "rescaled_rows")
 
 SCGIS, CD = 0, 1                 # sub-problem of a sequential pass
-TINY_T, HUGE_T = 1e-150, 1e150   # rescale a row of S outside this range
+TINY_T, HUGE_T = 1e-150, 1e150   # rebuild / rescale a row of S outside this range
+TINY_S = 1e-290                  # an S entry below this has lost precision to underflow
 CANCEL = 1e-6                    # re-sum T[x] if it drops below CANCEL * old T[x]
 MAX_EXP_STEP = 30.0              # a Newton step may move z * f^s by at most this
+MAX_EXP_TOTAL = 50.0             # an exactly solved sub-problem moves z * f^s by at most this
+SMALL_ARG = 1e-4                 # below this 1 + P (e^{zf} - 1) is re-formed without cancellation
 MAX_NEWTON = 100                 # Newton iterations per exactly-solved sub-problem
 MAX_LINE_SEARCH = 60             # lambda = 1, beta, ..., beta^59
 
@@ -74,45 +77,57 @@ def init_scores(w, rows, S, T):
 
 
 @njit(cache=True, parallel=True)
-def resum_totals(S, T):
+def resum_totals(S, T, T_top):
     """T[x] = sum_y S[x, y] exactly (undoes drift from repeated eq. (19))."""
     for x in prange(S.shape[0]):
         total = 0.0
         for y in range(S.shape[1]):
             total += S[x, y]
         T[x] = total
+        T_top[x] = total
 
 
 @njit(cache=True, inline="always")
-def _update_context(x, y, factor, S, T):
+def _update_context(x, y, factor, S, T, T_top):
     """Eqs. (18)-(19) for one (x, y): S *= factor, T += S_old (factor - 1).
 
-    Returns 0, or 1 when the row was rescaled, or 2 when it degenerated
-    (all zero / not finite) and must be rebuilt from w by the caller.
+    The running sum carries an absolute error of about eps * T_top, the
+    largest T[x] since the row was last summed exactly; so the row is re-summed
+    once T[x] < CANCEL * T_top. A row whose T grows past HUGE_T is rescaled
+    (small entries may underflow to 0). Returns 0, 1 (row rescaled or
+    re-summed), or 2: the caller must rebuild the row from w, because an
+    underflowed entry is being scaled up, or T fell below TINY_T (so entries
+    that underflowed may no longer be negligible), or T is not finite.
     """
     s_old = S[x, y]
+    if s_old < TINY_S and factor > 1.0:
+        return 2                 # S_w > 0 underflowed earlier (0 or subnormal): its true value may matter now
     s_new = s_old * factor
     S[x, y] = s_new
-    t_old = T[x]
-    t_new = t_old + (s_new - s_old)
-    if not t_new > CANCEL * t_old:
+    t_new = T[x] + (s_new - s_old)
+    top = max(T_top[x], t_new)
+    status = 0
+    if not t_new > CANCEL * top:
         t_new = 0.0
         for k in range(S.shape[1]):
             t_new += S[x, k]
-    if not (t_new > 0.0 and t_new < np.inf):
-        return 2
-    if t_new > HUGE_T or t_new < TINY_T:
+        top = t_new
+        status = 1
+    if not (t_new > TINY_T and t_new < np.inf):
+        return 2                 # shrunk or degenerate row: entries that underflowed may matter
+    if t_new > HUGE_T:
         inv = 1.0 / t_new
         for k in range(S.shape[1]):
             S[x, k] *= inv
-        T[x] = 1.0
-        return 1
+        t_new = top = 1.0
+        status = 1
     T[x] = t_new
-    return 0
+    T_top[x] = top
+    return status
 
 
 @njit(cache=True)
-def _update_column(t, z, w, rows, cols, feat_pred, feat_label, S, T, scores, counters):
+def _update_column(t, z, w, rows, cols, feat_pred, feat_label, S, T, T_top, scores, counters):
     """w_t += z and the matching updates (18)-(19) of S_w, T_w."""
     w[t] += z
     col_ptr, col_ctx, col_val = cols
@@ -127,9 +142,10 @@ def _update_column(t, z, w, rows, cols, feat_pred, feat_label, S, T, scores, cou
             factor = math.exp(z * col_val[k])
             counters[N_EXP] += 1
         x = col_ctx[k]
-        status = _update_context(x, y, factor, S, T)
+        status = _update_context(x, y, factor, S, T, T_top)
         if status == 2:
             _fill_row(x, w, rows, S, T, scores)      # degenerate row: rebuild from w
+            T_top[x] = T[x]
             counters[N_EXP] += S.shape[1]
         if status != 0:
             counters[RESCALE] += 1
@@ -165,11 +181,14 @@ def newton_exp_surrogate(r, w_t, C, emp_t, E, fs, tol, counters):
 
     A_t^GIS (fs = f^#) and A_t^SCGIS (fs = f_t^#) of Table 1: after E is known
     each step costs O(1) (Table 2). At least one step is taken, then steps
-    continue until |A_t'(z)| <= tol; a step may move z fs by at most
-    MAX_EXP_STEP (guards exp overflow; Newton on this convex A' then still
-    converges monotonically).
+    continue until |A_t'(z)| <= tol. Guards: a step moves z fs by at most
+    MAX_EXP_STEP and the result by at most MAX_EXP_TOTAL (E may have
+    underflowed to 0 while the true E is tiny; the surrogate is then only
+    trustworthy for moderate z), and z is halved until A_t(z) <= 0, so the
+    update never increases f whatever Newton did.
     """
     z = 0.0
+    limit = MAX_EXP_TOTAL / fs if fs > 0 else np.inf
     for it in range(MAX_NEWTON):
         ez = 1.0
         if z != 0.0 and fs > 0:
@@ -185,10 +204,20 @@ def newton_exp_surrogate(r, w_t, C, emp_t, E, fs, tol, counters):
         step = -g / h
         if fs > 0 and abs(step) * fs > MAX_EXP_STEP:
             step = math.copysign(MAX_EXP_STEP / fs, step)
-        z += step
-        if step == 0.0:
+        z_new = min(max(z + step, -limit), limit)
+        if z_new == z:
             break
-    return z
+        z = z_new
+    for k in range(MAX_LINE_SEARCH):
+        if fs > 0:
+            grow = math.expm1(z * fs) / fs
+            counters[N_EXP] += 1
+        else:
+            grow = z
+        if r * (w_t * z + 0.5 * z * z) - C * emp_t * z + C * E * grow <= 0.0:
+            return z
+        z *= 0.5
+    return 0.0
 
 
 @njit(cache=True, parallel=True)
@@ -256,9 +285,12 @@ def iis_pass(w, reg, C, emp, occ_ptr, occ_entry, map_pred, map_label, cols, ctx_
             step = -g / h
             if f_sharp > 0 and abs(step) * f_sharp > MAX_EXP_STEP:
                 step = math.copysign(MAX_EXP_STEP / f_sharp, step)
-            z += step
-            if step == 0.0:
+            z_new = z + step
+            if f_sharp > 0:
+                z_new = min(max(z_new, -MAX_EXP_TOTAL / f_sharp), MAX_EXP_TOTAL / f_sharp)
+            if z_new == z:
                 break
+            z = z_new
         z_out[t] = z
         per[t, 0] = n_exp
         per[t, 1] = steps
@@ -267,6 +299,44 @@ def iis_pass(w, reg, C, emp, occ_ptr, occ_entry, map_pred, map_label, cols, ctx_
 
 
 # ------------------------------------------------------------------------ CD
+
+
+@njit(cache=True, inline="always")
+def _cd_log_ratio(p, y, z, cols, ctx_count, S, T, counters):
+    """sum_x c(x) log(T_{w+z e_t}(x) / T_w(x)) = sum_x c(x) log(1 + P_w(y|x)(e^{z f_t(x,y)} - 1)), eq. (17).
+
+    Where 1 + P (e^{zf} - 1) is small (P near 1, large negative step) it is
+    re-formed as (sum_{y' != y} S + S e^{zf}) / T without cancellation;
+    a zero or non-finite ratio rejects the step (returns inf).
+    """
+    col_ptr, col_ctx, col_val = cols
+    binary = col_val.shape[0] == 0
+    total = 0.0
+    em1 = 0.0
+    if binary:
+        em1 = math.expm1(z)
+        counters[N_EXP] += 1
+    for k in range(col_ptr[p], col_ptr[p + 1]):
+        x = col_ctx[k]
+        if not binary:
+            em1 = math.expm1(z * col_val[k])
+            counters[N_EXP] += 1
+        u = S[x, y] / T[x] * em1
+        if 1.0 + u >= SMALL_ARG or not u == u:
+            total += ctx_count[x] * math.log1p(u)
+        else:
+            rest = 0.0
+            for yy in range(S.shape[1]):
+                if yy != y:
+                    rest += S[x, yy]
+            v = 1.0 if binary else col_val[k]
+            arg = (rest + S[x, y] * math.exp(z * v)) / T[x]     # not em1 + 1: it rounds to 0
+            counters[N_EXP] += 1
+            if not (arg > 0.0 and arg < np.inf):
+                return np.inf
+            total += ctx_count[x] * math.log(arg)
+    counters[N_LOG] += col_ptr[p + 1] - col_ptr[p]
+    return total
 
 
 @njit(cache=True)
@@ -299,23 +369,12 @@ def cd_direction_and_step(p, y, w_t, r, C, emp_t, gamma, beta, use_bound, f_max,
             counters[N_EXP] += 1
             counters[N_LOG] += 1
             arg = 1.0 + math.expm1(z * f_max) * E / (f_max * omega)
-            if arg > 0.0 and q + C * omega * math.log(arg) <= target:   # (38)-(39)
+            if arg >= SMALL_ARG and q + C * omega * math.log(arg) <= target:   # (38)-(39)
                 counters[SKIP] += 1
                 if trial == 0:
                     counters[UNIT] += 1
                 return z
-        total = 0.0
-        em1 = 0.0
-        if binary:
-            em1 = math.expm1(z)
-            counters[N_EXP] += 1
-        for k in range(col_ptr[p], col_ptr[p + 1]):
-            x = col_ctx[k]
-            if not binary:
-                em1 = math.expm1(z * col_val[k])
-                counters[N_EXP] += 1
-            total += ctx_count[x] * math.log1p(S[x, y] / T[x] * em1)
-        counters[N_LOG] += col_ptr[p + 1] - col_ptr[p]
+        total = _cd_log_ratio(p, y, z, cols, ctx_count, S, T, counters)
         if q + C * total <= target:                            # (35) with A_t^CD of (17)
             if trial == 0:
                 counters[UNIT] += 1
@@ -329,7 +388,7 @@ def cd_direction_and_step(p, y, w_t, r, C, emp_t, gamma, beta, use_bound, f_max,
 
 @njit(cache=True)
 def sequential_pass(method, order, w, reg, C, emp, newton_tol, gamma, beta, use_bound,
-                    rows, cols, feat_pred, feat_label, pred_max, pred_count, ctx_count, S, T, counters):
+                    rows, cols, feat_pred, feat_label, pred_max, pred_count, ctx_count, S, T, T_top, counters):
     """One outer iteration of Algorithm 1: for t in order, solve A_t, w_t += z, eqs. (18)-(19).
 
     ``method`` is SCGIS (A_t^SCGIS minimized by Newton to |A_t'| <= newton_tol)
@@ -353,7 +412,7 @@ def sequential_pass(method, order, w, reg, C, emp, newton_tol, gamma, beta, use_
             z = cd_direction_and_step(p, y, w[t], r, C, emp[t], gamma, beta, use_bound, pred_max[p],
                                       pred_count[p], cols, ctx_count, S, T, counters)
         if z != 0.0 and math.isfinite(z):
-            _update_column(t, z, w, rows, cols, feat_pred, feat_label, S, T, scores, counters)
+            _update_column(t, z, w, rows, cols, feat_pred, feat_label, S, T, T_top, scores, counters)
 
 
 # ------------------------------------------------------------- f^# helpers

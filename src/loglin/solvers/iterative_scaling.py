@@ -239,6 +239,7 @@ def sequential_update(data, w, rng, method, *, shuffle=False, newton_tol=NEWTON_
     use_bound = bool(use_bound) and not data.negative
     S = np.empty((data.n_contexts, data.n_labels))
     T = np.empty(data.n_contexts)
+    T_top = np.empty(data.n_contexts)          # largest T[x] since row x was last summed exactly
     ks.init_scores(w, data.rows, S, T)
     first = True
     tol = newton_tol * data.C * data.total_count
@@ -248,12 +249,11 @@ def sequential_update(data, w, rng, method, *, shuffle=False, newton_tol=NEWTON_
         if first:
             counters[ks.N_EXP] += S.size
             first = False
-        else:
-            ks.resum_totals(S, T)
+        ks.resum_totals(S, T, T_top)
         order = rng.permutation(n) if shuffle else np.arange(n)
         ks.sequential_pass(method, order, w, data.reg, data.C, data.emp, tol, gamma, beta, use_bound,
                            data.rows, data.cols, data.feat_pred, data.feat_label, data.pred_max,
-                           data.pred_count, data.ctx_count, S, T, counters)
+                           data.pred_count, data.ctx_count, S, T, T_top, counters)
         yield Step(w=w, counters=counters_dict(counters))
 
 

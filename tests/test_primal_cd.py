@@ -1,0 +1,164 @@
+"""Primal CD (Algorithm 3 of Huang et al. 2010) for Maxent and binary LR, and a real-data slice."""
+import numpy as np
+import pytest
+
+from loglin.binary import binary_problem
+from loglin.data.paths import shared_data_dir
+from loglin.problem import problem_from_matrix
+from loglin.solvers import minimize
+from conftest import random_sparse
+
+
+def _optimum(obj):
+    return minimize(obj, "tron", tol=1e-12, max_iter=300).f
+
+
+def _run_to(obj, solver, f_star, rel=1e-7, max_iter=4000, **kw):
+    stop = lambda rec: (rec["objective"] - f_star) / abs(f_star) <= rel
+    return minimize(obj, solver, tol=0, max_iter=max_iter, callback=stop, **kw)
+
+
+def _monotone(r):
+    f = r.trace.column("objective")
+    return all(b <= a + 1e-12 * abs(a) for a, b in zip(f, f[1:]))
+
+
+def _lr_data(kind, seed=0, n=160, d=18):
+    X = random_sparse(n, d, 0.3, seed=seed, binary=(kind == "binary"), nonneg=(kind != "signed"))
+    if kind == "real":
+        X.data = 0.1 + 3.0 * X.data
+    w = np.random.default_rng(seed).normal(size=d)
+    y = np.where(X @ w - np.median(X @ w) + 0.5 * np.random.default_rng(seed + 1).normal(size=n) > 0, 1, -1)
+    return X, y
+
+
+@pytest.mark.parametrize("kind", ["binary", "real", "signed"])
+@pytest.mark.parametrize("solver", ["cd", "cdd"])
+@pytest.mark.parametrize("bias", [0.0, 1.0])
+def test_cd_solves_logistic_regression(kind, solver, bias):
+    X, y = _lr_data(kind)
+    obj = binary_problem(X, y, C=3.0, bias=bias, regularize_bias=bias == 0.0).objective()
+    f_star = _optimum(obj)
+    r = _run_to(obj, solver, f_star)
+    assert (r.f - f_star) / f_star <= 1e-6, r.stop_reason
+    assert _monotone(r)
+
+
+def test_lr_and_lr_as_maxent_take_the_same_steps():
+    """Section 5.2: LR is Maxent with features on label +1 only; CD must not care which we hand it."""
+    X, y = _lr_data("real", seed=3)
+    C = 2.0
+    lr = minimize(binary_problem(X, y, C=C).objective(), "cd", tol=0, max_iter=6)
+    mx = minimize(problem_from_matrix(X, y, label_subset={1}).objective(C), "cd", tol=0, max_iter=6)
+    np.testing.assert_allclose(lr.trace.column("objective"), mx.trace.column("objective"), rtol=1e-10)
+    np.testing.assert_allclose(lr.w, mx.w, rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("kind", ["maxent", "binary"])
+def test_upper_bound_test_only_saves_work(kind):
+    """(38) implies (35), so CD and CDD accept the same lambda; CD needs fewer logs."""
+    X, y = _lr_data("real", seed=5)
+    if kind == "maxent":
+        y = np.random.default_rng(0).integers(0, 4, size=len(y))
+        obj = problem_from_matrix(X, y).objective(0.5)
+    else:
+        obj = binary_problem(X, y, C=0.5).objective()
+    a = minimize(obj, "cd", tol=0, max_iter=15)
+    b = minimize(obj, "cdd", tol=0, max_iter=15)
+    np.testing.assert_allclose(a.w, b.w, rtol=1e-12, atol=1e-14)
+    bound_tests = sum(a.trace.column("line_search_steps", 0))          # one log each
+    assert sum(a.trace.column("n_log", 0)) - bound_tests < sum(b.trace.column("n_log", 0))
+    assert sum(a.trace.column("upper_bound_skips", 0)) > 0
+    assert sum(b.trace.column("upper_bound_skips", 0)) == 0
+
+
+def test_unit_steps_near_the_optimum_theorem_6():
+    """Far from w* the line search backtracks; near w* lambda = 1 is accepted (Theorem 6)."""
+    X = random_sparse(200, 30, 0.2, seed=9, binary=True)
+    y = np.random.default_rng(2).integers(0, 5, size=200)
+    obj = problem_from_matrix(X, y).objective(4.0)
+    w0 = 6.0 * np.random.default_rng(4).normal(size=obj.n)
+    r = minimize(obj, "cd", w0=w0, tol=1e-8, max_iter=500)     # stop before rounding noise dominates
+    assert r.converged
+    recs = r.trace.records[1:]
+    frac = lambda rs: sum(x["unit_steps"] for x in rs) / max(1, sum(x["newton_steps"] for x in rs))
+    early, late = frac(recs[:3]), frac(recs[-10:])
+    assert early < 0.99
+    assert late >= 0.99
+    # every non-unit step costs extra line-search steps
+    assert all(x["line_search_steps"] >= x["newton_steps"] for x in recs)
+
+
+def test_binary_features_cost_one_exp_per_line_search_step():
+    """Section 4.3: with 0/1 features e^{z f_t(x,y)} = e^z; real values need one exp per non-zero."""
+    y = np.random.default_rng(0).integers(0, 3, size=150)
+    runs = {}
+    for kind in ("binary", "real"):
+        X = random_sparse(150, 20, 0.3, seed=1, binary=(kind == "binary"))
+        prob = problem_from_matrix(X, y)
+        rec = minimize(prob.objective(1.0), "cdd", tol=0, max_iter=3).trace.records[-1]
+        runs[kind] = (rec, prob)
+    rec, prob = runs["binary"]
+    assert rec["n_exp"] <= rec["line_search_steps"] + rec["newton_steps"]       # trials + one per update
+    rec, prob = runs["real"]
+    assert rec["n_exp"] >= prob.nnz()        # eq. (18) alone touches every non-zero once
+    assert rec["n_log"] >= prob.nnz() / 3     # cdd evaluates (17): one log per context of the column
+
+
+def test_large_scores_do_not_overflow():
+    """Start where w^T f(x, y) is in the thousands: S_w overflows without the per-context scaling."""
+    X = random_sparse(120, 8, 0.5, seed=2)
+    X.data = 1.0 + 2.0 * X.data
+    y = np.random.default_rng(5).integers(0, 3, size=120)
+    obj = problem_from_matrix(X, y).objective(0.05)
+    f_star = _optimum(obj)
+    w0 = np.random.default_rng(1).normal(scale=100.0, size=obj.n)
+    for solver in ("cd", "scgis", "gis", "iis"):
+        r = _run_to(obj, solver, f_star, rel=1e-7, max_iter=3000, w0=w0)
+        assert np.all(np.isfinite(r.w))
+        assert (r.f - f_star) / f_star <= 1e-6, solver
+        assert _monotone(r), solver
+        if solver in ("cd", "scgis"):
+            assert sum(r.trace.column("rescaled_rows", 0)) > 0
+
+
+def test_random_order_is_seeded_and_converges():
+    X = random_sparse(100, 15, 0.3, seed=6, binary=True)
+    y = np.random.default_rng(3).integers(0, 3, size=100)
+    obj = problem_from_matrix(X, y).objective(1.0)
+    f_star = _optimum(obj)
+    a = _run_to(obj, "cd", f_star, shuffle=True, random_state=11)
+    b = _run_to(obj, "cd", f_star, shuffle=True, random_state=11)
+    c = minimize(obj, "cd", tol=0, max_iter=a.iterations, shuffle=True, random_state=12)
+    assert a.trace.column("objective") == b.trace.column("objective")
+    assert a.trace.column("objective") != c.trace.column("objective")
+    assert (a.f - f_star) / f_star <= 1e-6
+
+
+# ------------------------------------------------------------------ a9a slice
+
+
+def _a9a_slice(n=2000):
+    root = shared_data_dir()
+    if root is None or not (root / "a9a" / "a9a").exists():
+        pytest.skip("shared a9a data not available")
+    from loglin.data import read_svmlight
+    X, y = read_svmlight(root / "a9a" / "a9a")
+    return X[:n], y[:n]
+
+
+@pytest.mark.slow
+def test_a9a_slice_every_method_reaches_the_tron_optimum():
+    """Huang et al. section 5.2's model (LR as Maxent, features on label +1) on a9a's first 2000 rows."""
+    X, y = _a9a_slice()
+    plus = int(np.flatnonzero(np.unique(y) == 1)[0])
+    obj = problem_from_matrix(X, y, all_pairs=True, label_subset={plus}).objective(0.1)
+    f_star = _optimum(obj)
+    for solver in ("cd", "cdd", "scgis", "gis", "iis"):
+        r = _run_to(obj, solver, f_star, max_iter=5000)
+        assert (r.f - f_star) / f_star <= 1e-6, solver
+        assert _monotone(r), solver
+    lr = binary_problem(X, y, C=0.1).objective()
+    assert _optimum(lr) == pytest.approx(f_star, rel=1e-9)
+    r = _run_to(lr, "cd", f_star)
+    assert (r.f - f_star) / f_star <= 1e-6
