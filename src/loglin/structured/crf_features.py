@@ -1,0 +1,197 @@
+"""Attributes of CRF chunkers and taggers, indexed into the arrays of a ChainProblem.
+
+Chunking (CoNLL-2000) uses the template of CRFsuite's chunking example, so
+that training time and accuracy can be compared with CRFsuite on the very
+same features: words w[-2..2], word bigrams w[-1]|w[0], w[0]|w[1], POS
+tags pos[-2..2], POS bigrams and trigrams inside the +-2 window, and
+__BOS__ / __EOS__ at the sentence edges. A window position outside the
+sentence gives no attribute. Transition features (label bigrams) are added
+by the model itself (ChainProblem).
+
+POS tagging (task "pos", input ``(word, tag)`` tokens) uses words in a +-2
+window, the lower-cased word, suffixes and prefixes up to 3 characters and
+simple shape flags.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InvalidInputError
+from .problem import ChainProblem, attribute_label_map
+
+TASKS = ("chunk", "pos")
+
+
+def chunk_attributes(words, tags):
+    """CRFsuite's chunking attributes of every token of one sentence."""
+    n = len(words)
+    out = []
+    for t in range(n):
+        def w(k):
+            return words[t + k] if 0 <= t + k < n else None
+
+        def p(k):
+            return tags[t + k] if 0 <= t + k < n else None
+
+        a = []
+        for k in (-2, -1, 0, 1, 2):
+            if w(k) is not None:
+                a.append(f"w[{k}]={w(k)}")
+        if w(-1) is not None:
+            a.append(f"w[-1]|w[0]={w(-1)}|{w(0)}")
+        if w(1) is not None:
+            a.append(f"w[0]|w[1]={w(0)}|{w(1)}")
+        for k in (-2, -1, 0, 1, 2):
+            if p(k) is not None:
+                a.append(f"pos[{k}]={p(k)}")
+        for k in (-2, -1, 0, 1):
+            if p(k) is not None and p(k + 1) is not None:
+                a.append(f"pos[{k}]|pos[{k + 1}]={p(k)}|{p(k + 1)}")
+        for k in (-2, -1, 0):
+            if p(k) is not None and p(k + 1) is not None and p(k + 2) is not None:
+                a.append(f"pos[{k}]|pos[{k + 1}]|pos[{k + 2}]={p(k)}|{p(k + 1)}|{p(k + 2)}")
+        if t == 0:
+            a.append("__BOS__")
+        if t == n - 1:
+            a.append("__EOS__")
+        out.append(a)
+    return out
+
+
+def pos_attributes(words):
+    """Word-window and spelling attributes for a CRF POS tagger."""
+    n = len(words)
+    out = []
+    for t, word in enumerate(words):
+        a = ["bias", f"w={word}", f"lw={word.lower()}"]
+        for k in (-2, -1, 1, 2):
+            if 0 <= t + k < n:
+                a.append(f"w[{k}]={words[t + k].lower()}")
+        for m in (1, 2, 3):
+            if len(word) > m:
+                a.append(f"suf{m}={word[-m:]}")
+                a.append(f"pre{m}={word[:m]}")
+        if any(ch.isdigit() for ch in word):
+            a.append("digit")
+        if "-" in word:
+            a.append("hyphen")
+        if word[:1].isupper():
+            a.append("upper" if t else "upper0")
+        if t == 0:
+            a.append("__BOS__")
+        if t == n - 1:
+            a.append("__EOS__")
+        out.append(a)
+    return out
+
+
+def sentence_attributes(sentence, task):
+    """Attributes of the tokens of one sentence given as tuples (word, pos[, chunk]) or (word, tag)."""
+    if task == "chunk":
+        return chunk_attributes([tok[0] for tok in sentence], [tok[1] for tok in sentence])
+    if task == "pos":
+        return pos_attributes([tok[0] for tok in sentence])
+    raise InvalidInputError(f"task must be one of {TASKS}, got {task!r}")
+
+
+def gold_column(task):
+    """Which column of a token tuple holds the label to predict."""
+    return 2 if task == "chunk" else 1
+
+
+@dataclass
+class ChainFeatureSpace:
+    """The attribute vocabulary, labels and attribute map of a trained chain model."""
+
+    task: str
+    attributes: list
+    labels: np.ndarray
+    map_ptr: np.ndarray
+    map_label: np.ndarray
+    map_feat: np.ndarray
+    n_state: int
+
+    @property
+    def n_labels(self):
+        return len(self.labels)
+
+    @property
+    def n_features(self):
+        return self.n_state + self.n_labels ** 2
+
+    def encode(self, sentences):
+        """(seq_ptr, tok_ptr, tok_attr) of sentences; attributes unseen in training are dropped."""
+        index = {a: i for i, a in enumerate(self.attributes)}
+        return _encode(sentences, self.task, index)
+
+
+def _encode(sentences, task, index, grow=False):
+    seq_ptr = np.zeros(len(sentences) + 1, dtype=np.int64)
+    tok_ptr = [0]
+    attr = []
+    for s, sentence in enumerate(sentences):
+        for names in sentence_attributes(sentence, task):
+            for name in names:
+                k = index.get(name)
+                if k is None and grow:
+                    k = index[name] = len(index)
+                if k is not None:
+                    attr.append(k)
+            tok_ptr.append(len(attr))
+        seq_ptr[s + 1] = len(tok_ptr) - 1
+    return seq_ptr, np.asarray(tok_ptr, dtype=np.int64), np.asarray(attr, dtype=np.int32)
+
+
+def check_sentences(sentences, task):
+    width = 3 if task == "chunk" else 2
+    if task not in TASKS:
+        raise InvalidInputError(f"task must be one of {TASKS}, got {task!r}")
+    if len(sentences) == 0:
+        raise InvalidInputError("no sentences to train on")
+    for i, sentence in enumerate(sentences):
+        if len(sentence) == 0:
+            raise InvalidInputError(f"sentence {i} is empty")
+        for tok in sentence:
+            if len(tok) < width:
+                raise InvalidInputError(f"sentence {i}: task {task!r} needs tokens with {width} columns, got {tok!r}")
+
+
+def build_chain_problem(sentences, task="chunk", *, all_pairs=False, labels=None):
+    """(ChainProblem, ChainFeatureSpace) from labelled sentences."""
+    check_sentences(sentences, task)
+    col = gold_column(task)
+    index = {}
+    seq_ptr, tok_ptr, tok_attr = _encode(sentences, task, index, grow=True)
+    names = [tok[col] for sentence in sentences for tok in sentence]
+    if labels is None:
+        labels = np.array(sorted(set(names)))
+    lookup = {lab: i for i, lab in enumerate(labels.tolist())}
+    try:
+        gold = np.array([lookup[x] for x in names], dtype=np.int32)
+    except KeyError as exc:
+        raise InvalidInputError(f"label {exc.args[0]!r} is not among the model's labels") from None
+    attributes = [None] * len(index)
+    for name, k in index.items():
+        attributes[k] = name
+    map_ptr, map_label, map_feat, n_state = attribute_label_map((tok_attr, tok_ptr), gold, len(attributes),
+                                                                len(labels), all_pairs=all_pairs)
+    problem = ChainProblem(seq_ptr=seq_ptr, tok_ptr=tok_ptr, tok_attr=tok_attr, tok_val=None, map_ptr=map_ptr,
+                           map_label=map_label, map_feat=map_feat, n_state=n_state, labels=labels, gold=gold,
+                           attributes=attributes)
+    space = ChainFeatureSpace(task=task, attributes=attributes, labels=labels, map_ptr=map_ptr,
+                              map_label=map_label, map_feat=map_feat, n_state=n_state)
+    return problem, space
+
+
+def problem_for(space, sentences):
+    """A ChainProblem of new labelled sentences in an existing feature space (validation data)."""
+    check_sentences(sentences, space.task)
+    seq_ptr, tok_ptr, tok_attr = space.encode(sentences)
+    col = gold_column(space.task)
+    lookup = {lab: i for i, lab in enumerate(space.labels.tolist())}
+    gold = np.array([lookup.get(tok[col], 0) for s in sentences for tok in s], dtype=np.int32)
+    return ChainProblem(seq_ptr=seq_ptr, tok_ptr=tok_ptr, tok_attr=tok_attr, tok_val=None, map_ptr=space.map_ptr,
+                        map_label=space.map_label, map_feat=space.map_feat, n_state=space.n_state,
+                        labels=space.labels, gold=gold, attributes=space.attributes)

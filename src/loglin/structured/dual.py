@@ -1,0 +1,99 @@
+"""The duals D-LL (4) and D-MM (5) of chain models, over products of simplices, in part form.
+
+Collins et al. (2008) minimize, over u_i in the simplex of labellings of x_i,
+
+    Q_LL(u) = sum_i c_i sum_y u_iy log u_iy + 1/(2C') ||w(u)||^2          (4)
+    Q_MM(u) = -sum_i c_i sum_y u_iy e(y_i, y) + 1/(2C') ||w(u)||^2          (5)
+    w(u)    = sum_i c_i sum_y u_iy (f(x_i, y_i) - f(x_i, y))
+
+(c_i = sentence weights, 1 by default). With C' = 1/C (our LIBLINEAR-scale C)
+the primal optimum is w* = w(u*)/C' = C w(u*) and min f = -C min Q, so we
+report the dual in the primal's scale, D(u) = -C Q(u) <= f(w) for every w.
+
+u_i is never stored: it is p(s_i), the distribution with
+log p_y(s_i) = sum_{r in y} s_ir - log Z(s_i) (Lemma 1), with one s per node
+part (t, y) and one K x K block per sentence for the edge parts (they share
+the transition features, so EG keeps them position-independent). What the
+objective needs of u_i are part marginals mu_i and one number per sentence,
+``term_i``: sum_y u_iy log u_iy = sum_r mu_ir s_ir - log Z (LL) or the
+expected Hamming loss sum_r mu_ir e_ir (MM).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..kernels import chain as ck
+from ..kernels.maxent import _blocks
+
+
+class ChainDualState:
+    """s, marginals mu, per-sentence terms and w(u) for one chain problem and loss ("ll" or "mm")."""
+
+    def __init__(self, problem, loss="ll", s_node=None, s_edge=None):
+        p = problem
+        K = p.n_labels
+        self.problem = problem
+        self.mm = loss == "mm"
+        self.loss = loss
+        self.s_node = np.zeros((p.n_tokens, K)) if s_node is None else np.array(s_node, dtype=np.float64)
+        self.s_edge = np.zeros((p.n_sentences, K, K)) if s_edge is None else np.array(s_edge, dtype=np.float64)
+        self.mu_node = np.empty((p.n_tokens, K))
+        self.mu_edge = np.empty((p.n_sentences, K, K))
+        self.term = np.empty(p.n_sentences)
+        self.bounds = _blocks(p.n_sentences)
+        self.wu = np.empty(p.n_features)
+        self.refresh()
+
+    @classmethod
+    def from_primal(cls, problem, w, loss="ll"):
+        """u_i = p(y | x_i; w): s_i = the part scores of w (a warm start from a primal point)."""
+        p = problem
+        K = p.n_labels
+        s_node = np.empty((p.n_tokens, K))
+        ck.unary_scores(0, p.n_tokens, np.asarray(w, dtype=np.float64), 1.0, p.tok_ptr, p.tok_attr,
+                        p._val_or_empty(), p.map_ptr, p.map_label, p.map_feat, s_node)
+        Tr = np.asarray(w[p.n_state:], dtype=np.float64).reshape(K, K)
+        s_edge = np.broadcast_to(Tr, (p.n_sentences, K, K))
+        return cls(problem, loss, s_node, s_edge)
+
+    def refresh(self):
+        """Recompute marginals, terms and w(u) from s (exact; removes drift of incremental updates)."""
+        self.wu = self.problem.emp - self.propose(0.0, 1.0, self.s_node, self.s_edge, self.mu_node,
+                                                  self.mu_edge, self.term)
+
+    def propose(self, eta, C, out_s_node, out_s_edge, out_mu_node, out_mu_edge, out_term):
+        """Batch EG proposal at rate eta into the out arrays; returns sum_i c_i E_{p(s_i')} f."""
+        p = self.problem
+        return ck.eg_batch_proposal(float(eta), float(C), self.mm, self.wu, p.n_state, self.bounds, p.max_len,
+                                    *p.kernel_args(), p.gold, p.weight, self.s_node, self.s_edge, out_s_node,
+                                    out_s_edge, out_mu_node, out_mu_edge, out_term)
+
+    # ------------------------------------------------------------ objective values
+    def terms_total(self) -> float:
+        total = float(self.problem.weight @ self.term)
+        return -total if self.mm else total
+
+    def Q(self, C) -> float:
+        """Collins' dual Q(u) with C' = 1/C (eq. 4 or 5)."""
+        return self.terms_total() + 0.5 * C * float(self.wu @ self.wu)
+
+    def dual(self, C) -> float:
+        """D(u) = -C Q(u), the lower bound on the primal f in LIBLINEAR scale."""
+        return -C * self.Q(C)
+
+    def primal_weights(self, C) -> np.ndarray:
+        """w = w(u) / C' = C w(u)  (primal recovery, Figure 3's output)."""
+        return C * self.wu
+
+    def copy(self):
+        other = object.__new__(ChainDualState)
+        other.__dict__.update({k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in self.__dict__.items()})
+        return other
+
+
+def duality_gap(objective, state):
+    """(f(C w(u)) - D(u), relative gap) for a ChainObjective and a ChainDualState of the same loss."""
+    w = state.primal_weights(objective.C)
+    f = objective.fun(w)
+    d = state.dual(objective.C)
+    return f - d, (f - d) / abs(f) if f else f - d

@@ -1,0 +1,210 @@
+"""Exponentiated-gradient training of CRFs and M3Ns on their duals (Collins et al. 2008).
+
+Part-based EG (Figure 3, Lemma 1): every sentence keeps part variables s_i
+with u_i = p(s_i); an EG step on u_i is s_i' = s_i - eta g_i with
+
+    Q_LL:  g_ir = s_ir - w . f(x_i, r)        Q_MM:  g_ir = -e_ir - w . f(x_i, r),    w = C w(u)
+
+(our C is 1/C' of the paper, see loglin.structured.dual). Solvers:
+
+* ``chain-eg``       online EG: ``order="random"`` draws k_t uniformly (Figure 2),
+                     ``order="cyclic"`` visits sentences in a fixed order (the
+                     deterministic variant of section 7.1);
+* ``chain-eg-batch`` batch EG (Figure 1): all sentences at once from the same w(u).
+
+Learning rates (section 7): one rate per sentence, started at eta_ini, halved
+until the dual improves, multiplied by 1.05 after each update; eta_ini is
+chosen on 10% of the data as the largest rate of a halving grid under which
+at least 95% of the updates improve the dual. Batch EG uses one global rate
+with the same halving/x1.05 rule. *Effective iterations* count every tried
+rate as a visit of its example, divided by n.
+
+Options also give C annealing (section 7.1.1, ``C_schedule``) and warm
+starts (``state=``) for the regularization path of section 7.1.2
+(:func:`regularization_path`). The loss (CRF or M3N) comes from the
+ChainObjective the solver is given.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InvalidInputError
+from ..kernels import chain as ck
+from ..solvers.base import Step, register_solver
+from .dual import ChainDualState
+from .objective import ChainObjective
+
+ETA_GRID = tuple(0.5 ** k for k in range(0, 11))      # 1, 1/2, ..., 1/1024
+ETA_FRACTION, ETA_TARGET = 0.10, 0.95                  # section 7: 10% of the data, 95% monotone
+GROWTH, MAX_TRIAL = 1.05, 30
+REFRESH_EVERY = 20                                     # epochs between exact recomputations of w(u)
+# NOTE: registered for kind "maxent" too because the core's objective_kind() does not know "chain" yet;
+# the solvers check that they were given a ChainObjective.
+KINDS = ("chain", "maxent")
+
+
+def _check(objective, state):
+    if not isinstance(objective, ChainObjective):
+        raise InvalidInputError("the chain EG solvers train ChainObjective models (CRF / M3N); for Maxent "
+                                "problems use eg, eg-batch, eg-mm or eg-mm-batch")
+    if state is None:
+        return ChainDualState(objective.problem, objective.loss)
+    if state.problem is not objective.problem or state.loss != objective.loss:
+        raise InvalidInputError("the warm-start dual state belongs to another problem or loss")
+    return state
+
+
+def collins_annealing(C_target, C_start=None, hold=5, rate=0.7):
+    """Section 7.1.1 in our scale (C = 1/C'): C' = C'_0 for t <= hold, C' = C'_T + (C'_0 - C'_T) rate^(t - hold) after.
+
+    Default C'_0 = 10 C'_T (the paper: C' = 10 -> 1). Returns epoch -> C.
+    """
+    target_p = 1.0 / C_target
+    start_p = 10.0 * target_p if C_start is None else 1.0 / C_start
+
+    def schedule(epoch):
+        if epoch <= hold:
+            return 1.0 / start_p
+        return 1.0 / (target_p + (start_p - target_p) * rate ** (epoch - hold))
+    return schedule
+
+
+def _max_touch(problem):
+    return int(ck.touch_bound(problem.seq_ptr, problem.tok_ptr, problem.tok_attr, problem.map_ptr))
+
+
+def online_updates(state, C, picks, eta, adapt=True, max_trial=MAX_TRIAL, max_touch=None):
+    """Run EG updates on the sentences ``picks`` in that order; returns (accepted, trials, dual change)."""
+    p = state.problem
+    max_touch = _max_touch(p) if max_touch is None else max_touch
+    return ck.eg_online_pass(np.asarray(picks, dtype=np.int64), eta, adapt, max_trial, float(C), state.mm,
+                             state.wu, p.n_state, p.max_len, max_touch, *p.kernel_args(), p.gold, p.weight,
+                             state.s_node, state.s_edge, state.mu_node, state.mu_edge, state.term)
+
+
+def choose_eta_ini(state, C, rng, grid=ETA_GRID, fraction=ETA_FRACTION, target=ETA_TARGET):
+    """Largest rate in ``grid`` whose updates improve the dual on >= target of a random 10% sample.
+
+    Returns (eta_ini, visits spent choosing it).
+    """
+    n = state.problem.n_sentences
+    sample = rng.choice(n, size=max(1, int(fraction * n)), replace=False)
+    max_touch = _max_touch(state.problem)
+    visits = 0
+    for eta in grid:
+        trial = state.copy()
+        rates = np.full(n, eta)
+        accepted, trials, _ = online_updates(trial, C, sample, rates, adapt=False, max_trial=1,
+                                             max_touch=max_touch)
+        visits += trials
+        if accepted >= target * len(sample):
+            return eta, visits
+    return grid[-1], visits
+
+
+def _schedule(objective, C_schedule):
+    if C_schedule is None:
+        return lambda epoch: objective.C
+    return C_schedule
+
+
+@register_solver("chain-eg", kinds=KINDS, summary="online EG on the CRF / M3N dual (part-based, random or cyclic order)",
+                 paper="Collins et al. 2008, Figures 2-3, section 7")
+def chain_eg(objective, w, rng, order="random", eta="auto", state=None, C_schedule=None,
+             updates_per_step=None, max_trial=MAX_TRIAL):
+    state = _check(objective, state)
+    p = state.problem
+    n = p.n_sentences
+    C_of = _schedule(objective, C_schedule)
+    if order not in ("random", "cyclic"):
+        raise InvalidInputError(f"order must be 'random' or 'cyclic', got {order!r}")
+    visits = 0
+    if eta == "auto":
+        eta, visits = choose_eta_ini(state, C_of(1), rng)
+    eta = float(eta)
+    if not eta > 0:
+        raise InvalidInputError(f"eta must be positive, got {eta}")
+    rates = getattr(state, "rates", None)
+    if rates is None or len(rates) != n:
+        rates = np.full(n, eta)
+    state.rates = rates
+    max_touch = _max_touch(p)
+    per_step = n if updates_per_step is None else max(1, int(updates_per_step))
+    cursor, done_updates, step_no = 0, 0, 0
+    while True:
+        step_no += 1
+        epoch = done_updates // n + 1
+        C = C_of(epoch)
+        if order == "random":
+            picks = rng.integers(0, n, size=per_step)
+        else:
+            picks = (cursor + np.arange(per_step)) % n
+            cursor = (cursor + per_step) % n
+        accepted, trials, _ = online_updates(state, C, picks, rates, True, max_trial, max_touch)
+        visits += trials
+        done_updates += per_step
+        if done_updates // n > (done_updates - per_step) // n and (done_updates // n) % REFRESH_EVERY == 0:
+            state.refresh()
+        w[:] = state.primal_weights(C)
+        yield Step(w=w, dual=state.dual(objective.C),
+                   counters={"effective_iterations": visits / n, "accepted": accepted, "C_current": C,
+                             "eta_median": float(np.median(rates))})
+
+
+@register_solver("chain-eg-batch", kinds=KINDS, summary="batch EG on the CRF / M3N dual (all sentences per step)",
+                 paper="Collins et al. 2008, Figure 1")
+def chain_eg_batch(objective, w, rng, eta=1.0, state=None, max_trial=MAX_TRIAL):
+    state = _check(objective, state)
+    p = state.problem
+    C = objective.C
+    eta = float(eta)
+    shape_n, shape_e = state.s_node.shape, state.s_edge.shape
+    new = [np.empty(shape_n), np.empty(shape_e), np.empty(shape_n), np.empty(shape_e), np.empty(p.n_sentences)]
+    visits = 0
+    while True:
+        q_old = state.Q(C)
+        accepted = False
+        for _ in range(max_trial):
+            visits += p.n_sentences
+            expect = state.propose(eta, C, *new)
+            wu_new = p.emp - expect
+            terms = float(p.weight @ new[4])
+            q_new = (-terms if state.mm else terms) + 0.5 * C * float(wu_new @ wu_new)
+            if np.isfinite(q_new) and q_new <= q_old + 1e-13 * abs(q_old):
+                state.s_node, new[0] = new[0], state.s_node
+                state.s_edge, new[1] = new[1], state.s_edge
+                state.mu_node, new[2] = new[2], state.mu_node
+                state.mu_edge, new[3] = new[3], state.mu_edge
+                state.term, new[4] = new[4], state.term
+                state.wu = wu_new
+                eta *= GROWTH
+                accepted = True
+                break
+            eta *= 0.5
+        w[:] = state.primal_weights(C)
+        yield Step(w=w, dual=state.dual(C),
+                   counters={"effective_iterations": visits / p.n_sentences, "eta": eta}, done=not accepted)
+
+
+def regularization_path(make_objective, solver, Cs, state, *, gap_tol=1e-3, max_iter=200, evaluate=None,
+                        **options):
+    """Section 7.1.2: solve for each C in turn (increasing C = decreasing C'), warm-starting the dual.
+
+    ``make_objective(C)`` builds the objective, ``state`` is the dual state the
+    solver mutates (kept between values of C). Returns one dict per C with the
+    effective iterations spent, the primal/dual values and the metric.
+    """
+    from ..solvers.base import minimize
+    rows, total = [], 0.0
+    for C in Cs:
+        objective = make_objective(C)
+        res = minimize(objective, solver, w0=state.primal_weights(C), gap_tol=gap_tol, max_iter=max_iter,
+                       tol=0.0, state=state, evaluate=evaluate, **options)
+        last = res.trace.records[-1]
+        its = last.get("effective_iterations", float(res.iterations))
+        total += its
+        rows.append({"C": C, "C_collins": 1.0 / C, "iterations": its, "total_iterations": total,
+                     "primal": last["objective"], "dual": last.get("dual_objective"),
+                     "relative_gap": (last["objective"] - last["dual_objective"]) / abs(last["objective"]),
+                     "metric": last.get("metric"), "stop_reason": res.stop_reason, "w": res.w})
+    return rows

@@ -1,0 +1,79 @@
+"""Primal objectives of chain models in LIBLINEAR's scale, for the batch solvers and for traces.
+
+    CRF (P-LL):  f(w) = 1/2 ||w||^2 + C sum_i c_i [log Z_w(x_i) - w . f(x_i, y_i)]
+    M3N (P-MM):  f(w) = 1/2 ||w||^2 + C sum_i c_i max_y [e(y_i, y) - w . (f(x_i, y_i) - f(x_i, y))]
+
+with e the per-token Hamming loss. Collins et al. write sum_i loss + C'/2 ||w||^2;
+the optimum is the same for C' = 1/C and their objective is f / C.
+CRFsuite's  -loglik + c2 ||w||^2  is f / C with C = 1 / (2 c2).
+
+The object offers what the core driver and L-BFGS use (``n, reg, fun,
+fun_grad, accept``). For M3N, ``fun_grad`` returns a subgradient (for
+traces and subgradient baselines, not for L-BFGS).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InvalidInputError
+from ..kernels import chain as ck
+from ..kernels.maxent import _blocks
+
+LOSSES = ("ll", "mm")
+
+
+class ChainObjective:
+    """Regularized primal of a :class:`ChainProblem` at regularization C."""
+
+    kind = "chain"
+
+    def __init__(self, problem, C: float, loss: str = "ll"):
+        if not np.isfinite(C) or C <= 0:
+            raise InvalidInputError(f"C must be positive and finite, got {C}")
+        if loss not in LOSSES:
+            raise InvalidInputError(f"loss must be one of {LOSSES}, got {loss!r}")
+        self.problem = problem
+        self.C = float(C)
+        self.loss = loss
+        self.n = problem.n_features
+        self.reg = problem.reg
+        self.n_fun = 0
+        self.n_grad = 0
+        self.n_hess_vec = 0
+        self._bounds = _blocks(problem.n_sentences)
+
+    def _pass(self, w, want_grad):
+        p = self.problem
+        kernel = ck.loss_and_expectation if self.loss == "ll" else ck.hinge_and_subgradient
+        return kernel(np.ascontiguousarray(w, dtype=np.float64), p.n_state, p.n_labels, self._bounds, p.max_len,
+                      *p.kernel_args(), p.gold, p.weight, want_grad)
+
+    def data_loss(self, w) -> float:
+        """sum_i c_i loss_i(w) (Collins' loss term)."""
+        return self._pass(w, False)[0]
+
+    def fun(self, w):
+        self.n_fun += 1
+        return 0.5 * float(w @ w) + self.C * self.data_loss(w)
+
+    def fun_grad(self, w, keep_cache=True):
+        self.n_fun += 1
+        self.n_grad += 1
+        loss, expect = self._pass(w, True)
+        return 0.5 * float(w @ w) + self.C * loss, w + self.C * (expect - self.problem.emp)
+
+    def accept(self):
+        pass
+
+    def hess_vec(self, v):
+        raise NotImplementedError("chain objectives offer no Hessian-vector product; use lbfgs, sgd or EG")
+
+    def regularizer(self, w):
+        return 0.5 * float(w @ w)
+
+    def grad_norm(self, w) -> float:
+        return float(np.linalg.norm(self.fun_grad(w, keep_cache=False)[1]))
+
+    def collins(self, f):
+        """Collins et al.'s objective sum loss + C'/2 ||w||^2 (C' = 1/C) from f."""
+        return f / self.C

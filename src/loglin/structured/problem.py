@@ -1,0 +1,152 @@
+"""Training data of a linear-chain model, as flat arrays (Collins et al. 2008, section 4).
+
+A ``ChainProblem`` is n sentences x_i with gold labellings y_i. Its feature
+vector decomposes over parts (node (t, y_t) and edge (t, y_{t-1}, y_t)):
+
+    f(x, y) = sum_t f_state(x, t, y_t) + sum_{t>0} f_trans(y_{t-1}, y_t)
+
+* state features: token t carries *attributes* (``tok_attr``, e.g.
+  ``w[-1]=the``); an attribute map sends each attribute to (label, feature)
+  pairs - predicate x label features, the CRFsuite/OpenNLP way, with only
+  the pairs seen in training by default;
+* transition features: one weight per label pair, stored after the
+  ``n_state`` state features: w[n_state + y' K + y].
+
+Sentences carry weights c_i (1 by default), the multiplier of their loss.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import InvalidInputError
+
+
+@dataclass
+class ChainProblem:
+    seq_ptr: np.ndarray          # (n + 1,) token offsets of the sentences
+    tok_ptr: np.ndarray          # (N + 1,) attribute offsets of the tokens
+    tok_attr: np.ndarray         # attribute ids
+    tok_val: np.ndarray | None   # attribute values (None: all 1)
+    map_ptr: np.ndarray          # (A + 1,) attribute -> map entries
+    map_label: np.ndarray
+    map_feat: np.ndarray
+    n_state: int
+    labels: np.ndarray           # label names (K,)
+    gold: np.ndarray             # (N,) gold label ids (int32)
+    weight: np.ndarray | None = None
+    attributes: list | None = None
+    emp: np.ndarray = field(init=False, repr=False)
+    reg: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self):
+        if self.weight is None:
+            self.weight = np.ones(self.n_sentences)
+        self.weight = np.asarray(self.weight, dtype=np.float64)
+        self._validate()
+        from ..kernels.chain import empirical_counts
+        self.emp = empirical_counts(self.n_features, self.n_state, self.n_labels, self.seq_ptr, self.tok_ptr,
+                                    self.tok_attr, self._val_or_empty(), self.map_ptr, self.map_label,
+                                    self.map_feat, self.gold, self.weight)
+        self.reg = np.ones(self.n_features)
+
+    # ------------------------------------------------------------------ sizes
+    @property
+    def n_sentences(self) -> int:
+        return len(self.seq_ptr) - 1
+
+    @property
+    def n_tokens(self) -> int:
+        return len(self.tok_ptr) - 1
+
+    @property
+    def n_labels(self) -> int:
+        return len(self.labels)
+
+    @property
+    def n_attributes(self) -> int:
+        return len(self.map_ptr) - 1
+
+    @property
+    def n_features(self) -> int:
+        return self.n_state + self.n_labels ** 2
+
+    @property
+    def max_len(self) -> int:
+        return int(np.diff(self.seq_ptr).max(initial=1)) or 1
+
+    def _val_or_empty(self):
+        return np.empty(0) if self.tok_val is None else self.tok_val
+
+    def kernel_args(self):
+        """The arrays every chain kernel takes after (w, n_state, K, bounds, max_len)."""
+        return (self.seq_ptr, self.tok_ptr, self.tok_attr, self._val_or_empty(), self.map_ptr, self.map_label,
+                self.map_feat)
+
+    def subset(self, sentences) -> "ChainProblem":
+        """The same feature space restricted to some sentences (e.g. a 10% sample)."""
+        idx = np.asarray(sentences, dtype=np.int64)
+        lens = np.diff(self.seq_ptr)[idx]
+        tok = np.concatenate([np.arange(self.seq_ptr[i], self.seq_ptr[i + 1]) for i in idx]) if len(idx) \
+            else np.zeros(0, dtype=np.int64)
+        seq_ptr = np.zeros(len(idx) + 1, dtype=np.int64)
+        np.cumsum(lens, out=seq_ptr[1:])
+        widths = np.diff(self.tok_ptr)[tok]
+        tok_ptr = np.zeros(len(tok) + 1, dtype=np.int64)
+        np.cumsum(widths, out=tok_ptr[1:])
+        take = np.concatenate([np.arange(self.tok_ptr[t], self.tok_ptr[t + 1]) for t in tok]) if len(tok) \
+            else np.zeros(0, dtype=np.int64)
+        return ChainProblem(seq_ptr=seq_ptr, tok_ptr=tok_ptr, tok_attr=self.tok_attr[take],
+                            tok_val=None if self.tok_val is None else self.tok_val[take],
+                            map_ptr=self.map_ptr, map_label=self.map_label, map_feat=self.map_feat,
+                            n_state=self.n_state, labels=self.labels, gold=self.gold[tok],
+                            weight=self.weight[idx], attributes=self.attributes)
+
+    def _validate(self):
+        n, N = self.n_sentences, self.n_tokens
+        if n < 1:
+            raise InvalidInputError("the training data has no sentences")
+        if self.n_labels < 2:
+            raise InvalidInputError(f"need at least two labels, got {self.n_labels}")
+        if self.seq_ptr[0] != 0 or self.seq_ptr[-1] != N or np.any(np.diff(self.seq_ptr) < 0):
+            raise InvalidInputError("sentence offsets are inconsistent with the number of tokens")
+        if len(self.gold) != N:
+            raise InvalidInputError(f"{N} tokens but {len(self.gold)} gold labels")
+        if N and (self.gold.min() < 0 or self.gold.max() >= self.n_labels):
+            raise InvalidInputError("gold label id out of range")
+        if len(self.tok_attr) and (self.tok_attr.min() < 0 or self.tok_attr.max() >= self.n_attributes):
+            raise InvalidInputError("attribute id out of range")
+        if len(self.map_feat) and (self.map_feat.min() < 0 or self.map_feat.max() >= self.n_state):
+            raise InvalidInputError("state feature id out of range")
+        if len(self.map_label) and (self.map_label.min() < 0 or self.map_label.max() >= self.n_labels):
+            raise InvalidInputError("label id out of range in the attribute map")
+        if self.weight.shape != (n,) or not np.all(np.isfinite(self.weight)) or np.any(self.weight < 0):
+            raise InvalidInputError("sentence weights must be finite, non-negative, one per sentence")
+        if self.tok_val is not None and not np.all(np.isfinite(self.tok_val)):
+            raise InvalidInputError("attribute values contain NaN or infinity")
+
+    def objective(self, C: float, loss: str = "ll"):
+        """The regularized primal in LIBLINEAR scale (see loglin.structured.objective)."""
+        from .objective import ChainObjective
+        return ChainObjective(self, C, loss=loss)
+
+
+def attribute_label_map(tok_attr_rows, labels_of_tokens, n_attributes, n_labels, all_pairs=False):
+    """Attribute map (CSR) with one state feature per (attribute, label) pair.
+
+    ``all_pairs=False`` keeps the pairs seen in training (CRFsuite's default),
+    True gives every attribute every label.
+    """
+    if all_pairs:
+        a = np.repeat(np.arange(n_attributes), n_labels)
+        y = np.tile(np.arange(n_labels), n_attributes)
+    else:
+        attr, tok_ptr = tok_attr_rows
+        tok_of = np.repeat(np.arange(len(tok_ptr) - 1), np.diff(tok_ptr))
+        key = np.unique(attr.astype(np.int64) * n_labels + labels_of_tokens[tok_of])
+        a, y = key // n_labels, key % n_labels
+    map_ptr = np.zeros(n_attributes + 1, dtype=np.int64)
+    np.cumsum(np.bincount(a, minlength=n_attributes), out=map_ptr[1:])
+    n_state = len(a)
+    return map_ptr, y.astype(np.int32), np.arange(n_state, dtype=np.int64), n_state

@@ -1,0 +1,146 @@
+"""Chain CRF / M3N objectives and duals against brute force; EG against L-BFGS on the same primal."""
+import itertools
+
+import numpy as np
+import pytest
+
+import loglin.structured.eg  # noqa: F401  (registers the chain solvers)
+from loglin.errors import InvalidInputError
+from loglin.solvers.base import minimize
+from loglin.structured.dual import ChainDualState, duality_gap
+from loglin.structured.problem import ChainProblem, attribute_label_map
+
+
+def random_chain_problem(n_sent=6, K=3, n_attr=8, max_len=4, seed=0, all_pairs=False, weights=None):
+    rng = np.random.default_rng(seed)
+    lens = rng.integers(1, max_len + 1, size=n_sent)
+    seq_ptr = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
+    N = int(seq_ptr[-1])
+    tok_ptr, attrs = [0], []
+    for _ in range(N):
+        k = rng.integers(1, 4)
+        attrs.extend(rng.choice(n_attr, size=k, replace=False).tolist())
+        tok_ptr.append(len(attrs))
+    tok_ptr = np.array(tok_ptr, dtype=np.int64)
+    tok_attr = np.array(attrs, dtype=np.int32)
+    gold = rng.integers(0, K, size=N).astype(np.int32)
+    map_ptr, map_label, map_feat, n_state = attribute_label_map((tok_attr, tok_ptr), gold, n_attr, K, all_pairs)
+    return ChainProblem(seq_ptr=seq_ptr, tok_ptr=tok_ptr, tok_attr=tok_attr, tok_val=None, map_ptr=map_ptr,
+                        map_label=map_label, map_feat=map_feat, n_state=n_state, labels=np.arange(K),
+                        gold=gold, weight=weights)
+
+
+def features(p, i, y):
+    """f(x_i, y) as a dense vector, straight from the definition."""
+    f = np.zeros(p.n_features)
+    lo = p.seq_ptr[i]
+    K = p.n_labels
+    for t, lab in enumerate(y):
+        for k in range(p.tok_ptr[lo + t], p.tok_ptr[lo + t + 1]):
+            a = p.tok_attr[k]
+            for j in range(p.map_ptr[a], p.map_ptr[a + 1]):
+                if p.map_label[j] == lab:
+                    f[p.map_feat[j]] += 1.0
+        if t > 0:
+            f[p.n_state + y[t - 1] * K + lab] += 1.0
+    return f
+
+
+def labellings(p, i):
+    n = p.seq_ptr[i + 1] - p.seq_ptr[i]
+    return [np.array(y) for y in itertools.product(range(p.n_labels), repeat=n)]
+
+
+def brute_losses(p, w):
+    ll = mm = 0.0
+    for i in range(p.n_sentences):
+        gold = p.gold[p.seq_ptr[i]:p.seq_ptr[i + 1]]
+        ys = labellings(p, i)
+        scores = np.array([w @ features(p, i, y) for y in ys])
+        gs = w @ features(p, i, gold)
+        m = scores.max()
+        ll += p.weight[i] * (m + np.log(np.exp(scores - m).sum()) - gs)
+        mm += p.weight[i] * max(s + (y != gold).sum() - gs for s, y in zip(scores, ys))
+    return ll, mm
+
+
+@pytest.mark.parametrize("all_pairs", [False, True])
+def test_primal_objectives_match_enumeration(all_pairs):
+    p = random_chain_problem(seed=1, all_pairs=all_pairs, weights=np.linspace(0.5, 2.0, 6))
+    w = np.random.default_rng(2).normal(size=p.n_features)
+    ll, mm = brute_losses(p, w)
+    C = 0.7
+    assert p.objective(C).fun(w) == pytest.approx(0.5 * w @ w + C * ll, rel=1e-12)
+    assert p.objective(C, loss="mm").fun(w) == pytest.approx(0.5 * w @ w + C * mm, rel=1e-12)
+
+
+def test_gradient_matches_finite_differences():
+    p = random_chain_problem(seed=3)
+    obj = p.objective(1.3)
+    w = np.random.default_rng(4).normal(size=p.n_features)
+    _, g = obj.fun_grad(w)
+    h = 1e-6
+    fd = np.array([(obj.fun(w + h * e) - obj.fun(w - h * e)) / (2 * h) for e in np.eye(p.n_features)])
+    np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("loss", ["ll", "mm"])
+def test_part_based_dual_matches_explicit_distributions(loss):
+    """Q(u) from s-variables and marginals equals eq. (4)/(5) computed with u_i over all labellings."""
+    p = random_chain_problem(seed=5, weights=np.linspace(1.0, 2.0, 6))
+    rng = np.random.default_rng(6)
+    state = ChainDualState(p, loss, s_node=rng.normal(size=(p.n_tokens, p.n_labels)),
+                           s_edge=rng.normal(size=(p.n_sentences, p.n_labels, p.n_labels)))
+    C = 0.4
+    wu = np.zeros(p.n_features)
+    terms = 0.0
+    for i in range(p.n_sentences):
+        lo, hi = p.seq_ptr[i], p.seq_ptr[i + 1]
+        gold = p.gold[lo:hi]
+        ys = labellings(p, i)
+        sc = np.array([state.s_node[lo + np.arange(hi - lo), y].sum()
+                       + sum(state.s_edge[i, y[t - 1], y[t]] for t in range(1, len(y))) for y in ys])
+        u = np.exp(sc - sc.max())
+        u /= u.sum()
+        fg = features(p, i, gold)
+        for uy, y in zip(u, ys):
+            wu += p.weight[i] * uy * (fg - features(p, i, y))
+            terms += p.weight[i] * uy * (np.log(uy) if loss == "ll" else -(y != gold).sum())
+    np.testing.assert_allclose(state.wu, wu, atol=1e-10)
+    assert state.Q(C) == pytest.approx(terms + 0.5 * C * wu @ wu, rel=1e-10)
+    # weak duality: the primal at any w is above the dual value
+    assert p.objective(C, loss).fun(np.zeros(p.n_features)) >= state.dual(C)
+
+
+def test_eg_online_batch_and_lbfgs_reach_the_same_crf_optimum():
+    p = random_chain_problem(n_sent=30, K=3, n_attr=12, max_len=5, seed=7)
+    obj = p.objective(2.0)
+    ref = minimize(obj, "lbfgs", tol=1e-10, max_iter=2000)
+    online = minimize(obj, "chain-eg", tol=0.0, gap_tol=1e-9, max_iter=400, random_state=0)
+    batch = minimize(obj, "chain-eg-batch", tol=0.0, gap_tol=1e-7, max_iter=3000)
+    assert online.f == pytest.approx(ref.f, rel=1e-6)
+    assert batch.f == pytest.approx(ref.f, rel=1e-4)
+    last = online.trace.records[-1]
+    assert last["duality_gap"] <= 1e-9 * abs(last["objective"])
+    assert last["duality_gap"] >= -1e-9 * abs(last["objective"])
+    np.testing.assert_allclose(online.w, ref.w, atol=1e-3 * max(1.0, np.abs(ref.w).max()))
+    duals = [r["dual_objective"] for r in online.trace.records[1:]]
+    assert all(b >= a - 1e-9 * abs(a) for a, b in zip(duals, duals[1:]))     # EG never worsens the dual
+
+
+def test_m3n_duality_gap_closes_and_matches_subgradient_bound():
+    p = random_chain_problem(n_sent=20, K=3, n_attr=10, max_len=4, seed=8)
+    obj = p.objective(1.0, loss="mm")
+    res = minimize(obj, "chain-eg", tol=0.0, gap_tol=1e-3, max_iter=3000, random_state=1)
+    last = res.trace.records[-1]
+    assert res.stop_reason == "duality gap tolerance"
+    assert 0 <= last["duality_gap"] <= 1e-3 * abs(last["objective"])
+
+
+def test_wrong_objective_is_rejected():
+    p = random_chain_problem(seed=9)
+    state = ChainDualState(p, "ll")
+    with pytest.raises(InvalidInputError):
+        minimize(p.objective(1.0, loss="mm"), "chain-eg", state=state, max_iter=1)
+    gap, rel = duality_gap(p.objective(1.0), state)
+    assert gap >= 0
