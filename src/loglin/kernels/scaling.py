@@ -11,9 +11,12 @@ Sequential methods (SCGIS, CD) keep S_w(x, y) and T_w(x) of eq. (1) and
 update them by eqs. (18)-(19) after each sub-problem. To keep them finite for
 any w they are stored *per context up to a positive factor*:
 
-    S[x, y] = S_w(x, y) / m(x),   T[x] = T_w(x) / m(x),
+    S[y, x] = S_w(x, y) / m(x),   T[x] = T_w(x) / m(x),
 
-(only the ratio P_w(y|x) = S / T is ever used). A row is rescaled so that
+(only the ratio P_w(y|x) = S / T is ever used). S is label-major (K x X):
+feature t = (predicate p, label y) reads S[y, x] for the sorted contexts x of
+column p, so long columns stream through memory instead of touching one
+cache line per context. A row is rescaled so that
 T[x] = 1 whenever T[x] leaves [1e-150, 1e150]; when an update would lose T[x]
 to cancellation (T falling below 1e-6 of its old value) T[x] is re-summed
 from the row, and a row that became all-zero or non-finite is rebuilt from w.
@@ -53,22 +56,22 @@ MAX_LINE_SEARCH = 60             # lambda = 1, beta, ..., beta^59
 
 @njit(cache=True)
 def _fill_row(x, w, rows, S, T, scores):
-    """S[x, :] = exp(sum_t w_t f_t(x, .) - max), T[x] = sum_y S[x, y]."""
+    """S[:, x] = exp(sum_t w_t f_t(x, .) - max), T[x] = sum_y S[y, x]."""
     ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat = rows
     context_scores(x, w, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, scores)
     m = scores.max()
     total = 0.0
     for y in range(scores.shape[0]):
-        S[x, y] = math.exp(scores[y] - m)
-        total += S[x, y]
+        S[y, x] = math.exp(scores[y] - m)
+        total += S[y, x]
     T[x] = total
 
 
 @njit(cache=True, parallel=True)
 def init_scores(w, rows, S, T):
     """S_w and T_w of eq. (1) for every context (X * K exp operations)."""
-    n_labels = S.shape[1]
-    n_ctx = S.shape[0]
+    n_labels = S.shape[0]
+    n_ctx = S.shape[1]
     nb = min(n_ctx, 64)
     for b in prange(nb):
         scores = np.empty(n_labels)
@@ -78,13 +81,16 @@ def init_scores(w, rows, S, T):
 
 @njit(cache=True, parallel=True)
 def resum_totals(S, T, T_top):
-    """T[x] = sum_y S[x, y] exactly (undoes drift from repeated eq. (19))."""
-    for x in prange(S.shape[0]):
-        total = 0.0
-        for y in range(S.shape[1]):
-            total += S[x, y]
-        T[x] = total
-        T_top[x] = total
+    """T[x] = sum_y S[y, x] exactly (undoes drift from repeated eq. (19))."""
+    n_ctx = S.shape[1]
+    nb = min(n_ctx, 64)
+    for b in prange(nb):
+        lo, hi = b * n_ctx // nb, (b + 1) * n_ctx // nb
+        T[lo:hi] = 0.0
+        for y in range(S.shape[0]):
+            for x in range(lo, hi):
+                T[x] += S[y, x]
+        T_top[lo:hi] = T[lo:hi]
 
 
 @njit(cache=True, inline="always")
@@ -99,26 +105,26 @@ def _update_context(x, y, factor, S, T, T_top):
     underflowed entry is being scaled up, or T fell below TINY_T (so entries
     that underflowed may no longer be negligible), or T is not finite.
     """
-    s_old = S[x, y]
+    s_old = S[y, x]
     if s_old < TINY_S and factor > 1.0:
         return 2                 # S_w > 0 underflowed earlier (0 or subnormal): its true value may matter now
     s_new = s_old * factor
-    S[x, y] = s_new
+    S[y, x] = s_new
     t_new = T[x] + (s_new - s_old)
     top = max(T_top[x], t_new)
     status = 0
     if not t_new > CANCEL * top:
         t_new = 0.0
-        for k in range(S.shape[1]):
-            t_new += S[x, k]
+        for k in range(S.shape[0]):
+            t_new += S[k, x]
         top = t_new
         status = 1
     if not (t_new > TINY_T and t_new < np.inf):
         return 2                 # shrunk or degenerate row: entries that underflowed may matter
     if t_new > HUGE_T:
         inv = 1.0 / t_new
-        for k in range(S.shape[1]):
-            S[x, k] *= inv
+        for k in range(S.shape[0]):
+            S[k, x] *= inv
         t_new = top = 1.0
         status = 1
     T[x] = t_new
@@ -146,7 +152,7 @@ def _update_column(t, z, w, rows, cols, feat_pred, feat_label, S, T, T_top, scor
         if status == 2:
             _fill_row(x, w, rows, S, T, scores)      # degenerate row: rebuild from w
             T_top[x] = T[x]
-            counters[N_EXP] += S.shape[1]
+            counters[N_EXP] += S.shape[0]
         if status != 0:
             counters[RESCALE] += 1
 
@@ -164,7 +170,7 @@ def _column_moments(p, y, cols, ctx_count, S, T):
     for k in range(col_ptr[p], col_ptr[p + 1]):
         x = col_ctx[k]
         v = 1.0 if binary else col_val[k]
-        pv = S[x, y] / T[x] * v
+        pv = S[y, x] / T[x] * v
         c = ctx_count[x]
         E += c * pv
         V2 += c * pv * v
@@ -321,16 +327,16 @@ def _cd_log_ratio(p, y, z, cols, ctx_count, S, T, counters):
         if not binary:
             em1 = math.expm1(z * col_val[k])
             counters[N_EXP] += 1
-        u = S[x, y] / T[x] * em1
+        u = S[y, x] / T[x] * em1
         if 1.0 + u >= SMALL_ARG or not u == u:
             total += ctx_count[x] * math.log1p(u)
         else:
             rest = 0.0
-            for yy in range(S.shape[1]):
+            for yy in range(S.shape[0]):
                 if yy != y:
-                    rest += S[x, yy]
+                    rest += S[yy, x]
             v = 1.0 if binary else col_val[k]
-            arg = (rest + S[x, y] * math.exp(z * v)) / T[x]     # not em1 + 1: it rounds to 0
+            arg = (rest + S[y, x] * math.exp(z * v)) / T[x]     # not em1 + 1: it rounds to 0
             counters[N_EXP] += 1
             if not (arg > 0.0 and arg < np.inf):
                 return np.inf
@@ -395,7 +401,7 @@ def sequential_pass(method, order, w, reg, C, emp, newton_tol, gamma, beta, use_
     or CD (Algorithm 3). ``pred_max[p]`` is f_t^# (eq. 14) and ``pred_count[p]``
     is N Ptilde_t (eq. 40) for the features on predicate p.
     """
-    scores = np.empty(S.shape[1])
+    scores = np.empty(S.shape[0])
     for i in range(order.shape[0]):
         t = order[i]
         p = feat_pred[t]

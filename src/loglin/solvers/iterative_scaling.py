@@ -237,7 +237,7 @@ def sequential_update(data, w, rng, method, *, shuffle=False, newton_tol=NEWTON_
     for data with negative values.
     """
     use_bound = bool(use_bound) and not data.negative
-    S = np.empty((data.n_contexts, data.n_labels))
+    S = np.empty((data.n_labels, data.n_contexts))          # label-major, see kernels.scaling
     T = np.empty(data.n_contexts)
     T_top = np.empty(data.n_contexts)          # largest T[x] since row x was last summed exactly
     ks.init_scores(w, data.rows, S, T)
