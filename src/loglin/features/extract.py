@@ -280,6 +280,7 @@ class FeatureExtractor:
             ptr.append(ptr[-1] + len(kept[-1]))
         self.keys = np.concatenate(kept)
         self.group_ptr = np.array(ptr, dtype=np.int64)
+        self._names = None
         pred = np.stack([self._lookup(g, k) for g, k in zip(self.template_group, keys_by_template)], axis=1)
         self._fit_tag_dictionary(tokens.word_ids, y)
         problem = self._problem(pred, y)
@@ -395,15 +396,15 @@ class FeatureExtractor:
     def predicate_name(self, p: int) -> str:
         """OpenNLP-style string of predicate ``p``, e.g. ``p=the`` or ``t2=DT,NN``."""
         g = int(np.searchsorted(self.group_ptr, p, side="right") - 1)
-        template = self.templates[list(self.template_group).index(g)]
+        template = self.templates[int(np.argmax(self.template_group == g))]
         atoms = template.label_atoms + template.static_atoms
         key = int(self.keys[p])
         values = []
         for atom in reversed(atoms):
-            r = self._radix(atom.column)
-            key, v = divmod(key, r)
-            values.append(self._value_string(atom.column, v))
-        return template.group if not atoms else f"{template.group}={','.join(reversed(values))}"
+            key, v = divmod(key, self._radix(atom.column))
+            if atom.column not in FLAG_COLUMNS:       # a flag predicate is just its name ("h")
+                values.append(self._value_string(atom.column, v))
+        return f"{template.group}={','.join(reversed(values))}" if values else template.group
 
     def _value_string(self, column, v):
         if column == "label":
@@ -412,12 +413,23 @@ class FeatureExtractor:
             return self.words.strings[v]
         if column == "tag":
             return self.tags.strings[v]
-        if column in AFFIX_COLUMNS:
-            return self.affixes.strings[v]
-        return "1"
+        return self.affixes.strings[v]
+
+    def event_predicates(self, words, labels, tags=None) -> list[list[str]]:
+        """Kept predicate names of every token, with ``labels`` as the history (for inspection)."""
+        tokens = self.encode(words, tags)
+        index = {y: i for i, y in enumerate(self.labels)}
+        y = np.array([index[t] for s in labels for t in s], dtype=np.int64)
+        pred = np.stack([self._lookup(g, self._template_keys(tokens, t, y))
+                         for t, g in zip(self.templates, self.template_group)], axis=1)
+        names = self.predicate_names()
+        return [[names[p] for p in row if p >= 0] for row in pred.tolist()]
 
     def predicate_names(self) -> list[str]:
-        return [self.predicate_name(p) for p in range(self.n_predicates)]
+        """Names of all predicates, in id order (computed once per fitted index)."""
+        if getattr(self, "_names", None) is None or len(self._names) != self.n_predicates:
+            self._names = [self.predicate_name(p) for p in range(self.n_predicates)]
+        return list(self._names)
 
     # ------------------------------------------------------------ persistence
     def state(self) -> tuple[dict, dict]:

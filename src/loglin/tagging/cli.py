@@ -1,0 +1,200 @@
+"""``loglin tag``: train, evaluate and run Maxent POS taggers and chunkers.
+
+    loglin tag train --task pos|chunk --format conll2000|brown TRAIN -o MODEL [options]
+    loglin tag evaluate MODEL TEST [--format conll2000|brown|columns] [--json]
+    loglin tag run MODEL INPUT [-o OUT]        (also: loglin tag MODEL INPUT)
+
+INPUT is either CoNLL columns (one token a line, word first; chunking needs
+the POS tag second; blank line between sentences) or plain tokenized text,
+one sentence a line (chunking: ``word/POS`` tokens). CoNLL input is written
+back with the prediction appended as a last column; text as ``word/LABEL``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from ..errors import InvalidInputError, LoglinError
+from .tagger import DEFAULT_BEAM, DEFAULT_C, DEFAULT_SOLVER, Tagger
+
+SUBCOMMANDS = ("train", "evaluate", "run")
+
+
+def _read_gold(path, fmt: str, task: str) -> list:
+    """Gold sentences as token tuples: (word, tag) for POS, (word, pos, chunk) for chunking."""
+    from ..data import read_brown, read_columns, read_conll2000
+    if fmt == "brown":
+        if task != "pos":
+            raise InvalidInputError("the Brown corpus has POS tags only (use --task pos)")
+        return read_brown(path, simplify_tags=True)
+    sentences = read_conll2000(path) if fmt == "conll2000" else read_columns(path)
+    need = 2 if task == "pos" else 3
+    if sentences and len(sentences[0][0]) < need:
+        raise InvalidInputError(f"{path}: {task} needs {need} columns, found {len(sentences[0][0])}")
+    return [[t[:need] for t in s] for s in sentences]
+
+
+def _read_input(path, fmt: str, task: str):
+    """(token tuples for Tagger.tag, raw lines to echo, 'conll' or 'text')."""
+    from ..data._files import read_text_lines
+    from ..data import read_columns
+    lines = read_text_lines(path)
+    if fmt == "auto":
+        blank = any(not line.strip() for line in lines)
+        widths = {len(line.split()) for line in lines if line.strip()}
+        fmt = "conll" if blank or (len(widths) == 1 and widths.pop() <= 3 and len(lines) > 1) else "text"
+    if fmt == "conll":
+        sentences = read_columns(path)
+        need = 1 if task == "pos" else 2
+        if sentences and len(sentences[0][0]) < need:
+            raise InvalidInputError(f"{path}: chunking needs the POS tag in the second column")
+        return [[t if task == "chunk" else t[0] for t in s] for s in sentences], sentences, "conll"
+    sentences = [line.split() for line in lines if line.strip()]
+    if task == "chunk":
+        pairs = []
+        for k, s in enumerate(sentences):
+            row = [tok.rpartition("/") for tok in s]
+            if any(not (w and sep and pos) for w, sep, pos in row):
+                raise InvalidInputError(f"{path}: sentence {k + 1}: chunking input tokens must be word/POS")
+            pairs.append([(w, pos) for w, _, pos in row])
+        return pairs, sentences, "text"
+    return sentences, sentences, "text"
+
+
+def _write_output(out, raw, predicted, fmt):
+    for tokens, labels in zip(raw, predicted):
+        if fmt == "conll":
+            out.write("".join(" ".join(tok) + f" {y}\n" for tok, y in zip(tokens, labels)) + "\n")
+        else:
+            out.write(" ".join(f"{tok}/{y}" for tok, y in zip(tokens, labels)) + "\n")
+
+
+def _rare(value: str):
+    return None if value == "all" else int(value)
+
+
+def add_tag_commands(subparsers) -> argparse.ArgumentParser:
+    """Add ``tag`` with its ``train`` / ``evaluate`` / ``run`` subcommands to an argparse subparsers object."""
+    tag = subparsers.add_parser("tag", help="Maxent POS tagging and chunking (Ratnaparkhi 1996; OpenNLP features)",
+                                description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = tag.add_subparsers(dest="tag_command", metavar="SUBCOMMAND")
+
+    p = sub.add_parser("train", help="train a tagger or chunker")
+    p.add_argument("train", type=Path, help="training data (CoNLL-2000 file, or a Brown file/folder)")
+    p.add_argument("-o", "--output", type=Path, required=True, help="model file to write (.npz)")
+    p.add_argument("--task", choices=("pos", "chunk"), default="pos", help="default %(default)s")
+    p.add_argument("--format", choices=("conll2000", "brown", "columns"), default="conll2000",
+                   help="training data format; default %(default)s")
+    p.add_argument("--solver", default=DEFAULT_SOLVER, help="solver name; default %(default)s")
+    reg = p.add_mutually_exclusive_group()
+    reg.add_argument("-C", dest="C", type=float, default=None, help=f"regularization constant; default {DEFAULT_C:g}")
+    reg.add_argument("--sigma2", type=float, default=None, help="Gaussian prior variance, same as -C (papers: 10)")
+    p.add_argument("--cutoff", type=int, default=5, help="predicate cut-off (OpenNLP: 5); default %(default)s")
+    p.add_argument("--rare-threshold", type=_rare, default=None,
+                   help="words seen fewer times get spelling predicates; 'all' (default) as OpenNLP")
+    p.add_argument("--beam", type=int, default=DEFAULT_BEAM, help="beam size stored in the model; default %(default)s")
+    p.add_argument("--tag-dictionary", action="store_true", help="restrict known words to their training tags")
+    p.add_argument("--tol", type=float, default=1e-3, help="relative gradient tolerance; default %(default)g")
+    p.add_argument("--max-iter", type=int, default=1000, help="default %(default)s")
+    p.add_argument("--time-limit", type=float, default=None, help="training seconds limit")
+    p.add_argument("--test", type=Path, default=None, help="evaluate on this gold file after training")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    for name, helptext in (("evaluate", "score a model on gold data"), ("run", "tag a file")):
+        p = sub.add_parser(name, help=helptext)
+        p.add_argument("model", type=Path)
+        p.add_argument("input", type=Path)
+        p.add_argument("--beam", type=int, default=None, help="override the model's beam size")
+        p.add_argument("--tag-dictionary", action=argparse.BooleanOptionalAction, default=None,
+                       help="override the model's tag-dictionary setting")
+        if name == "evaluate":
+            p.add_argument("--format", choices=("conll2000", "brown", "columns"), default="conll2000")
+            p.add_argument("--json", action="store_true", help="print one JSON object")
+        else:
+            p.add_argument("-o", "--output", type=Path, default=None, help="output file (default stdout)")
+            p.add_argument("--input-format", choices=("auto", "conll", "text"), default="auto")
+    return tag
+
+
+def _parser() -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(prog="loglin")
+    add_tag_commands(root.add_subparsers(dest="command"))
+    return root
+
+
+def tag_main(argv) -> int:
+    """Entry point for ``loglin tag ...``; ``loglin tag MODEL INPUT`` means ``run``."""
+    argv = list(argv)
+    if argv and argv[0] not in SUBCOMMANDS and not argv[0].startswith("-"):
+        argv = ["run"] + argv
+    args = _parser().parse_args(["tag"] + argv)
+    if args.tag_command is None:
+        _parser().parse_args(["tag", "--help"])
+        return 0
+    return {"train": _train, "evaluate": _evaluate, "run": _run}[args.tag_command](args)
+
+
+def _report(args, report: dict, text: str):
+    if args.json:
+        print(json.dumps(report, default=float))
+    else:
+        print(text)
+
+
+def _train(args) -> int:
+    C = args.sigma2 if args.sigma2 is not None else (args.C if args.C is not None else DEFAULT_C)
+    sentences = _read_gold(args.train, args.format, args.task)
+    progress = not args.quiet and not args.json and sys.stderr.isatty()
+    tagger = Tagger.train(sentences, args.task, C=C, solver=args.solver, cutoff=args.cutoff,
+                          rare_threshold=args.rare_threshold, beam=args.beam, tag_dictionary=args.tag_dictionary,
+                          tol=args.tol, max_iter=args.max_iter, time_limit=args.time_limit, progress=progress)
+    tagger.save(args.output)
+    report = {"model": str(args.output), "task": args.task, **tagger.info}
+    text = (f"trained {args.task} model: {tagger.info['features']:,} features, {tagger.info['iterations']} "
+            f"iterations of {args.solver} in {tagger.info['train_seconds']:.1f} s -> {args.output}")
+    if args.test is not None:
+        scores = tagger.evaluate(_read_gold(args.test, args.format, args.task))
+        scores.pop("by_type", None)
+        report["test"] = scores
+        text += "\n" + _score_text(args.task, scores)
+    _report(args, report, text)
+    return 0
+
+
+def _score_text(task, s):
+    speed = f"{s['tokens_per_second']:,.0f} tokens/s"
+    if task == "pos":
+        unk = "" if s["unknown_accuracy"] is None else f", unknown words {s['unknown_accuracy']:.2f}%"
+        return f"accuracy {s['accuracy']:.2f}% on {s['tokens']:,} tokens{unk} ({speed})"
+    return f"precision {s['precision']:.2f}%, recall {s['recall']:.2f}%, F1 {s['f1']:.2f} ({speed})"
+
+
+def _evaluate(args) -> int:
+    tagger = Tagger.load(args.model)
+    scores = tagger.evaluate(_read_gold(args.input, args.format, tagger.task), beam=args.beam,
+                             tag_dictionary=args.tag_dictionary)
+    _report(args, {"model": str(args.model), "task": tagger.task, **scores}, _score_text(tagger.task, scores))
+    return 0
+
+
+def _run(args) -> int:
+    tagger = Tagger.load(args.model)
+    tokens, raw, fmt = _read_input(args.input, args.input_format, tagger.task)
+    t0 = time.perf_counter()
+    predicted = tagger.tag(tokens, beam=args.beam, tag_dictionary=args.tag_dictionary)
+    seconds = time.perf_counter() - t0
+    if args.output is None:
+        _write_output(sys.stdout, raw, predicted, fmt)
+    else:
+        with open(args.output, "w", encoding="utf-8", newline="\n") as out:
+            _write_output(out, raw, predicted, fmt)
+        n = sum(len(s) for s in tokens)
+        print(f"tagged {n:,} tokens in {seconds:.2f} s -> {args.output}", file=sys.stderr)
+    return 0
+
+
+__all__ = ["add_tag_commands", "tag_main", "LoglinError"]

@@ -1,0 +1,232 @@
+"""A trained Maxent tagger or chunker: train, tag, evaluate, save, load.
+
+Ratnaparkhi (1996)'s model as Huang et al. (2010) train it: predicate x
+label features from OpenNLP's context generators (:mod:`loglin.features`),
+a Gaussian prior with sigma^2 = C (``--sigma2 10`` in the papers), any
+registered solver, beam-search decoding.
+
+Sentence formats (lists of tokens):
+
+* training and evaluation, POS: ``(word, tag)``; chunking: ``(word, pos, chunk)``;
+* tagging, POS: ``word`` (or a tuple whose first field is the word);
+  chunking: ``(word, pos)``.
+"""
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+
+from ..errors import InvalidInputError, ModelFormatError
+from ..features.extract import SPECIALS, FeatureExtractor
+from ..model_io import load_npz_model, save_npz_model
+from .beam import DecodeInput, beam_decode
+from .conlleval import conlleval
+
+FORMAT = "loglin-tagger"
+FORMAT_VERSION = 1
+DEFAULT_SOLVER = "lbfgs"
+DEFAULT_C = 10.0
+DEFAULT_BEAM = 3
+TASKS = ("pos", "chunk")
+
+
+def _split(sentences, task, with_labels):
+    """(words, input tags or None, labels or None) from token tuples."""
+    n_in = 1 if task == "pos" else 2
+    need = n_in + (1 if with_labels else 0)
+    words, tags, labels = [], [] if task == "chunk" else None, [] if with_labels else None
+    for k, sentence in enumerate(sentences):
+        if len(sentence) == 0:
+            raise InvalidInputError(f"sentence {k} is empty")
+        if task == "pos" and not with_labels and all(isinstance(t, str) for t in sentence):
+            words.append(list(sentence))
+            continue
+        if any(isinstance(t, str) or len(t) < need for t in sentence):
+            raise InvalidInputError(f"sentence {k}: every token needs {need} fields for {task} "
+                                    f"{'training/evaluation' if with_labels else 'tagging'}")
+        words.append([str(t[0]) for t in sentence])
+        if tags is not None:
+            tags.append([str(t[1]) for t in sentence])
+        if labels is not None:
+            labels.append([str(t[need - 1]) for t in sentence])
+    return words, tags, labels
+
+
+class Tagger:
+    """Weights + feature index + decoding options."""
+
+    def __init__(self, extractor: FeatureExtractor, w, map_ptr, map_label, map_feat, *,
+                 beam: int = DEFAULT_BEAM, tag_dictionary: bool = False, info: dict | None = None):
+        self.extractor = extractor
+        self.w = np.asarray(w, dtype=np.float64)
+        self.map_ptr, self.map_label, self.map_feat = map_ptr, map_label, map_feat
+        self.beam = int(beam)
+        self.tag_dictionary = bool(tag_dictionary)
+        self.info = dict(info or {})
+
+    @property
+    def task(self) -> str:
+        return self.extractor.task
+
+    @property
+    def labels(self) -> list:
+        return list(self.extractor.labels)
+
+    # ------------------------------------------------------------ training
+    @classmethod
+    def train(cls, sentences, task: str = "pos", *, C: float = DEFAULT_C, solver: str = DEFAULT_SOLVER,
+              cutoff: int = 5, rare_threshold: int | None = None, beam: int = DEFAULT_BEAM,
+              tag_dictionary: bool = False, tol: float = 1e-3, max_iter: int = 1000, time_limit=None,
+              random_state=0, progress: bool = False, evaluate=None, **solver_options) -> "Tagger":
+        """Train on gold sentences. ``C`` = sigma^2 of the papers (10).
+
+        ``evaluate``: optional held-out sentences; their score is then
+        recorded per iteration in ``info["trace"]``-style records of the result.
+        """
+        from ..solvers.base import minimize
+        from ..training import ConvergenceWarning
+        if task not in TASKS:
+            raise InvalidInputError(f"task must be 'pos' or 'chunk', got {task!r}")
+        if not np.isfinite(C) or C <= 0:
+            raise InvalidInputError(f"C must be positive and finite, got {C}")
+        words, tags, labels = _split(sentences, task, with_labels=True)
+        if not words:
+            raise InvalidInputError("no training sentences")
+        t0 = time.perf_counter()
+        extractor = FeatureExtractor(task, cutoff=cutoff, rare_threshold=rare_threshold)
+        problem, fit_stats = extractor.fit(words, labels, tags)
+        t1 = time.perf_counter()
+        hook = None
+        if evaluate is not None:
+            probe = cls(extractor, np.zeros(problem.n_features), problem.map_ptr, problem.map_label,
+                        problem.map_feat, beam=1)
+            held_out = list(evaluate)
+
+            def hook(w):
+                probe.w = w
+                return probe.evaluate(held_out)["f1" if task == "chunk" else "accuracy"]
+        result = minimize(problem.objective(C), solver, tol=tol, max_iter=max_iter, time_limit=time_limit,
+                          random_state=random_state, progress=progress, evaluate=hook, **solver_options)
+        if not result.converged:
+            warnings.warn(f"{solver} stopped by {result.stop_reason} after {result.iterations} iterations "
+                          f"before reaching tol = {tol:g}", ConvergenceWarning, stacklevel=2)
+        info = {"solver": solver, "C": float(C), "tol": tol, "iterations": result.iterations,
+                "converged": bool(result.converged), "objective": float(result.f),
+                "train_seconds": result.train_seconds, "extract_seconds": t1 - t0,
+                "contexts": problem.n_contexts, "features": problem.n_features,
+                "predicates": problem.n_predicates, "train_tokens": fit_stats["tokens"]}
+        tagger = cls(extractor, result.w, problem.map_ptr, problem.map_label, problem.map_feat,
+                     beam=beam, tag_dictionary=tag_dictionary, info=info)
+        tagger.result = result
+        return tagger
+
+    # ------------------------------------------------------------ tagging
+    def _decode(self, words, tags, beam=None, tag_dictionary=None):
+        tokens = self.extractor.encode(words, tags)
+        data = DecodeInput.build(self.extractor, tokens)
+        flat = beam_decode(self.extractor, self.w, self.map_ptr, self.map_label, self.map_feat, data,
+                           beam=self.beam if beam is None else beam,
+                           tag_dictionary=self.tag_dictionary if tag_dictionary is None else tag_dictionary)
+        names = np.asarray(self.extractor.labels, dtype=object)[flat]
+        out, at = [], 0
+        for s in words:
+            out.append(list(names[at:at + len(s)]))
+            at += len(s)
+        return out
+
+    def tag(self, sentences, *, beam: int | None = None, tag_dictionary: bool | None = None) -> list:
+        """Predicted label sequence of every sentence (POS: words; chunking: (word, pos) pairs)."""
+        sentences = list(sentences)
+        if not sentences:
+            return []
+        words, tags, _ = _split(sentences, self.task, with_labels=False)
+        return self._decode(words, tags, beam, tag_dictionary)
+
+    def evaluate(self, sentences, *, beam: int | None = None, tag_dictionary: bool | None = None) -> dict:
+        """Scores on gold sentences, in percent, plus ``tokens_per_second`` of tagging.
+
+        POS: ``accuracy`` and ``unknown_accuracy`` (words unseen in training);
+        chunking: conlleval ``precision``, ``recall``, ``f1``, ``accuracy``.
+        """
+        words, tags, gold = _split(list(sentences), self.task, with_labels=True)
+        if not words:
+            raise InvalidInputError("no sentences to evaluate")
+        t0 = time.perf_counter()
+        guess = self._decode(words, tags, beam, tag_dictionary)
+        seconds = time.perf_counter() - t0
+        n = sum(len(s) for s in words)
+        out = {"tokens": n, "sentences": len(words), "seconds": seconds, "tokens_per_second": n / max(seconds, 1e-9)}
+        if self.task == "pos":
+            known = self.extractor.words.index
+            hit = unk = unk_hit = 0
+            for ws, gs, ps in zip(words, gold, guess):
+                for w, g, p in zip(ws, gs, ps):
+                    hit += g == p
+                    if known.get(w, 0) < len(SPECIALS):
+                        unk += 1
+                        unk_hit += g == p
+            out.update(accuracy=100.0 * hit / n, unknown_words=unk,
+                       unknown_accuracy=100.0 * unk_hit / unk if unk else None)
+        else:
+            scores = conlleval(gold, guess)
+            out.update({k: scores[k] for k in ("precision", "recall", "f1", "accuracy", "by_type")})
+        return out
+
+    # ------------------------------------------------------------ persistence
+    def save(self, path) -> None:
+        fx_meta, fx_arrays = self.extractor.state()
+        meta = {"loglin_format": FORMAT, "format_version": FORMAT_VERSION, "task": self.task,
+                "labels": fx_meta["labels"], "options": {"beam": self.beam, "tag_dictionary": self.tag_dictionary},
+                "features": fx_meta, "info": _jsonable(self.info)}
+        arrays = {"w": self.w, "map_ptr": self.map_ptr, "map_label": self.map_label, "map_feat": self.map_feat,
+                  **fx_arrays}
+        save_npz_model(path, meta, arrays)
+
+    @classmethod
+    def load(cls, path) -> "Tagger":
+        """Read a model file; anything malformed raises ModelFormatError."""
+        required = ("w", "map_ptr", "map_label", "map_feat", "feat_keys", "feat_group_ptr", "feat_rare",
+                    "feat_dict_ptr", "feat_dict_label")
+        try:
+            meta, a = load_npz_model(path, FORMAT, FORMAT_VERSION, required=required)
+            fx_meta = meta["features"]
+            if fx_meta.get("task") not in TASKS or meta.get("task") != fx_meta["task"]:
+                raise ModelFormatError(f"{path}: unknown task {meta.get('task')!r}")
+            for name in required:
+                if a[name].dtype.kind not in "iuf" or a[name].ndim != 1:
+                    raise ModelFormatError(f"{path}: array {name!r} has the wrong type or shape")
+            extractor = FeatureExtractor.from_state(fx_meta, a)
+            options = meta.get("options", {})
+            tagger = cls(extractor, a["w"].astype(np.float64), a["map_ptr"].astype(np.int64),
+                         a["map_label"].astype(np.int32), a["map_feat"].astype(np.int64),
+                         beam=int(options.get("beam", DEFAULT_BEAM)),
+                         tag_dictionary=bool(options.get("tag_dictionary", False)), info=meta.get("info", {}))
+        except ModelFormatError:
+            raise
+        except (KeyError, TypeError, ValueError, AttributeError, InvalidInputError) as exc:
+            raise ModelFormatError(f"{path}: corrupted tagger model ({exc.__class__.__name__}: {exc})") from None
+        _check_model(path, tagger)
+        return tagger
+
+
+def _check_model(path, t: Tagger):
+    P, K, n = t.extractor.n_predicates, t.extractor.n_labels, len(t.w)
+    mp = t.map_ptr
+    ok = (len(mp) == P + 1 and mp[0] == 0 and mp[-1] == len(t.map_label) == len(t.map_feat)
+          and np.all(np.diff(mp) >= 0) and t.beam >= 1
+          and (len(t.map_label) == 0 or (t.map_label.min() >= 0 and t.map_label.max() < K))
+          and (len(t.map_feat) == 0 or (t.map_feat.min() >= 0 and t.map_feat.max() < n)))
+    if not ok:
+        raise ModelFormatError(f"{path}: inconsistent tagger model arrays")
+
+
+def _jsonable(info: dict) -> dict:
+    out = {}
+    for k, v in info.items():
+        if isinstance(v, (bool, int, float, str)) or v is None:
+            out[k] = v
+        elif isinstance(v, np.generic):
+            out[k] = v.item()
+    return out

@@ -1,0 +1,107 @@
+"""conlleval scoring: hand-worked examples and agreement with chunk-set matching on IOB2 data."""
+import numpy as np
+import pytest
+
+from loglin.errors import InvalidInputError
+from loglin.tagging.conlleval import chunks, conlleval
+
+
+def test_hand_worked_example():
+    gold = [["B-NP", "I-NP", "B-VP", "B-NP", "I-NP", "O"]]
+    # NP(0-1) right; VP right; NP ends one token early -> wrong
+    guess = [["B-NP", "I-NP", "B-VP", "B-NP", "O", "O"]]
+    r = conlleval(gold, guess)
+    assert (r["chunks_gold"], r["chunks_guessed"], r["chunks_correct"]) == (3, 3, 2)
+    assert r["precision"] == pytest.approx(200 / 3) and r["recall"] == pytest.approx(200 / 3)
+    assert r["f1"] == pytest.approx(200 / 3)
+    assert r["accuracy"] == pytest.approx(500 / 6)
+    assert r["by_type"]["VP"]["f1"] == 100.0 and r["by_type"]["NP"]["precision"] == 50.0
+
+
+def test_i_after_o_starts_a_chunk():
+    # conlleval reads I-NP after O as the start of an NP chunk (IOB1 style), so this guess is right
+    gold = [["O", "B-NP", "I-NP"]]
+    guess = [["O", "I-NP", "I-NP"]]
+    assert chunks(guess[0]) == [(1, 2, "NP")]
+    r = conlleval(gold, guess)
+    assert r["f1"] == 100.0 and r["accuracy"] == pytest.approx(200 / 3)
+
+
+def test_type_change_splits_chunks():
+    # I-VP after I-NP: the NP ends and a VP starts
+    assert chunks(["B-NP", "I-NP", "I-VP", "I-VP"]) == [(0, 1, "NP"), (2, 3, "VP")]
+    gold = [["B-NP", "I-NP", "B-VP", "I-VP"]]
+    r = conlleval(gold, [["B-NP", "I-NP", "I-VP", "I-VP"]])
+    assert r["chunks_correct"] == 2 and r["f1"] == 100.0
+    # B-NP B-NP: two chunks
+    assert chunks(["B-NP", "B-NP"]) == [(0, 0, "NP"), (1, 1, "NP")]
+
+
+def test_sentence_end_closes_chunks():
+    # the chunk at the end of sentence 1 must not run into sentence 2
+    gold = [["B-NP", "I-NP"], ["I-NP", "O"]]
+    guess = [["B-NP", "I-NP"], ["I-NP", "O"]]
+    r = conlleval(gold, guess)
+    assert r["chunks_gold"] == 2 and r["chunks_correct"] == 2
+    # a guessed chunk that is longer than the gold one only because it ends at the sentence end
+    r = conlleval([["B-NP", "O"]], [["B-NP", "I-NP"]])
+    assert r["chunks_correct"] == 0 and r["precision"] == 0.0 and r["f1"] == 0.0
+
+
+def test_no_chunks_gives_zero_not_error():
+    r = conlleval([["O", "O"]], [["O", "O"]])
+    assert r["precision"] == r["recall"] == r["f1"] == 0.0 and r["accuracy"] == 100.0
+
+
+def test_shape_errors():
+    with pytest.raises(InvalidInputError):
+        conlleval([["O"]], [])
+    with pytest.raises(InvalidInputError):
+        conlleval([["O"]], [["O", "O"]])
+
+
+def _random_iob2(rng, n):
+    types = ["NP", "VP", "PP"]
+    out, inside = [], None
+    for _ in range(n):
+        r = rng.random()
+        if inside and r < 0.4:
+            out.append("I-" + inside)
+        elif r < 0.8:
+            inside = types[rng.integers(3)]
+            out.append("B-" + inside)
+        else:
+            inside = None
+            out.append("O")
+    return out
+
+
+def _spans(tags):
+    """Chunks of well-formed IOB2 tags, independently of conlleval's rules."""
+    spans, start, kind = set(), None, None
+    for i, t in enumerate(tags + ["O"]):
+        if start is not None and not t.startswith("I-"):
+            spans.add((start, i - 1, kind))
+            start = None
+        if t.startswith("B-"):
+            start, kind = i, t[2:]
+    return spans
+
+
+def test_agrees_with_exact_span_matching_on_iob2():
+    rng = np.random.default_rng(0)
+    gold = [_random_iob2(rng, int(rng.integers(1, 12))) for _ in range(300)]
+    guess = [[g if rng.random() < 0.8 else t for g, t in zip(s, _random_iob2(rng, len(s)))] for s in gold]
+    # repair the guess into IOB2 (an I- must continue a chunk of its type) so span matching applies
+    for s in guess:
+        for i, t in enumerate(s):
+            if t.startswith("I-") and (i == 0 or s[i - 1] == "O" or s[i - 1][2:] != t[2:]):
+                s[i] = "B-" + t[2:]
+    g_spans = [_spans(s) for s in gold]
+    h_spans = [_spans(s) for s in guess]
+    correct = sum(len(a & b) for a, b in zip(g_spans, h_spans))
+    n_gold, n_guess = sum(map(len, g_spans)), sum(map(len, h_spans))
+    r = conlleval(gold, guess)
+    assert (r["chunks_correct"], r["chunks_gold"], r["chunks_guessed"]) == (correct, n_gold, n_guess)
+    p, rec = 100 * correct / n_guess, 100 * correct / n_gold
+    assert r["f1"] == pytest.approx(2 * p * rec / (p + rec))
