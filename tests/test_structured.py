@@ -144,3 +144,23 @@ def test_wrong_objective_is_rejected():
         minimize(p.objective(1.0, loss="mm"), "chain-eg", state=state, max_iter=1)
     gap, rel = duality_gap(p.objective(1.0), state)
     assert gap >= 0
+
+
+def test_cutting_plane_and_eg_agree_on_the_m3n_optimum():
+    import loglin.structured.cutting_plane  # noqa: F401
+    p = random_chain_problem(n_sent=20, K=3, n_attr=10, max_len=4, seed=10)
+    obj = p.objective(0.5, loss="mm")
+    cp = minimize(obj, "chain-cutting-plane", tol=0.0, max_iter=500)
+    eg = minimize(obj, "chain-eg", tol=0.0, gap_tol=1e-4, max_iter=5000, random_state=2)
+    lower = max(cp.trace.records[-1]["dual_objective"], eg.trace.records[-1]["dual_objective"])
+    assert cp.f >= lower - 1e-9 and eg.f >= lower - 1e-9
+    assert cp.f == pytest.approx(eg.f, rel=2e-4)
+
+
+def test_sgd_approaches_the_crf_optimum():
+    import loglin.structured.sgd  # noqa: F401
+    p = random_chain_problem(n_sent=40, K=3, n_attr=12, max_len=5, seed=11)
+    obj = p.objective(1.0)
+    ref = minimize(obj, "lbfgs", tol=1e-10, max_iter=2000)
+    res = minimize(obj, "chain-sgd", tol=0.0, max_iter=300, random_state=3)
+    assert res.f == pytest.approx(ref.f, rel=1e-3)

@@ -635,3 +635,30 @@ def touch_bound(seq_ptr, tok_ptr, tok_attr, map_ptr):
                 m += map_ptr[a + 1] - map_ptr[a]
         best = max(best, m)
     return best
+
+
+@njit(cache=True)
+def simplex_qp_smo(G, b, a, tol, max_steps):
+    """min 1/2 a'Ga - b'a over {a >= 0, sum a = const} by pairwise (SMO) steps; a updated in place."""
+    m = b.shape[0]
+    g = G @ a - b
+    steps = 0
+    for steps in range(max_steps):
+        i, j = 0, -1
+        for k in range(m):
+            if g[k] < g[i]:
+                i = k
+            if a[k] > 0.0 and (j < 0 or g[k] > g[j]):
+                j = k
+        scale = 1.0
+        for k in range(m):
+            scale = max(scale, abs(g[k]))
+        if j < 0 or g[j] - g[i] <= tol * scale:
+            break
+        curv = G[i, i] + G[j, j] - 2.0 * G[i, j]
+        t = a[j] if curv <= 0.0 else min(a[j], (g[j] - g[i]) / curv)
+        a[i] += t
+        a[j] -= t
+        for k in range(m):
+            g[k] += t * (G[k, i] - G[k, j])
+    return steps
