@@ -1,0 +1,146 @@
+"""Trained chain models (CRF or M3N): tagging, saving and loading, and one training entry point.
+
+    model = train_chain_model(train_sentences, "chunk", model="crf", solver="lbfgs", C=1.0)
+    model.tag(sentences)            # -> list of label lists
+    model.save("chunker.npz"); ChainModel.load("chunker.npz")
+
+Solvers: "lbfgs" and "sgd" (CRF only) on the primal; "eg" (online, randomized
+order) and "eg-batch" on the dual (CRF and M3N); "cutting-plane" (M3N only).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InvalidInputError, ModelFormatError
+from ..kernels import chain as ck
+from ..kernels.maxent import _blocks
+from ..model_io import load_npz_model, save_npz_model
+from .crf_features import TASKS, ChainFeatureSpace, build_chain_problem, check_sentences
+
+FORMAT, VERSION = "loglin-chain", 1
+MODELS = ("crf", "m3n")
+SOLVER_NAMES = {"lbfgs": "lbfgs", "sgd": "chain-sgd", "eg": "chain-eg", "eg-batch": "chain-eg-batch",
+                "cutting-plane": "chain-cutting-plane"}
+
+
+@dataclass
+class ChainModel:
+    """Weights of a linear-chain model over a feature space (state features, then K x K transitions)."""
+
+    space: ChainFeatureSpace
+    w: np.ndarray
+    model: str = "crf"
+    C: float = 1.0
+    solver: str = ""
+
+    @property
+    def labels(self):
+        return self.space.labels
+
+    def transitions(self) -> np.ndarray:
+        K = self.space.n_labels
+        return self.w[self.space.n_state:].reshape(K, K)
+
+    def predict_ids(self, sentences) -> list[np.ndarray]:
+        """Viterbi label ids of every sentence."""
+        if len(sentences) == 0:
+            return []
+        seq_ptr, tok_ptr, tok_attr = self.space.encode(sentences)
+        out = np.empty(int(seq_ptr[-1]), dtype=np.int32)
+        max_len = int(np.diff(seq_ptr).max(initial=1)) or 1
+        ck.decode_all(self.w, self.space.n_state, self.space.n_labels, _blocks(len(sentences)), max_len, seq_ptr,
+                      tok_ptr, tok_attr, np.empty(0), self.space.map_ptr, self.space.map_label,
+                      self.space.map_feat, out)
+        return [out[seq_ptr[i]:seq_ptr[i + 1]] for i in range(len(sentences))]
+
+    def tag(self, sentences) -> list[list[str]]:
+        """Best label sequence of each sentence (tokens as tuples whose first columns are the inputs)."""
+        for i, s in enumerate(sentences):
+            if len(s) == 0:
+                raise InvalidInputError(f"sentence {i} is empty")
+        labels = self.space.labels
+        return [[str(x) for x in labels[ids]] for ids in self.predict_ids(sentences)]
+
+    # ------------------------------------------------------------------ files
+    def save(self, path) -> None:
+        meta = {"loglin_format": FORMAT, "format_version": VERSION, "task": self.space.task, "model": self.model,
+                "C": self.C, "solver": self.solver, "n_state": int(self.space.n_state)}
+        arrays = {"w": self.w, "labels": np.asarray(self.space.labels, dtype=str),
+                  "attributes": np.asarray(self.space.attributes, dtype=str), "map_ptr": self.space.map_ptr,
+                  "map_label": self.space.map_label, "map_feat": self.space.map_feat}
+        save_npz_model(path, meta, arrays)
+
+    @classmethod
+    def load(cls, path) -> "ChainModel":
+        meta, a = load_npz_model(path, FORMAT, VERSION,
+                                 required=("w", "labels", "attributes", "map_ptr", "map_label", "map_feat"))
+        try:
+            task, n_state = meta["task"], int(meta["n_state"])
+            labels, attributes = a["labels"], a["attributes"].tolist()
+            map_ptr = a["map_ptr"].astype(np.int64)
+            map_label = a["map_label"].astype(np.int32)
+            map_feat = a["map_feat"].astype(np.int64)
+            w = a["w"].astype(np.float64)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ModelFormatError(f"{path}: invalid chain model ({exc})") from None
+        K = len(labels)
+        ok = (task in TASKS and K >= 2 and w.ndim == 1 and len(w) == n_state + K * K
+              and map_ptr.ndim == 1 and len(map_ptr) == len(attributes) + 1 and map_ptr[0] == 0
+              and np.all(np.diff(map_ptr) >= 0) and map_ptr[-1] == len(map_label) == len(map_feat)
+              and (len(map_label) == 0 or (map_label.min() >= 0 and map_label.max() < K))
+              and (len(map_feat) == 0 or (map_feat.min() >= 0 and map_feat.max() < n_state)))
+        if not ok:
+            raise ModelFormatError(f"{path}: inconsistent chain model arrays")
+        space = ChainFeatureSpace(task=task, attributes=attributes, labels=labels, map_ptr=map_ptr,
+                                  map_label=map_label, map_feat=map_feat, n_state=n_state)
+        return cls(space=space, w=w, model=str(meta.get("model", "crf")), C=float(meta.get("C", 1.0)),
+                   solver=str(meta.get("solver", "")))
+
+
+def train_chain_model(train_sentences, task="chunk", model="crf", solver="lbfgs", C=1.0, *, tol=1e-5,
+                      max_iter=300, gap_tol=1e-4, time_limit=None, random_state=0, progress=False,
+                      validation_sentences=None, return_result=False, **options):
+    """Train a CRF (``model="crf"``) or M3N (``"m3n"``) chain tagger; returns a :class:`ChainModel`.
+
+    ``task`` is "chunk" (tokens ``(word, pos, chunk)``, CoNLL-2000) or "pos"
+    (tokens ``(word, tag)``). C is in LIBLINEAR scale (CRFsuite's c2 = 1/(2C),
+    Collins et al.'s C' = 1/C). Dual solvers stop at a relative duality gap
+    ``gap_tol``, primal ones at a relative gradient norm ``tol``.
+    ``validation_sentences`` (labelled) lets SGD pick eta0 by validation error.
+    """
+    from ..solvers.base import minimize
+    from . import cutting_plane, eg, sgd  # noqa: F401  (register the chain solvers)
+    if model not in MODELS:
+        raise InvalidInputError(f"model must be one of {MODELS}, got {model!r}")
+    if solver not in SOLVER_NAMES:
+        raise InvalidInputError(f"solver must be one of {sorted(SOLVER_NAMES)}, got {solver!r}")
+    if model == "m3n" and solver in ("lbfgs", "sgd"):
+        raise InvalidInputError(f"{solver} needs a differentiable objective: train M3N with eg, eg-batch or "
+                                f"cutting-plane")
+    if model == "crf" and solver == "cutting-plane":
+        raise InvalidInputError("cutting-plane trains M3N; train a CRF with lbfgs, sgd, eg or eg-batch")
+    check_sentences(train_sentences, task)
+    problem, space = build_chain_problem(train_sentences, task)
+    objective = problem.objective(C, loss="ll" if model == "crf" else "mm")
+    if solver == "sgd" and validation_sentences is not None and "validation" not in options:
+        options["validation"] = _error_rate(space, validation_sentences)
+    dual = solver in ("eg", "eg-batch", "cutting-plane")
+    result = minimize(objective, SOLVER_NAMES[solver], tol=0.0 if dual else tol, max_iter=max_iter,
+                      gap_tol=gap_tol if dual else None, time_limit=time_limit, random_state=random_state,
+                      progress=progress, **options)
+    trained = ChainModel(space=space, w=result.w.copy(), model=model, C=float(C), solver=solver)
+    return (trained, result) if return_result else trained
+
+
+def _error_rate(space, sentences):
+    """validation(w) -> token error rate of a labelled sentence list."""
+    from .crf_features import gold_column
+    col = gold_column(space.task)
+    gold = np.concatenate([[str(t[col]) for t in s] for s in sentences])
+
+    def validation(w):
+        pred = ChainModel(space=space, w=w).tag(sentences)
+        return float(np.mean(gold != np.concatenate(pred)))
+    return validation
