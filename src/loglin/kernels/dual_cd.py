@@ -1,0 +1,427 @@
+"""Compiled passes of dual coordinate descent (Yu, Huang & Lin 2011).
+
+Scale: LIBLINEAR's, where the regularizer is 1/2 ||w||^2 (sigma^2 = 1 in the
+paper's formulas). Every one-variable sub-problem has the form of eq. (18)
+
+    min_z  (c1 + z) log(c1 + z) + (c2 - z) log(c2 - z) + a/2 z^2 + b z,   -c1 <= z <= c2,
+
+and is solved on the distance to the nearer bound, Z1 = c1 + z or Z2 = c2 - z
+(section 3.3), so that neither C - alpha nor a log of a cancelled difference
+is ever computed. The solvers return both Z1 and Z2.
+
+Three sub-problem solvers (the variants the paper compares):
+    ALG4        - Algorithm 4, modified Newton, xi-shrink for steps leaving (0, s)
+    LINE_SEARCH - one Newton step with backtracking line search, eq. (21)
+    BISECTION   - Algorithm 9, bisection to the "correct" side, then Newton
+"""
+import numpy as np
+from numba import njit
+
+from .maxent import _value
+
+ALG4, LINE_SEARCH, BISECTION = 0, 1, 2
+XI0 = 0.1               # xi_0 of the initial point (35); any value in (0, 0.5]
+LS_BETA, LS_GAMMA = 0.5, 0.01   # line search of CDdual-ls (section 6.1)
+LS_MAX = 40
+TINY = 1e-300           # floor keeping a shrunken Z strictly positive
+# Reassociation lets LLVM vectorize the sparse dot products (about 15% per pass on
+# a9a); NaN/inf semantics are kept (no "nnan"/"ninf"), the guards below rely on them.
+FAST = {"nsz", "arcp", "contract", "reassoc"}
+
+
+# ------------------------------------------------------------ sub-problem (18)
+@njit(cache=True, inline="always")
+def _gprime(Z, s, a, c, bt):
+    """g_t'(Z) of eq. (32)."""
+    return np.log(Z / (s - Z)) + a * (Z - c) + bt
+
+
+@njit(cache=True, inline="always")
+def _side(a, b, c1, c2):
+    """t of (34): 1 if z_m >= -b/a, i.e. g'(z_m) = a z_m + b >= 0 (also right for a = 0)."""
+    return 1 if a * 0.5 * (c2 - c1) + b >= 0.0 else 2
+
+
+@njit(cache=True, fastmath=FAST)
+def solve_subproblem(a, b, c1, c2, s, g0, eps, xi, max_newton, variant, out):
+    """Solve (18); write (Z1, Z2) into out[0], out[1]; return #Newton steps.
+
+    ``s`` is c1 + c2 given by the caller (C_i for LR, so that alpha_i +
+    (C_i - alpha_i) = C_i holds exactly); ``g0`` = g'(0) = b + log(c1/c2),
+    which the caller has already computed (and found larger than ``eps``).
+    """
+    t = _side(a, b, c1, c2)
+    if t == 1:
+        c, other, bt = c1, c2, b
+    else:
+        c, other, bt = c2, c1, -b
+    steps = 0
+    if variant == LINE_SEARCH:
+        Z = _one_newton_with_line_search(a, bt, c, other, s, g0 if t == 1 else -g0)
+        steps = 1
+    else:
+        Z = c if c < 0.5 * s else XI0 * c          # (35)
+        gp = (g0 if t == 1 else -g0) if Z == c else _gprime(Z, s, a, c, bt)   # g_2'(Z2) = -g'(z)
+        if variant == BISECTION:                    # Algorithm 9: reach g_t' <= 0 (57)
+            while gp > 0.0 and Z > TINY:
+                Z *= 0.5
+                gp = _gprime(Z, s, a, c, bt)
+        while abs(gp) > eps and steps < max_newton:
+            d = -gp / (a + s / (Z * (s - Z)))
+            if Z + d <= 0.0:                        # Algorithm 4: Z <- xi Z
+                Z = max(xi * Z, TINY)
+            elif Z + d >= s:                        # cannot happen in exact arithmetic
+                Z = s - xi * (s - Z)
+            else:
+                Z += d
+            gp = _gprime(Z, s, a, c, bt)
+            steps += 1
+    if t == 1:
+        out[0], out[1] = Z, s - Z
+    else:
+        out[0], out[1] = s - Z, Z
+    return steps
+
+
+@njit(cache=True, inline="always")
+def _g_t_change(step, a, c, other, bt):
+    """g_t(c + step) - g_t(c), with the x log x differences written as
+    step log(c + step) + c log1p(step / c) (no cancellation of large terms)."""
+    Z, W = c + step, other - step
+    return (step * np.log(Z) + c * np.log1p(step / c) - step * np.log(W) + other * np.log1p(-step / other)
+            + 0.5 * a * step * step + bt * step)
+
+
+@njit(cache=True, fastmath=FAST)
+def _one_newton_with_line_search(a, bt, c, other, s, gp):
+    """CDdual-ls: one Newton step from z = 0 with the sufficient decrease (21)."""
+    d = -gp / (a + s / (c * other))
+    lam = 1.0
+    for _ in range(LS_MAX):
+        step = lam * d
+        if -c < step < other and _g_t_change(step, a, c, other, bt) <= LS_GAMMA * lam * gp * d:
+            return c + step
+        lam *= LS_BETA
+    return c
+
+
+# ------------------------------------------------------------ LR, Algorithm 5
+@njit(cache=True, fastmath=FAST)
+def lr_dual_pass(order, indptr, indices, data, y, cost, qdiag, alpha, alpha_c, w,
+                 inner_eps, xi, max_newton, variant):
+    """One outer iteration of Algorithm 5 over instances in ``order``.
+
+    alpha_c[i] holds C_i - alpha_i, kept from the Z2 returned by the
+    sub-problem solver (never recomputed by subtraction). w = sum y_i alpha_i x_i
+    is maintained by (24). Returns (#Newton steps, max |grad_i D| at the
+    visited points, #instances changed).
+    """
+    out = np.empty(2)
+    newton = 0
+    changed = 0
+    vmax = 0.0
+    for s_ in range(order.shape[0]):
+        i = order[s_]
+        yi = y[i]
+        dot = 0.0
+        for k in range(indptr[i], indptr[i + 1]):
+            dot += data[k] * w[indices[k]]
+        a = qdiag[i]
+        b = yi * dot                                   # (23)
+        c1, c2 = alpha[i], alpha_c[i]
+        g = b + np.log(c1 / c2)                        # grad_i D(alpha), eq. (20) at z = 0
+        if abs(g) > vmax:
+            vmax = abs(g)
+        if abs(g) <= inner_eps:
+            continue
+        newton += solve_subproblem(a, b, c1, c2, cost[i], g, inner_eps, xi, max_newton, variant, out)
+        # z = Z1 - alpha_i, or -(Z2 - (C - alpha_i)): take the form on the moving side
+        z = out[0] - c1 if c1 <= c2 else c2 - out[1]
+        if z != 0.0:
+            coef = z * yi
+            for k in range(indptr[i], indptr[i + 1]):
+                w[indices[k]] += coef * data[k]             # (24)
+            changed += 1
+        alpha[i], alpha_c[i] = out[0], out[1]
+    return newton, vmax, changed
+
+
+@njit(cache=True)
+def lr_entropy(alpha, alpha_c, cost):
+    """sum_i C_i H(alpha_i / C_i) = -sum alpha log(alpha/C) + (C - alpha) log((C - alpha)/C)."""
+    total = 0.0
+    for i in range(alpha.shape[0]):
+        C = cost[i]
+        if C <= 0.0:
+            continue
+        lc = np.log(C)
+        a, ac = alpha[i], alpha_c[i]
+        if a > 0.0:
+            total -= a * (np.log(a) - lc)
+        if ac > 0.0:
+            total -= ac * (np.log(ac) - lc)
+    return total
+
+
+# ------------------------------------------------------------ Maxent, Algorithms 6-7
+@njit(cache=True, fastmath=FAST)
+def context_terms(x, w, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, v, kd):
+    """v_y = w^T f(x, y) and K_yy = ||f(x, y)||^2, for maps with each feature once.
+
+    With every feature in a single map entry, f(x, y) for distinct predicates
+    of x touches distinct features, so ||f(x, y)||^2 is a sum of squares.
+    """
+    v[:] = 0.0
+    kd[:] = 0.0
+    for k in range(ctx_ptr[x], ctx_ptr[x + 1]):
+        p = ctx_pred[k]
+        val = _value(ctx_val, k)
+        for j in range(map_ptr[p], map_ptr[p + 1]):
+            yy = map_label[j]
+            v[yy] += val * w[map_feat[j]]
+            kd[yy] += val * val
+
+
+@njit(cache=True, fastmath=FAST)
+def scatter_delta(x, delta, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, w):
+    """w <- w - sum_y delta_y f(x, y)   (eq. 50 in LIBLINEAR scale)."""
+    for k in range(ctx_ptr[x], ctx_ptr[x + 1]):
+        p = ctx_pred[k]
+        val = _value(ctx_val, k)
+        for j in range(map_ptr[p], map_ptr[p + 1]):
+            w[map_feat[j]] -= val * delta[map_label[j]]
+
+
+@njit(cache=True, inline="always")
+def _argmax_argmin(G):
+    hi, lo = 0, 0
+    for yy in range(1, G.shape[0]):
+        if G[yy] > G[hi]:
+            hi = yy
+        if G[yy] < G[lo]:
+            lo = yy
+    return hi, lo
+
+
+@njit(cache=True, fastmath=FAST)
+def maxent_dual_pass(order, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, beta, w,
+                     inner_eps, xi, max_newton, max_pairs):
+    """One outer iteration of Algorithm 7 with Algorithm 6 inside, assuming (48).
+
+    beta[x, y] is alpha_{x,y} scaled to the simplex sum_y beta = C c(x).
+    Gradient (49) with sigma^2 = 1 and the constant 1 dropped:
+    G_y = log zhat_y + K_yy (zhat_y - beta_y) - v_y.
+    Returns (#pair updates, #Newton steps, max_x (max G - min G) at visit).
+    """
+    K = beta.shape[1]
+    v = np.empty(K)
+    kd = np.empty(K)
+    G = np.empty(K)
+    zhat = np.empty(K)
+    out = np.empty(2)
+    pairs = 0
+    newton = 0
+    vmax = 0.0
+    for s_ in range(order.shape[0]):
+        x = order[s_]
+        context_terms(x, w, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, v, kd)
+        for yy in range(K):
+            zhat[yy] = beta[x, yy]
+            G[yy] = np.log(zhat[yy]) - v[yy]
+        hi, lo = _argmax_argmin(G)
+        if G[hi] - G[lo] > vmax:
+            vmax = G[hi] - G[lo]
+        moved = False
+        for _ in range(max_pairs):
+            if G[hi] - G[lo] <= inner_eps:
+                break
+            y1, y2 = hi, lo
+            a = kd[y1] + kd[y2]                                          # (47)
+            b = kd[y1] * (zhat[y1] - beta[x, y1]) - kd[y2] * (zhat[y2] - beta[x, y2]) - v[y1] + v[y2]
+            c1, c2 = zhat[y1], zhat[y2]
+            newton += solve_subproblem(a, b, c1, c2, c1 + c2, G[y1] - G[y2], inner_eps, xi, max_newton,
+                                       ALG4, out)
+            pairs += 1
+            zhat[y1], zhat[y2] = out[0], out[1]
+            G[y1] = np.log(zhat[y1]) + kd[y1] * (zhat[y1] - beta[x, y1]) - v[y1]
+            G[y2] = np.log(zhat[y2]) + kd[y2] * (zhat[y2] - beta[x, y2]) - v[y2]
+            moved = True
+            hi, lo = _argmax_argmin(G)
+        if moved:
+            for yy in range(K):
+                G[yy] = zhat[yy] - beta[x, yy]           # reuse G as the change of beta_x
+                beta[x, yy] = zhat[yy]
+            scatter_delta(x, G, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, w)
+    return pairs, newton, vmax
+
+
+# -- general features: (48) fails, so K^i has off-diagonal entries (eq. 46)
+@njit(cache=True)
+def context_matrix(x, w, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, slot, touched, F):
+    """Dense rows F[y, :m] = f(x, y) over the m distinct features of x; return m.
+
+    ``slot`` (length n, all -1 on entry and on exit) maps a feature to its
+    column; ``touched`` lists the features of the columns.
+    """
+    m = 0
+    for k in range(ctx_ptr[x], ctx_ptr[x + 1]):
+        p = ctx_pred[k]
+        for j in range(map_ptr[p], map_ptr[p + 1]):
+            t = map_feat[j]
+            if slot[t] < 0:
+                slot[t] = m
+                touched[m] = t
+                F[:, m] = 0.0
+                m += 1
+    for k in range(ctx_ptr[x], ctx_ptr[x + 1]):
+        p = ctx_pred[k]
+        val = _value(ctx_val, k)
+        for j in range(map_ptr[p], map_ptr[p + 1]):
+            F[map_label[j], slot[map_feat[j]]] += val
+    for c in range(m):
+        slot[touched[c]] = -1
+    return m
+
+
+@njit(cache=True, fastmath=FAST)
+def gram_and_scores(F, m, touched, w, Kmat, v):
+    """K^i = F F^T and v = F w over the first m columns."""
+    K = F.shape[0]
+    for y1 in range(K):
+        acc = 0.0
+        for c in range(m):
+            acc += F[y1, c] * w[touched[c]]
+        v[y1] = acc
+        for y2 in range(y1, K):
+            acc = 0.0
+            for c in range(m):
+                acc += F[y1, c] * F[y2, c]
+            Kmat[y1, y2] = acc
+            Kmat[y2, y1] = acc
+
+
+@njit(cache=True)
+def max_row_width(ctx_ptr, ctx_pred, map_ptr):
+    """Upper bound on the number of distinct features of one context."""
+    best = 0
+    for x in range(ctx_ptr.shape[0] - 1):
+        m = 0
+        for k in range(ctx_ptr[x], ctx_ptr[x + 1]):
+            p = ctx_pred[k]
+            m += map_ptr[p + 1] - map_ptr[p]
+        best = max(best, m)
+    return best
+
+
+@njit(cache=True, fastmath=FAST)
+def maxent_dual_pass_general(order, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, beta, w,
+                             inner_eps, xi, max_newton, max_pairs, slot, touched, F):
+    """Algorithm 7 / 6 with the full K^i: gradient (46), coefficients (45)."""
+    K = beta.shape[1]
+    v = np.empty(K)
+    Kz = np.empty(K)
+    G = np.empty(K)
+    zhat = np.empty(K)
+    Kmat = np.empty((K, K))
+    out = np.empty(2)
+    pairs = 0
+    newton = 0
+    vmax = 0.0
+    for s_ in range(order.shape[0]):
+        x = order[s_]
+        m = context_matrix(x, w, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, slot, touched, F)
+        gram_and_scores(F, m, touched, w, Kmat, v)
+        for yy in range(K):
+            zhat[yy] = beta[x, yy]
+            Kz[yy] = 0.0
+            G[yy] = np.log(zhat[yy]) - v[yy]
+        hi, lo = _argmax_argmin(G)
+        if G[hi] - G[lo] > vmax:
+            vmax = G[hi] - G[lo]
+        moved = False
+        for _ in range(max_pairs):
+            if G[hi] - G[lo] <= inner_eps:
+                break
+            y1, y2 = hi, lo
+            a = Kmat[y1, y1] + Kmat[y2, y2] - 2.0 * Kmat[y1, y2]
+            b = Kz[y1] - Kz[y2] - v[y1] + v[y2]
+            c1, c2 = zhat[y1], zhat[y2]
+            newton += solve_subproblem(a, b, c1, c2, c1 + c2, G[y1] - G[y2], inner_eps, xi, max_newton,
+                                       ALG4, out)
+            pairs += 1
+            d = out[0] - c1 if c1 <= c2 else c2 - out[1]
+            zhat[y1], zhat[y2] = out[0], out[1]
+            for yy in range(K):
+                Kz[yy] += d * (Kmat[yy, y1] - Kmat[yy, y2])
+                G[yy] = np.log(zhat[yy]) + Kz[yy] - v[yy]
+            moved = True
+            hi, lo = _argmax_argmin(G)
+        if moved:
+            for yy in range(K):
+                G[yy] = zhat[yy] - beta[x, yy]
+                beta[x, yy] = zhat[yy]
+            for c in range(m):
+                acc = 0.0
+                for yy in range(K):
+                    acc += G[yy] * F[yy, c]
+                w[touched[c]] -= acc
+    return pairs, newton, vmax
+
+
+# ------------------------------------------------------------ Maxent dual helpers
+@njit(cache=True)
+def maxent_init_beta(ctx_count, obs_ptr, obs_label, obs_count, C, eps, beta):
+    """Initial point (51), scaled by C: beta_x = C c(x, .) with eps C c(x) spread on unseen labels."""
+    K = beta.shape[1]
+    for x in range(beta.shape[0]):
+        beta[x, :] = 0.0
+        total = C * ctx_count[x]
+        if total <= 0.0:
+            continue
+        n_seen = 0
+        for o in range(obs_ptr[x], obs_ptr[x + 1]):
+            if obs_count[o] > 0.0:
+                beta[x, obs_label[o]] += C * obs_count[o]
+        for yy in range(K):
+            if beta[x, yy] > 0.0:
+                n_seen += 1
+        n_unseen = K - n_seen
+        if n_unseen == 0:
+            continue
+        for yy in range(K):
+            if beta[x, yy] > 0.0:
+                beta[x, yy] *= 1.0 - eps
+            else:
+                beta[x, yy] = eps * total / n_unseen
+
+
+@njit(cache=True)
+def maxent_w_of_beta(n_features, C, ctx_count, obs_ptr, obs_label, obs_count,
+                     ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, beta):
+    """w(beta) = sum_{x,y} (C c(x, y) - beta_{x,y}) f(x, y)   (eq. 39 in LIBLINEAR scale)."""
+    K = beta.shape[1]
+    w = np.zeros(n_features)
+    delta = np.empty(K)
+    for x in range(beta.shape[0]):
+        for yy in range(K):
+            delta[yy] = beta[x, yy]
+        for o in range(obs_ptr[x], obs_ptr[x + 1]):
+            delta[obs_label[o]] -= C * obs_count[o]
+        scatter_delta(x, delta, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, w)
+    return w
+
+
+@njit(cache=True)
+def maxent_entropy(beta, C, ctx_count):
+    """sum_x C c(x) H(beta_x / (C c(x))) = -sum beta log(beta / (C c(x)))."""
+    total = 0.0
+    for x in range(beta.shape[0]):
+        scale = C * ctx_count[x]
+        if scale <= 0.0:
+            continue
+        ls = np.log(scale)
+        for yy in range(beta.shape[1]):
+            b = beta[x, yy]
+            if b > 0.0:
+                total -= b * (np.log(b) - ls)
+    return total

@@ -1,0 +1,208 @@
+"""Compiled passes of randomized online EG (Collins et al. 2008; Yu et al. 2011, Algorithm 8).
+
+Dual variables live on scaled simplices (LIBLINEAR scale, see kernels/dual_cd):
+LR instance i has (alpha_i, C_i - alpha_i) summing to C_i, Maxent context x
+has beta_x summing to C c(x). The update (52) is multiplicative and
+normalized, so it does not depend on that scaling.
+
+The change of the dual (54) costs O(|Y|) under (48) (O(|Y| m) in general).
+Its entropy part is written as  sum_y d_y log b'_y + b_y log1p(d_y / b_y)
+(d = b' - b), which is the difference b' log b' - b log b without
+subtracting two large, nearly equal numbers (C up to 1e5).
+"""
+import numpy as np
+from numba import njit
+
+from .dual_cd import context_matrix, context_terms, gram_and_scores, scatter_delta
+
+
+@njit(cache=True, inline="always")
+def _entropy_change(b, d, log_new):
+    """b' log b' - b log b for b' = b + d > 0, with log b' given."""
+    if d == 0.0:
+        return 0.0
+    return d * log_new + b * np.log1p(d / b)
+
+
+# ------------------------------------------------------------ LR
+@njit(cache=True)
+def lr_eg_pass(picks, indptr, indices, data, y, cost, qdiag, alpha, alpha_c, w, eta, max_trial):
+    """len(picks) EG steps on instances drawn by the caller.
+
+    Two-coordinate EG on (alpha_i, C_i - alpha_i): with r = log(alpha/(C - alpha))
+    the update (52) is r' = r - eta (b + r), where b = y_i w^T x_i.
+    Returns (#accepted, #trials, max |grad_i D| at the visited points).
+    """
+    accepted = 0
+    trials = 0
+    vmax = 0.0
+    for s_ in range(picks.shape[0]):
+        i = picks[s_]
+        C = cost[i]
+        dot = 0.0
+        for k in range(indptr[i], indptr[i + 1]):
+            dot += data[k] * w[indices[k]]
+        a = qdiag[i]
+        b = y[i] * dot
+        c1, c2 = alpha[i], alpha_c[i]
+        r = np.log(c1 / c2)
+        g = b + r
+        if abs(g) > vmax:
+            vmax = abs(g)
+        if g == 0.0:
+            continue
+        for _ in range(max_trial):
+            trials += 1
+            rn = r - eta[i] * g
+            if rn > 0.0:
+                e = np.exp(-rn)
+                n1, n2 = C / (1.0 + e), C * e / (1.0 + e)
+            else:
+                e = np.exp(rn)
+                n1, n2 = C * e / (1.0 + e), C / (1.0 + e)
+            z = n1 - c1 if c1 <= c2 else c2 - n2
+            if n1 <= 0.0 or n2 <= 0.0:
+                change = np.inf
+            else:
+                change = (_entropy_change(c1, z, np.log(n1)) + _entropy_change(c2, -z, np.log(n2))
+                          + b * z + 0.5 * a * z * z)
+            if change <= 0.0:
+                eta[i] *= 1.05
+                coef = z * y[i]
+                for k in range(indptr[i], indptr[i + 1]):
+                    w[indices[k]] += coef * data[k]
+                alpha[i], alpha_c[i] = n1, n2
+                accepted += 1
+                break
+            eta[i] *= 0.5
+    return accepted, trials, vmax
+
+
+# ------------------------------------------------------------ Maxent
+@njit(cache=True, inline="always")
+def _eg_proposal(beta_x, G, v, eta, total, new, log_new):
+    """(52): new_y = total * softmax((1 - eta) log beta_y + eta v_y); G_y = log beta_y - v_y."""
+    K = beta_x.shape[0]
+    m = -np.inf
+    for yy in range(K):
+        log_new[yy] = np.log(beta_x[yy]) - eta * G[yy]
+        if log_new[yy] > m:
+            m = log_new[yy]
+    z = 0.0
+    for yy in range(K):
+        z += np.exp(log_new[yy] - m)
+    lz = m + np.log(z) - np.log(total)
+    for yy in range(K):
+        log_new[yy] -= lz
+        new[yy] = np.exp(log_new[yy])
+
+
+@njit(cache=True)
+def maxent_eg_pass(picks, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, ctx_count, C,
+                   beta, w, eta, max_trial):
+    """len(picks) EG steps under (48): K^i diagonal, so (54) costs O(|Y|)."""
+    K = beta.shape[1]
+    v = np.empty(K)
+    kd = np.empty(K)
+    G = np.empty(K)
+    new = np.empty(K)
+    log_new = np.empty(K)
+    delta = np.empty(K)
+    accepted = 0
+    trials = 0
+    vmax = 0.0
+    for s_ in range(picks.shape[0]):
+        x = picks[s_]
+        total = C * ctx_count[x]
+        if total <= 0.0:
+            continue
+        context_terms(x, w, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, v, kd)
+        gmax, gmin = -np.inf, np.inf
+        for yy in range(K):
+            G[yy] = np.log(beta[x, yy]) - v[yy]          # (53) up to a constant
+            gmax, gmin = max(gmax, G[yy]), min(gmin, G[yy])
+        vmax = max(vmax, gmax - gmin)
+        if gmax == gmin:
+            continue
+        for _ in range(max_trial):
+            trials += 1
+            _eg_proposal(beta[x], G, v, eta[x], total, new, log_new)
+            change = 0.0
+            for yy in range(K):
+                if new[yy] <= 0.0:                     # underflow: would leave the simplex interior
+                    change = np.inf
+                    break
+                d = new[yy] - beta[x, yy]
+                delta[yy] = d
+                change += _entropy_change(beta[x, yy], d, log_new[yy]) - d * v[yy] + 0.5 * kd[yy] * d * d
+            if change <= 0.0 and np.isfinite(change):
+                eta[x] *= 1.05
+                scatter_delta(x, delta, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, w)
+                for yy in range(K):
+                    beta[x, yy] = new[yy]
+                accepted += 1
+                break
+            eta[x] *= 0.5
+    return accepted, trials, vmax
+
+
+@njit(cache=True)
+def maxent_eg_pass_general(picks, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, ctx_count, C,
+                           beta, w, eta, max_trial, slot, touched, F):
+    """EG with the full K^i: the quadratic part of (54) is 1/2 ||F^T delta||^2."""
+    K = beta.shape[1]
+    v = np.empty(K)
+    G = np.empty(K)
+    new = np.empty(K)
+    log_new = np.empty(K)
+    delta = np.empty(K)
+    Kmat = np.empty((K, K))
+    accepted = 0
+    trials = 0
+    vmax = 0.0
+    for s_ in range(picks.shape[0]):
+        x = picks[s_]
+        total = C * ctx_count[x]
+        if total <= 0.0:
+            continue
+        m = context_matrix(x, w, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, slot, touched, F)
+        gram_and_scores(F, m, touched, w, Kmat, v)
+        gmax, gmin = -np.inf, np.inf
+        for yy in range(K):
+            G[yy] = np.log(beta[x, yy]) - v[yy]
+            gmax, gmin = max(gmax, G[yy]), min(gmin, G[yy])
+        vmax = max(vmax, gmax - gmin)
+        if gmax == gmin:
+            continue
+        for _ in range(max_trial):
+            trials += 1
+            _eg_proposal(beta[x], G, v, eta[x], total, new, log_new)
+            change = 0.0
+            for yy in range(K):
+                if new[yy] <= 0.0:
+                    change = np.inf
+                    break
+                d = new[yy] - beta[x, yy]
+                delta[yy] = d
+                change += _entropy_change(beta[x, yy], d, log_new[yy]) - d * v[yy]
+            if not np.isfinite(change):
+                eta[x] *= 0.5
+                continue
+            quad = 0.0
+            for y1 in range(K):
+                for y2 in range(K):
+                    quad += delta[y1] * Kmat[y1, y2] * delta[y2]
+            change += 0.5 * quad
+            if change <= 0.0 and np.isfinite(change):
+                eta[x] *= 1.05
+                for c in range(m):
+                    acc = 0.0
+                    for yy in range(K):
+                        acc += delta[yy] * F[yy, c]
+                    w[touched[c]] -= acc
+                for yy in range(K):
+                    beta[x, yy] = new[yy]
+                accepted += 1
+                break
+            eta[x] *= 0.5
+    return accepted, trials, vmax

@@ -1,0 +1,194 @@
+"""Dual coordinate descent for logistic regression and Maxent.
+
+Yu, Huang & Lin (2011), "Dual coordinate descent methods for logistic
+regression and maximum entropy models", Machine Learning 85:41-75.
+
+* ``cddual`` - LR: Algorithm 5, each one-variable sub-problem (18) solved by
+  the modified Newton method of Algorithm 4 on Z1 = alpha_i or
+  Z2 = C_i - alpha_i (whichever side (34) says is nearer the optimum); both
+  are kept, so C_i - alpha_i is never formed by cancellation.
+  Maxent: the two-level method, Algorithm 7 over contexts with Algorithm 6
+  (maximal violating pair, gradient (49) under (48), Algorithm 4 per pair)
+  inside; when (48) fails the full K^i of (46) is used instead.
+* ``cddual-ls`` - LR with one Newton step plus line search per sub-problem
+  (CDdual-ls of section 6.1, beta = 0.5, gamma = 0.01).
+* ``bn`` - LR with bisection then Newton (Algorithm 9, section 6.3).
+
+One outer iteration = one pass over a random permutation of the instances
+(contexts). The sub-problem tolerance eps' starts at 1e-2 and is divided by
+10 whenever a pass needed at most l/10 Newton steps (pair updates for
+Maxent), down to min(1e-8, eps) - LIBLINEAR's -s 7 schedule. The solver
+stops itself (``done``) when the largest dual gradient violation met during a
+pass is below ``eps`` (LIBLINEAR's rule; default 0.1 like ``-s 7``). The
+dual objective, in the primal's scale, is reported every pass so that the
+driver records the duality gap and can stop on ``gap_tol``; see
+:mod:`loglin.duality` for the duals, including Maxent with merged contexts.
+
+A non-zero initial w is a warm start: alpha (beta) is set from the
+optimality conditions at that w.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import duality
+from ..errors import InvalidInputError
+from ..kernels import dual_cd as dk
+from .base import Step, objective_kind, register_solver
+
+EPS = 0.1                  # outer stopping: max violation (LIBLINEAR -s 7 default)
+XI = 0.1                   # xi of Algorithm 4 (section 6.1)
+INNER_EPS0 = 1e-2          # initial sub-problem tolerance eps'
+INNER_EPS_MIN = 1e-8       # final eps'
+INNER_SHRINK = 0.1         # eps' <- 0.1 eps' ...
+INNER_SHRINK_WHEN = 0.1    # ... when a pass took <= l/10 Newton steps
+MAX_NEWTON = 100           # Newton steps per sub-problem (LIBLINEAR's cap)
+
+
+class InnerTolerance:
+    """eps' of section 6.1, tightened like LIBLINEAR -s 7."""
+
+    def __init__(self, start, floor):
+        self.value = float(start)
+        self.floor = float(floor)
+
+    def after_pass(self, steps, n):
+        if steps <= INNER_SHRINK_WHEN * n:
+            self.value = max(self.floor, INNER_SHRINK * self.value)
+
+
+def _check_options(eps, xi, max_newton, inner_eps, inner_eps_min):
+    if not (0.0 < xi < 1.0):
+        raise InvalidInputError(f"xi must lie in (0, 1), got {xi}")
+    if eps < 0 or inner_eps <= 0 or inner_eps_min <= 0:
+        raise InvalidInputError("eps must be >= 0 and the inner tolerances > 0")
+    if max_newton < 1:
+        raise InvalidInputError(f"max_newton must be at least 1, got {max_newton}")
+
+
+def _has_start(w):
+    return bool(np.any(w != 0.0))
+
+
+# ====================================================================== LR
+def lr_state(objective, w, eps1=duality.LR_EPS1, eps2=duality.LR_EPS2):
+    """alpha, C - alpha, active instances (C_i > 0) and Q_ii; sets w <- w(alpha)."""
+    p = objective.problem
+    if _has_start(w):
+        alpha, alpha_c = duality.lr_alpha_from_w(p, w)
+    else:
+        alpha, alpha_c = duality.lr_initial_alpha(p.cost, eps1, eps2)
+    dead = p.cost <= 0
+    alpha[dead], alpha_c[dead] = 0.0, 0.0
+    w[:] = duality.lr_w_of_alpha(p, alpha)
+    X = p.X
+    qdiag = np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
+    return alpha, alpha_c, np.flatnonzero(~dead).astype(np.int64), qdiag
+
+
+def _lr_dual_cd(objective, w, rng, variant, name, eps, xi, max_newton, inner_eps, inner_eps_min,
+                eps1, eps2, report_dual):
+    _check_options(eps, xi, max_newton, inner_eps, inner_eps_min)
+    duality.require_regularized(objective, name)
+    p = objective.problem
+    X = p.X
+    alpha, alpha_c, active, qdiag = lr_state(objective, w, eps1, eps2)
+    tol = InnerTolerance(inner_eps, min(inner_eps_min, eps) if eps > 0 else inner_eps_min)
+    while True:
+        order = rng.permutation(active)
+        used = tol.value
+        newton, vmax, changed = dk.lr_dual_pass(order, X.indptr, X.indices, X.data, p.y, p.cost, qdiag,
+                                                alpha, alpha_c, w, used, xi, max_newton, variant)
+        tol.after_pass(newton, len(active))
+        dual = duality.lr_dual_objective(p, alpha, alpha_c, w) if report_dual else None
+        stalled = changed == 0 and used <= tol.floor
+        yield Step(w=w, dual=dual, done=bool(vmax <= eps or stalled or len(active) == 0),
+                   counters={"newton_steps": int(newton), "inner_eps": used, "max_violation": float(vmax),
+                             "updated": int(changed)})
+
+
+# ====================================================================== Maxent
+def maxent_state(objective, w, init_eps=duality.ME_INIT_EPS):
+    """beta (contexts x labels), active contexts (c(x) > 0); sets w <- w(beta)."""
+    p, C = objective.problem, objective.C
+    beta = duality.maxent_beta_from_w(p, C, w) if _has_start(w) else duality.maxent_initial_beta(p, C, init_eps)
+    active = np.flatnonzero(p.ctx_count > 0).astype(np.int64)
+    w[:] = duality.maxent_w_of_beta(p, C, beta)
+    return beta, active
+
+
+class GeneralScratch:
+    """Work arrays of the general-K^i path (one dense f(x, .) block per context)."""
+
+    def __init__(self, problem):
+        width = max(1, int(dk.max_row_width(problem.ctx_ptr, problem.ctx_pred, problem.map_ptr)))
+        self.slot = np.full(problem.n_features, -1, dtype=np.int64)
+        self.touched = np.empty(width, dtype=np.int64)
+        self.F = np.empty((problem.n_labels, width))
+
+
+def _maxent_dual_cd(objective, w, rng, eps, xi, max_newton, inner_eps, inner_eps_min, max_pairs, init_eps,
+                    report_dual):
+    _check_options(eps, xi, max_newton, inner_eps, inner_eps_min)
+    duality.require_regularized(objective, "cddual")
+    p, C = objective.problem, objective.C
+    beta, active = maxent_state(objective, w, init_eps)
+    max_pairs = max(100, 10 * p.n_labels) if max_pairs is None else int(max_pairs)
+    general = not duality.single_entry_features(p)
+    scratch = GeneralScratch(p) if general else None
+    args = (p.ctx_ptr, p.ctx_pred, p._val_or_empty(), p.map_ptr, p.map_label, p.map_feat, beta, w)
+    tol = InnerTolerance(inner_eps, min(inner_eps_min, eps) if eps > 0 else inner_eps_min)
+    while True:
+        order = rng.permutation(active)
+        used = tol.value
+        if general:
+            pairs, newton, vmax = dk.maxent_dual_pass_general(order, *args, used, xi, max_newton, max_pairs,
+                                                              scratch.slot, scratch.touched, scratch.F)
+        else:
+            pairs, newton, vmax = dk.maxent_dual_pass(order, *args, used, xi, max_newton, max_pairs)
+        tol.after_pass(pairs, len(active))
+        dual = duality.maxent_dual_objective(p, C, beta, w) if report_dual else None
+        stalled = pairs == 0 and used <= tol.floor
+        yield Step(w=w, dual=dual, done=bool(vmax <= eps or stalled),
+                   counters={"pair_updates": int(pairs), "newton_steps": int(newton), "inner_eps": used,
+                             "max_violation": float(vmax), "general_k": int(general)})
+
+
+# ====================================================================== registry
+@register_solver("cddual", kinds=("binary", "maxent"),
+                 summary="dual coordinate descent with the modified Newton sub-solver (Algorithms 4-7)",
+                 paper="Yu, Huang & Lin 2011, Algorithms 5 and 7")
+def cddual(objective, w, rng, eps=EPS, xi=XI, max_newton=MAX_NEWTON, inner_eps=INNER_EPS0,
+           inner_eps_min=INNER_EPS_MIN, max_pairs=None, eps1=duality.LR_EPS1, eps2=duality.LR_EPS2,
+           init_eps=duality.ME_INIT_EPS, report_dual=True):
+    """Options: eps (own stop on the max dual violation), xi, max_newton,
+    inner_eps / inner_eps_min (eps' schedule), eps1/eps2 (LR start (36)),
+    init_eps (Maxent start (51)), max_pairs (pair updates per context),
+    report_dual (compute D every pass; costs O(l) logs, O(l |Y|) for Maxent)."""
+    if objective_kind(objective) == "binary":
+        yield from _lr_dual_cd(objective, w, rng, dk.ALG4, "cddual", eps, xi, max_newton, inner_eps,
+                               inner_eps_min, eps1, eps2, report_dual)
+    else:
+        yield from _maxent_dual_cd(objective, w, rng, eps, xi, max_newton, inner_eps, inner_eps_min, max_pairs,
+                                   init_eps, report_dual)
+
+
+@register_solver("cddual-ls", kinds=("binary",),
+                 summary="dual CD, one Newton step with line search per sub-problem (CDdual-ls)",
+                 paper="Yu, Huang & Lin 2011, section 6.1")
+def cddual_ls(objective, w, rng, eps=EPS, inner_eps=INNER_EPS0, inner_eps_min=INNER_EPS_MIN,
+              eps1=duality.LR_EPS1, eps2=duality.LR_EPS2, report_dual=True):
+    yield from _lr_dual_cd(objective, w, rng, dk.LINE_SEARCH, "cddual-ls", eps, XI, 1, inner_eps,
+                           inner_eps_min, eps1, eps2, report_dual)
+
+
+@register_solver("bn", kinds=("binary",),
+                 summary="dual CD, sub-problems by bisection then Newton (BN, Algorithm 9)",
+                 paper="Yu, Huang & Lin 2011, section 6.3")
+def bn(objective, w, rng, eps=EPS, max_newton=MAX_NEWTON, inner_eps=INNER_EPS0, inner_eps_min=INNER_EPS_MIN,
+       eps1=duality.LR_EPS1, eps2=duality.LR_EPS2, report_dual=True):
+    yield from _lr_dual_cd(objective, w, rng, dk.BISECTION, "bn", eps, XI, max_newton, inner_eps,
+                           inner_eps_min, eps1, eps2, report_dual)
+
+
+label_orthogonal = duality.label_orthogonal
