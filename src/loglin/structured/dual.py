@@ -85,9 +85,43 @@ class ChainDualState:
         """w = w(u) / C' = C w(u)  (primal recovery, Figure 3's output)."""
         return C * self.wu
 
+    # ------------------------------------------------------------ EG steps (used by loglin.structured.eg)
+    @property
+    def n_blocks(self):
+        return self.problem.n_sentences
+
+    def online(self, C, picks, rates, adapt=True, max_trial=30):
+        """EG updates of the sentences ``picks`` in that order; (accepted, trials, dual change)."""
+        p = self.problem
+        if getattr(self, "_max_touch", None) is None:
+            self._max_touch = int(ck.touch_bound(p.seq_ptr, p.tok_ptr, p.tok_attr, p.map_ptr))
+        return ck.eg_online_pass(np.asarray(picks, dtype=np.int64), rates, adapt, max_trial, float(C), self.mm,
+                                 self.wu, p.n_state, p.max_len, self._max_touch, *p.kernel_args(), p.gold,
+                                 p.weight, self.s_node, self.s_edge, self.mu_node, self.mu_edge, self.term)
+
+    def batch_try(self, eta, C):
+        """Propose the batch step at rate eta into buffers; return Q of the proposal."""
+        if getattr(self, "_buf", None) is None:
+            self._buf = [np.empty_like(self.s_node), np.empty_like(self.s_edge), np.empty_like(self.mu_node),
+                         np.empty_like(self.mu_edge), np.empty_like(self.term)]
+        b = self._buf
+        self._wu_new = self.problem.emp - self.propose(eta, C, *b)
+        terms = float(self.problem.weight @ b[4])
+        return (-terms if self.mm else terms) + 0.5 * C * float(self._wu_new @ self._wu_new)
+
+    def batch_commit(self):
+        b = self._buf
+        self.s_node, b[0] = b[0], self.s_node
+        self.s_edge, b[1] = b[1], self.s_edge
+        self.mu_node, b[2] = b[2], self.mu_node
+        self.mu_edge, b[3] = b[3], self.mu_edge
+        self.term, b[4] = b[4], self.term
+        self.wu = self._wu_new
+
     def copy(self):
         other = object.__new__(ChainDualState)
-        other.__dict__.update({k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in self.__dict__.items()})
+        other.__dict__.update({k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in self.__dict__.items()
+                               if k != "_buf"})
         return other
 
 

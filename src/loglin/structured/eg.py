@@ -29,7 +29,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InvalidInputError
-from ..kernels import chain as ck
 from ..solvers.base import Step, register_solver
 from .dual import ChainDualState
 from .objective import ChainObjective
@@ -43,12 +42,16 @@ REFRESH_EVERY = 20                                     # epochs between exact re
 KINDS = ("chain", "maxent")
 
 
-def _check(objective, state):
+def _chain_state(objective, state):
     if not isinstance(objective, ChainObjective):
         raise InvalidInputError("the chain EG solvers train ChainObjective models (CRF / M3N); for Maxent "
-                                "problems use eg, eg-batch, eg-mm or eg-mm-batch")
+                                "problems use eg, eg-ll, eg-batch, eg-mm or eg-mm-batch")
     if state is None:
         return ChainDualState(objective.problem, objective.loss)
+    return check_state(objective, state)
+
+
+def check_state(objective, state):
     if state.problem is not objective.problem or state.loss != objective.loss:
         raise InvalidInputError("the warm-start dual state belongs to another problem or loss")
     return state
@@ -69,53 +72,28 @@ def collins_annealing(C_target, C_start=None, hold=5, rate=0.7):
     return schedule
 
 
-def _max_touch(problem):
-    return int(ck.touch_bound(problem.seq_ptr, problem.tok_ptr, problem.tok_attr, problem.map_ptr))
-
-
-def online_updates(state, C, picks, eta, adapt=True, max_trial=MAX_TRIAL, max_touch=None):
-    """Run EG updates on the sentences ``picks`` in that order; returns (accepted, trials, dual change)."""
-    p = state.problem
-    max_touch = _max_touch(p) if max_touch is None else max_touch
-    return ck.eg_online_pass(np.asarray(picks, dtype=np.int64), eta, adapt, max_trial, float(C), state.mm,
-                             state.wu, p.n_state, p.max_len, max_touch, *p.kernel_args(), p.gold, p.weight,
-                             state.s_node, state.s_edge, state.mu_node, state.mu_edge, state.term)
-
-
 def choose_eta_ini(state, C, rng, grid=ETA_GRID, fraction=ETA_FRACTION, target=ETA_TARGET):
     """Largest rate in ``grid`` whose updates improve the dual on >= target of a random 10% sample.
 
     Returns (eta_ini, visits spent choosing it).
     """
-    n = state.problem.n_sentences
+    n = state.n_blocks
     sample = rng.choice(n, size=max(1, int(fraction * n)), replace=False)
-    max_touch = _max_touch(state.problem)
     visits = 0
     for eta in grid:
         trial = state.copy()
-        rates = np.full(n, eta)
-        accepted, trials, _ = online_updates(trial, C, sample, rates, adapt=False, max_trial=1,
-                                             max_touch=max_touch)
+        accepted, trials, _ = trial.online(C, sample, np.full(n, eta), adapt=False, max_trial=1)
         visits += trials
         if accepted >= target * len(sample):
             return eta, visits
     return grid[-1], visits
 
 
-def _schedule(objective, C_schedule):
-    if C_schedule is None:
-        return lambda epoch: objective.C
-    return C_schedule
-
-
-@register_solver("chain-eg", kinds=KINDS, summary="online EG on the CRF / M3N dual (part-based, random or cyclic order)",
-                 paper="Collins et al. 2008, Figures 2-3, section 7")
-def chain_eg(objective, w, rng, order="random", eta="auto", state=None, C_schedule=None,
-             updates_per_step=None, max_trial=MAX_TRIAL):
-    state = _check(objective, state)
-    p = state.problem
-    n = p.n_sentences
-    C_of = _schedule(objective, C_schedule)
+def eg_online(objective, w, rng, state, order="random", eta="auto", C_schedule=None, updates_per_step=None,
+              max_trial=MAX_TRIAL):
+    """Online EG (Figure 2 / Figure 3) on any dual state with ``online`` steps; one driver step per epoch."""
+    n = state.n_blocks
+    C_of = (lambda epoch: objective.C) if C_schedule is None else C_schedule
     if order not in ("random", "cyclic"):
         raise InvalidInputError(f"order must be 'random' or 'cyclic', got {order!r}")
     visits = 0
@@ -128,22 +106,19 @@ def chain_eg(objective, w, rng, order="random", eta="auto", state=None, C_schedu
     if rates is None or len(rates) != n:
         rates = np.full(n, eta)
     state.rates = rates
-    max_touch = _max_touch(p)
     per_step = n if updates_per_step is None else max(1, int(updates_per_step))
-    cursor, done_updates, step_no = 0, 0, 0
+    cursor, done = 0, 0
     while True:
-        step_no += 1
-        epoch = done_updates // n + 1
-        C = C_of(epoch)
+        C = C_of(done // n + 1)
         if order == "random":
             picks = rng.integers(0, n, size=per_step)
         else:
             picks = (cursor + np.arange(per_step)) % n
             cursor = (cursor + per_step) % n
-        accepted, trials, _ = online_updates(state, C, picks, rates, True, max_trial, max_touch)
+        accepted, trials, _ = state.online(C, picks, rates, True, max_trial)
         visits += trials
-        done_updates += per_step
-        if done_updates // n > (done_updates - per_step) // n and (done_updates // n) % REFRESH_EVERY == 0:
+        done += per_step
+        if (done // n) > ((done - per_step) // n) and (done // n) % REFRESH_EVERY == 0:
             state.refresh()
         w[:] = state.primal_weights(C)
         yield Step(w=w, dual=state.dual(objective.C),
@@ -151,39 +126,39 @@ def chain_eg(objective, w, rng, order="random", eta="auto", state=None, C_schedu
                              "eta_median": float(np.median(rates))})
 
 
-@register_solver("chain-eg-batch", kinds=KINDS, summary="batch EG on the CRF / M3N dual (all sentences per step)",
-                 paper="Collins et al. 2008, Figure 1")
-def chain_eg_batch(objective, w, rng, eta=1.0, state=None, max_trial=MAX_TRIAL):
-    state = _check(objective, state)
-    p = state.problem
+def eg_batch(objective, w, rng, state, eta=1.0, max_trial=MAX_TRIAL):
+    """Batch EG (Figure 1) with one global rate: halve until Q decreases, x1.05 after a step."""
+    n = state.n_blocks
     C = objective.C
     eta = float(eta)
-    shape_n, shape_e = state.s_node.shape, state.s_edge.shape
-    new = [np.empty(shape_n), np.empty(shape_e), np.empty(shape_n), np.empty(shape_e), np.empty(p.n_sentences)]
     visits = 0
     while True:
         q_old = state.Q(C)
         accepted = False
         for _ in range(max_trial):
-            visits += p.n_sentences
-            expect = state.propose(eta, C, *new)
-            wu_new = p.emp - expect
-            terms = float(p.weight @ new[4])
-            q_new = (-terms if state.mm else terms) + 0.5 * C * float(wu_new @ wu_new)
+            visits += n
+            q_new = state.batch_try(eta, C)
             if np.isfinite(q_new) and q_new <= q_old + 1e-13 * abs(q_old):
-                state.s_node, new[0] = new[0], state.s_node
-                state.s_edge, new[1] = new[1], state.s_edge
-                state.mu_node, new[2] = new[2], state.mu_node
-                state.mu_edge, new[3] = new[3], state.mu_edge
-                state.term, new[4] = new[4], state.term
-                state.wu = wu_new
+                state.batch_commit()
                 eta *= GROWTH
                 accepted = True
                 break
             eta *= 0.5
         w[:] = state.primal_weights(C)
-        yield Step(w=w, dual=state.dual(C),
-                   counters={"effective_iterations": visits / p.n_sentences, "eta": eta}, done=not accepted)
+        yield Step(w=w, dual=state.dual(C), counters={"effective_iterations": visits / n, "eta": eta},
+                   done=not accepted)
+
+
+@register_solver("chain-eg", kinds=KINDS, summary="online EG on the CRF / M3N dual (part-based, random or cyclic order)",
+                 paper="Collins et al. 2008, Figures 2-3, section 7")
+def chain_eg(objective, w, rng, state=None, **options):
+    return eg_online(objective, w, rng, _chain_state(objective, state), **options)
+
+
+@register_solver("chain-eg-batch", kinds=KINDS, summary="batch EG on the CRF / M3N dual (all sentences per step)",
+                 paper="Collins et al. 2008, Figure 1")
+def chain_eg_batch(objective, w, rng, state=None, **options):
+    return eg_batch(objective, w, rng, _chain_state(objective, state), **options)
 
 
 def regularization_path(make_objective, solver, Cs, state, *, gap_tol=1e-3, max_iter=200, evaluate=None,

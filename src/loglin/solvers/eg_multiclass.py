@@ -1,0 +1,66 @@
+"""Exponentiated gradient for multi-class log-linear and max-margin models (Collins et al. 2008).
+
+Solvers on the Maxent problems of the core (p(y|x) proportional to exp(w.f(x, y))):
+
+* ``eg-ll``       online EG on D-LL (4), the paper's LLEG-Online: random (Figure 2) or
+                  cyclic order, section 7 step sizes, C annealing (section 7.1.1);
+* ``eg-batch``    batch EG on D-LL (Figure 1, LLEG-Batch);
+* ``eg-mm``       online EG on D-MM (5) for the multi-class hinge (MMEG-Online);
+* ``eg-mm-batch`` batch EG on D-MM (MMEG-Batch).
+
+(``eg`` is the randomized online EG of Yu et al. 2011, Algorithm 8, on the merged-context dual.)
+
+Scales: the core's primal is LIBLINEAR's 1/2 ||w||^2 + C sum loss; the paper's is
+sum loss + C'/2 ||w||^2, so C' = 1/C, w = C w(u), and the dual is reported as
+D(u) = -C Q(u) <= f(w) (see loglin.structured.multiclass). The LL solvers take the
+core's MaxentObjective (``problem.objective(C)``); the MM solvers take a
+``loglin.structured.multiclass.MaxMarginObjective(problem, C)``.
+"""
+from ..errors import InvalidInputError
+from ..objective import MaxentObjective
+from ..structured import eg as _eg
+from ..structured.multiclass import MaxMarginObjective, MulticlassDualState, require_plain_regularizer
+from .base import register_solver
+
+PAPER = "Collins, Globerson, Koo, Carreras & Bartlett 2008 (JMLR)"
+
+
+def _state(objective, state, loss, method):
+    wanted = MaxentObjective if loss == "ll" else MaxMarginObjective
+    if not isinstance(objective, wanted):
+        other = "MaxMarginObjective(problem, C) with eg-mm / eg-mm-batch" if loss == "ll" else \
+            "problem.objective(C) with eg-ll / eg-batch"
+        raise InvalidInputError(f"{method} needs a {wanted.__name__}; for the other loss use {other}")
+    require_plain_regularizer(objective, method)
+    if state is None:
+        return MulticlassDualState(objective.problem, loss)
+    return _eg.check_state(objective, state)
+
+
+@register_solver("eg-ll", kinds=("maxent",), summary="online EG on the log-linear dual (LLEG-Online)",
+                 paper=PAPER + ", Figure 2, section 7")
+def eg_ll(objective, w, rng, state=None, **options):
+    return _eg.eg_online(objective, w, rng, _state(objective, state, "ll", "eg-ll"), **options)
+
+
+@register_solver("eg-batch", kinds=("maxent",), summary="batch EG on the log-linear dual (LLEG-Batch)",
+                 paper=PAPER + ", Figure 1")
+def eg_batch(objective, w, rng, state=None, **options):
+    return _eg.eg_batch(objective, w, rng, _state(objective, state, "ll", "eg-batch"), **options)
+
+
+@register_solver("eg-mm", kinds=("maxent",), summary="online EG on the multi-class max-margin dual (MMEG-Online)",
+                 paper=PAPER + ", Figure 2")
+def eg_mm(objective, w, rng, state=None, **options):
+    return _eg.eg_online(objective, w, rng, _state(objective, state, "mm", "eg-mm"), **options)
+
+
+@register_solver("eg-mm-batch", kinds=("maxent",), summary="batch EG on the multi-class max-margin dual",
+                 paper=PAPER + ", Figure 1")
+def eg_mm_batch(objective, w, rng, state=None, **options):
+    return _eg.eg_batch(objective, w, rng, _state(objective, state, "mm", "eg-mm-batch"), **options)
+
+
+# The chain (CRF / M3N) solvers live in loglin.structured; importing them here registers them
+# whenever the driver loads the solver modules.
+from ..structured import cutting_plane as _cutting_plane, sgd as _chain_sgd  # noqa: E402,F401
