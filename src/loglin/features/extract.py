@@ -285,7 +285,7 @@ class FeatureExtractor:
         self._fit_tag_dictionary(tokens.word_ids, y)
         problem = self._problem(pred, y)
         stats = {"tokens": tokens.n_tokens, "sentences": len(tokens.sent_ptr) - 1,
-                 "distinct_events": _count_distinct_events(pred, y)}
+                 "distinct_events": len(problem.obs_label)}
         return problem, stats
 
     def _counted_keys(self, tokens: Tokens, template: Template, keys):
@@ -306,9 +306,7 @@ class FeatureExtractor:
         """Merge identical contexts; predicate x label features seen in training (OpenNLP)."""
         K = self.n_labels
         pred = pred.astype(np.int32 if self.n_predicates < 2 ** 31 else np.int64)
-        rows = np.ascontiguousarray(pred).view(np.dtype((np.void, pred.dtype.itemsize * pred.shape[1])))[:, 0]
-        _, first, ctx_of = np.unique(rows, return_index=True, return_inverse=True)
-        ctx_of = ctx_of.ravel()
+        first, ctx_of = _merge_rows(pred)
         U = pred[first]
         present = U >= 0
         ctx_ptr = np.zeros(len(U) + 1, dtype=np.int64)
@@ -324,7 +322,8 @@ class FeatureExtractor:
         lengths = np.diff(ctx_ptr)[obs_ctx]
         starts = np.repeat(ctx_ptr[obs_ctx], lengths)
         within = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-        seen = np.unique(ctx_pred[starts + within].astype(np.int64) * K + np.repeat(obs_label, lengths))
+        seen = _distinct(ctx_pred[starts + within].astype(np.int64) * K + np.repeat(obs_label, lengths),
+                         self.n_predicates * K)
         map_pred = seen // K
         map_ptr = np.zeros(self.n_predicates + 1, dtype=np.int64)
         np.cumsum(np.bincount(map_pred, minlength=self.n_predicates), out=map_ptr[1:])
@@ -475,9 +474,31 @@ class FeatureExtractor:
             raise InvalidInputError("inconsistent feature index")
 
 
-def _count_distinct_events(pred, y) -> int:
-    """Distinct (context, label) pairs: what OpenNLP's indexer merges events into."""
-    full = np.concatenate([pred, y[:, None].astype(pred.dtype)], axis=1)
-    full = np.ascontiguousarray(full.astype(np.int64))
-    rows = full.view(np.dtype((np.void, 8 * full.shape[1])))[:, 0]
-    return len(np.unique(rows))
+def _distinct(values, bound: int) -> np.ndarray:
+    """Sorted distinct values of a non-negative int array below ``bound`` (a bitmap when small)."""
+    if bound <= 1 << 28:
+        mark = np.zeros(bound, dtype=bool)
+        mark[values] = True
+        return np.flatnonzero(mark)
+    return np.unique(values)
+
+
+def _merge_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """First occurrence of each distinct row and the distinct-row index of every row.
+
+    Rows are hashed to one int64 each and the hashes made unique; a hash
+    collision (checked exactly) falls back to comparing whole rows.
+    """
+    mixed = np.zeros(len(rows), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for c in range(rows.shape[1]):
+            mixed = (mixed ^ (rows[:, c].astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15))) \
+                * np.uint64(0xBF58476D1CE4E5B9)
+            mixed ^= mixed >> np.uint64(31)
+    _, first, inverse = np.unique(mixed, return_index=True, return_inverse=True)
+    inverse = inverse.ravel()
+    if np.array_equal(rows[first[inverse]], rows):
+        return first, inverse
+    view = np.ascontiguousarray(rows).view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1])))[:, 0]
+    _, first, inverse = np.unique(view, return_index=True, return_inverse=True)
+    return first, inverse.ravel()
