@@ -82,8 +82,8 @@ def lr_alpha_from_w(problem, w):
     cost = problem.cost
     alpha = cost * _sigmoid(-margin)
     alpha_c = cost * _sigmoid(margin)
-    floor = np.finfo(np.float64).tiny * 1e8
-    return np.maximum(alpha, floor * (cost > 0)), np.maximum(alpha_c, floor * (cost > 0))
+    floor = dk.TINY * cost          # keeps log(alpha / (C - alpha)) finite
+    return np.maximum(alpha, floor), np.maximum(alpha_c, floor)
 
 
 def lr_w_of_alpha(problem, alpha):
@@ -115,7 +115,7 @@ def maxent_beta_from_w(problem, C, w):
                                      problem.map_label, problem.map_feat)
     total = (C * problem.ctx_count)[:, None]
     beta = total * np.exp(logp)
-    beta = np.maximum(beta, 1e-300 * total)
+    beta = np.maximum(beta, dk.TINY * total)
     return beta / beta.sum(axis=1, keepdims=True).clip(min=np.finfo(float).tiny) * total
 
 

@@ -23,7 +23,7 @@ ALG4, LINE_SEARCH, BISECTION = 0, 1, 2
 XI0 = 0.1               # xi_0 of the initial point (35); any value in (0, 0.5]
 LS_BETA, LS_GAMMA = 0.5, 0.01   # line search of CDdual-ls (section 6.1)
 LS_MAX = 40
-TINY = 1e-300           # floor keeping a shrunken Z strictly positive
+TINY = 1e-300           # Z >= TINY * s keeps Z > 0 and log(Z1 / Z2) finite
 # Reassociation lets LLVM vectorize the sparse dot products (about 15% per pass on
 # a9a); NaN/inf semantics are kept (no "nnan"/"ninf"), the guards below rely on them.
 FAST = {"nsz", "arcp", "contract", "reassoc"}
@@ -63,13 +63,13 @@ def solve_subproblem(a, b, c1, c2, s, g0, eps, xi, max_newton, variant, out):
         Z = c if c < 0.5 * s else XI0 * c          # (35)
         gp = (g0 if t == 1 else -g0) if Z == c else _gprime(Z, s, a, c, bt)   # g_2'(Z2) = -g'(z)
         if variant == BISECTION:                    # Algorithm 9: reach g_t' <= 0 (57)
-            while gp > 0.0 and Z > TINY:
+            while gp > 0.0 and Z > TINY * s:
                 Z *= 0.5
                 gp = _gprime(Z, s, a, c, bt)
         while abs(gp) > eps and steps < max_newton:
             d = -gp / (a + s / (Z * (s - Z)))
             if Z + d <= 0.0:                        # Algorithm 4: Z <- xi Z
-                Z = max(xi * Z, TINY)
+                Z = max(xi * Z, TINY * s)
             elif Z + d >= s:                        # cannot happen in exact arithmetic
                 Z = s - xi * (s - Z)
             else:

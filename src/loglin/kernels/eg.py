@@ -7,21 +7,28 @@ normalized, so it does not depend on that scaling.
 
 The change of the dual (54) costs O(|Y|) under (48) (O(|Y| m) in general).
 Its entropy part is written as  sum_y d_y log b'_y + b_y log1p(d_y / b_y)
-(d = b' - b), which is the difference b' log b' - b log b without
-subtracting two large, nearly equal numbers (C up to 1e5).
+(d = b' - b) for small relative moves, which is the difference
+b' log b' - b log b without subtracting two large, nearly equal numbers
+(C up to 1e5).
 """
 import numpy as np
 from numba import njit
 
-from .dual_cd import context_matrix, context_terms, gram_and_scores, scatter_delta
+from .dual_cd import TINY, context_matrix, context_terms, gram_and_scores, scatter_delta
 
 
 @njit(cache=True, inline="always")
-def _entropy_change(b, d, log_new):
-    """b' log b' - b log b for b' = b + d > 0, with log b' given."""
+def _entropy_change(b, d, new, log_new):
+    """new log new - b log b for new = b + d > 0, with log(new) given.
+
+    Small relative moves use d log new + b log1p(d / b) (no cancellation);
+    large ones the plain difference (log1p(d / b) would round d / b to -1).
+    """
     if d == 0.0:
         return 0.0
-    return d * log_new + b * np.log1p(d / b)
+    if abs(d) <= 0.5 * b:
+        return d * log_new + b * np.log1p(d / b)
+    return new * log_new - b * np.log(b)
 
 
 # ------------------------------------------------------------ LR
@@ -61,12 +68,12 @@ def lr_eg_pass(picks, indptr, indices, data, y, cost, qdiag, alpha, alpha_c, w, 
                 e = np.exp(rn)
                 n1, n2 = C * e / (1.0 + e), C / (1.0 + e)
             z = n1 - c1 if c1 <= c2 else c2 - n2
-            if n1 <= 0.0 or n2 <= 0.0:
+            if n1 < TINY * C or n2 < TINY * C:         # keep log(alpha / (C - alpha)) finite
                 change = np.inf
             else:
-                change = (_entropy_change(c1, z, np.log(n1)) + _entropy_change(c2, -z, np.log(n2))
+                change = (_entropy_change(c1, z, n1, np.log(n1)) + _entropy_change(c2, -z, n2, np.log(n2))
                           + b * z + 0.5 * a * z * z)
-            if change <= 0.0:
+            if change <= 0.0 and np.isfinite(change):
                 eta[i] *= 1.05
                 coef = z * y[i]
                 for k in range(indptr[i], indptr[i + 1]):
@@ -129,12 +136,13 @@ def maxent_eg_pass(picks, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_fe
             _eg_proposal(beta[x], G, v, eta[x], total, new, log_new)
             change = 0.0
             for yy in range(K):
-                if new[yy] <= 0.0:                     # underflow: would leave the simplex interior
+                if new[yy] < TINY * total:             # underflow: would leave the simplex interior
                     change = np.inf
                     break
                 d = new[yy] - beta[x, yy]
                 delta[yy] = d
-                change += _entropy_change(beta[x, yy], d, log_new[yy]) - d * v[yy] + 0.5 * kd[yy] * d * d
+                change += (_entropy_change(beta[x, yy], d, new[yy], log_new[yy]) - d * v[yy]
+                           + 0.5 * kd[yy] * d * d)
             if change <= 0.0 and np.isfinite(change):
                 eta[x] *= 1.05
                 scatter_delta(x, delta, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, w)
@@ -179,12 +187,12 @@ def maxent_eg_pass_general(picks, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label
             _eg_proposal(beta[x], G, v, eta[x], total, new, log_new)
             change = 0.0
             for yy in range(K):
-                if new[yy] <= 0.0:
+                if new[yy] < TINY * total:
                     change = np.inf
                     break
                 d = new[yy] - beta[x, yy]
                 delta[yy] = d
-                change += _entropy_change(beta[x, yy], d, log_new[yy]) - d * v[yy]
+                change += _entropy_change(beta[x, yy], d, new[yy], log_new[yy]) - d * v[yy]
             if not np.isfinite(change):
                 eta[x] *= 0.5
                 continue

@@ -1,0 +1,145 @@
+"""Randomized online EG (Algorithm 8 of Yu et al. 2011) for LR and Maxent, against TRON."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from loglin import duality
+from loglin.binary import binary_problem
+from loglin.errors import InvalidInputError
+from loglin.kernels import eg as ek
+from loglin.problem import MaxentProblem, problem_from_matrix
+from loglin.solvers import minimize
+
+
+def random_binary(seed=0, l=80, n=10, C=1.0, **kw):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(l, n))
+    y = np.where(X @ rng.normal(size=n) + 0.7 * rng.normal(size=l) > 0, 1, -1)
+    return binary_problem(X, y, C, **kw)
+
+
+def merged_maxent(seed=0):
+    rng = np.random.default_rng(seed)
+    X = sp.random(50, 15, density=0.3, random_state=seed, format="csr")
+    X.data[:] = rng.normal(size=X.nnz)
+    y = rng.integers(0, 4, size=50)
+    X = sp.vstack([X, X[:20], X[:10]]).tocsr()
+    y = np.concatenate([y, rng.integers(0, 4, 20), rng.integers(0, 4, 10)])
+    return problem_from_matrix(X, y, all_pairs=False)
+
+
+def shared_feature_maxent(seed=1):
+    rng = np.random.default_rng(seed)
+    X = sp.random(50, 12, density=0.35, random_state=seed, format="csr")
+    X.data[:] = rng.normal(size=X.nnz)
+    q = problem_from_matrix(X, rng.integers(0, 3, size=50), all_pairs=True)
+    feat = q.map_feat.copy()
+    for p in range(0, q.n_predicates, 2):
+        feat[q.map_ptr[p] + 1] = feat[q.map_ptr[p]]
+    return MaxentProblem(ctx_ptr=q.ctx_ptr, ctx_pred=q.ctx_pred, ctx_val=q.ctx_val, map_ptr=q.map_ptr,
+                         map_label=q.map_label, map_feat=feat, ctx_count=q.ctx_count, obs_ptr=q.obs_ptr,
+                         obs_label=q.obs_label, obs_count=q.obs_count, n_features=q.n_features, labels=q.labels)
+
+
+def a9a_slice(rows=800):
+    try:
+        from loglin.data.paths import shared_data_dir
+        root = shared_data_dir()
+    except ImportError:
+        root = Path(__file__).resolve().parents[2] / "shared" / "data"
+    path = None if root is None else Path(root) / "a9a" / "a9a"
+    if path is None or not path.exists():
+        pytest.skip("shared a9a data not available")
+    try:
+        from loglin.data import read_svmlight
+        X, y = read_svmlight(path, n_features=123)
+    except ImportError:
+        from sklearn.datasets import load_svmlight_file
+        X, y = load_svmlight_file(str(path), n_features=123)
+    return X[:rows], y[:rows]
+
+
+def f_star(objective):
+    return minimize(objective, "tron", tol=1e-12, max_iter=500).f
+
+
+def rel(f, ref):
+    return abs(f - ref) / abs(ref)
+
+
+def eg_run(objective, max_iter=600, **kw):
+    return minimize(objective, "eg", tol=0, gap_tol=1e-8, max_iter=max_iter, random_state=0, **kw)
+
+
+def assert_dual_rises(result, ref):
+    """EG keeps a move only if the dual decreases, so our (negated) D never falls."""
+    duals = np.array(result.trace.column("dual_objective")[1:], dtype=float)
+    gaps = np.array(result.trace.column("duality_gap")[1:], dtype=float)
+    assert np.all(np.isfinite(duals))
+    assert np.all(np.diff(duals) >= -1e-10 * abs(ref))
+    assert np.all(gaps >= -1e-9 * abs(ref))
+
+
+@pytest.mark.parametrize("C", [1e-3, 1.0, 10.0])
+def test_eg_lr_reaches_tron_optimum(C):
+    obj = random_binary(C=C).objective()
+    ref = f_star(obj)
+    res = eg_run(obj)
+    assert rel(res.f, ref) < 1e-4
+    assert_dual_rises(res, ref)
+    assert res.trace.records[-1]["duality_gap"] <= 1e-4 * abs(ref)
+
+
+def test_eg_lr_on_a9a_slice():
+    X, y = a9a_slice()
+    obj = binary_problem(X, y, 4.0).objective()
+    ref = f_star(obj)
+    res = eg_run(obj, max_iter=400)
+    assert rel(res.f, ref) < 1e-4
+    assert_dual_rises(res, ref)
+
+
+@pytest.mark.parametrize("builder", [merged_maxent, shared_feature_maxent])
+@pytest.mark.parametrize("C", [1e-3, 1.0, 5.0])
+def test_eg_maxent_reaches_tron_optimum(builder, C):
+    p = builder()
+    obj = p.objective(C)
+    ref = f_star(obj)
+    res = eg_run(obj)
+    assert rel(res.f, ref) < 1e-4
+    assert_dual_rises(res, ref)
+    assert res.trace.records[-1]["general_k"] == int(not duality.single_entry_features(p))
+
+
+def test_eg_recovers_from_a_huge_learning_rate():
+    obj = random_binary(C=2.0).objective()
+    ref = f_star(obj)
+    res = eg_run(obj, eta0=1e4, max_trial=30)
+    assert rel(res.f, ref) < 1e-4
+    assert_dual_rises(res, ref)
+
+
+def test_eg_dual_change_matches_recomputed_dual():
+    """(54) as used inside the kernel equals the change of the full dual objective."""
+    p = merged_maxent(seed=4)
+    C = 2.0
+    beta = duality.maxent_initial_beta(p, C)
+    w = duality.maxent_w_of_beta(p, C, beta)
+    eta = np.full(p.n_contexts, 0.5)
+    args = (p.ctx_ptr, p.ctx_pred, p._val_or_empty(), p.map_ptr, p.map_label, p.map_feat, p.ctx_count, C)
+    for x in range(0, p.n_contexts, 7):
+        before = duality.maxent_dual_objective(p, C, beta)
+        accepted, _, _ = ek.maxent_eg_pass(np.array([x]), *args, beta, w, eta, 1)
+        after = duality.maxent_dual_objective(p, C, beta)
+        assert np.allclose(w, duality.maxent_w_of_beta(p, C, beta), atol=1e-10)     # w kept as w(beta)
+        assert np.allclose(beta[x].sum(), C * p.ctx_count[x])
+        if accepted:
+            assert after >= before - 1e-12 * abs(before)
+
+
+def test_eg_options_are_checked():
+    obj = random_binary().objective()
+    with pytest.raises(InvalidInputError):
+        minimize(obj, "eg", eta0=0.0, max_iter=1)
