@@ -162,3 +162,19 @@ def test_a9a_slice_every_method_reaches_the_tron_optimum():
     assert _optimum(lr) == pytest.approx(f_star, rel=1e-9)
     r = _run_to(lr, "cd", f_star)
     assert (r.f - f_star) / f_star <= 1e-6
+
+
+@pytest.mark.slow
+def test_huang2010_fig4_quick_writes_plots_traces_and_summary(tmp_path):
+    _a9a_slice(10)                                   # skips without the shared data
+    from loglin.experiments.huang2010 import REPRODUCE
+    assert {"huang2010-table3", "huang2010-fig2", "huang2010-fig3", "huang2010-fig4"} <= set(REPRODUCE)
+    REPRODUCE["huang2010-fig4"](tmp_path, quick=True)
+    assert (tmp_path / "fig4.png").stat().st_size > 0
+    summary = (tmp_path / "summary.md").read_text()
+    assert "(38)" in summary and "## The paper's claims" in summary
+    from loglin.trace import Trace
+    cd = Trace.from_json(tmp_path / "a9a-sigma2=1l-cd.json")
+    cdd = Trace.from_json(tmp_path / "a9a-sigma2=1l-cdd.json")
+    m = min(len(cd), len(cdd))                       # (38) implies (35): the same iterates
+    np.testing.assert_allclose(cd.column("objective")[:m], cdd.column("objective")[:m], rtol=1e-9)
