@@ -470,6 +470,14 @@ def _proposal(i, eta, C, mm, wu, n_state, seq_ptr, tok_ptr, tok_attr, tok_val, m
     lo, hi = seq_ptr[i], seq_ptr[i + 1]
     n = hi - lo
     K = S.shape[1]
+    if eta == 0.0:                      # just the marginals of the current s
+        for t in range(n):
+            for y in range(K):
+                S[t, y] = s_node[lo + t, y]
+        for yp in range(K):
+            for y in range(K):
+                E[yp, y] = s_edge[i, yp, y]
+        return n, _sentence_marginals(S, E, n, alpha, beta, mu, edge, tabs, tmp)
     unary_scores(lo, hi, wu, C, tok_ptr, tok_attr, tok_val, map_ptr, map_label, map_feat, Q)
     for t in range(n):
         g = gold[lo + t]

@@ -41,7 +41,7 @@ class ChainDualState:
         self.mu_edge = np.empty((p.n_sentences, K, K))
         self.term = np.empty(p.n_sentences)
         self.bounds = _blocks(p.n_sentences)
-        self.wu = np.empty(p.n_features)
+        self.wu = np.zeros(p.n_features)
         self.refresh()
 
     @classmethod

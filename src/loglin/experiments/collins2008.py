@@ -1,0 +1,486 @@
+"""Collins, Globerson, Koo, Carreras & Bartlett (2008): EG for log-linear and max-margin models.
+
+Experiments (``loglin reproduce NAME``; each writes PNGs, CSV/JSON traces and summary.md):
+
+* ``collins2008-mnist-eg``        Figs 4-6: LLEG-Online on MNIST for C' in {1000, 100, 10, 1}
+* ``collins2008-mnist-order``     Fig 7: randomized vs deterministic (cyclic) order, C' = 1
+* ``collins2008-mnist-anneal``    Fig 8: C annealing (C' = 10 -> 1) vs plain EG at C' = 1
+* ``collins2008-mnist-path``      Table 2: warm-started path C' = 1000 * 0.7^k, relative gap 1e-3
+* ``collins2008-mnist-baselines`` Figs 9-11, 14: EG vs SGD vs L-BFGS (primal, validation error, time)
+* ``collins2008-news20-baselines`` the same comparison on news20 (LIBSVM multi-class)
+* ``collins2008-conll-crf``       chain CRF on CoNLL-2000 chunking: EG vs SGD vs L-BFGS, and CRFsuite
+* ``collins2008-conll-m3n``       chain M3N on CoNLL-2000: EG vs the cutting-plane structural SVM
+
+C' is the paper's constant (sum loss + C'/2 ||w||^2); loglin's C = 1/C'. Primal and
+(dual) objectives are reported in the paper's scale, f/C, so numbers compare with its
+figures. The x-axis is *effective iterations*: examples visited / n, every tried
+step size of EG counting as a visit, every function evaluation of L-BFGS as a pass.
+MNIST results use pixels / 255; the shared training pixels are a reconstruction and
+are labelled "MNIST (train pixels reconstructed)".
+"""
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..data.paths import shared_data_dir
+from ..solvers.base import minimize
+
+C_PRIME_GRID = (1000.0, 100.0, 10.0, 1.0)
+
+
+# ====================================================================== helpers
+def _data_dir():
+    base = shared_data_dir()
+    if base is None:
+        raise FileNotFoundError("shared data directory not found (set LOGLIN_DATA)")
+    return base
+
+
+def _effective(trace):
+    """Add 'effective_iterations' to records that lack it (L-BFGS: 1 + function evaluations)."""
+    evals = 1.0
+    for r in trace.records:
+        if "effective_iterations" not in r:
+            evals += r.get("line_search_evals", 0.0 if r["iteration"] == 0 else 1.0)
+            r["effective_iterations"] = 0.0 if r["iteration"] == 0 else evals
+    return trace
+
+
+def _collins_scale(trace, C):
+    for r in trace.records:
+        r["primal_collins"] = r["objective"] / C
+        if r.get("dual_objective") is not None:
+            r["dual_collins"] = r["dual_objective"] / C
+    return trace
+
+
+def _save(out, name, trace):
+    trace.to_csv(out / f"{name}.csv")
+    trace.to_json(out / f"{name}.json")
+
+
+def _plot(path, series, *, y="primal_collins", ylabel="primal objective (C' scale)", logy=False, title=None,
+          x="effective_iterations", ref=None):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(5.6, 4.0))
+    for label, trace, column in series:
+        pts = [(r.get(x), r.get(column or y)) for r in trace.records]
+        pts = [(a, (b - ref) if ref is not None else b) for a, b in pts if a is not None and b is not None
+               and math.isfinite(b)]
+        if logy:
+            pts = [(a, b) for a, b in pts if b > 0]
+        if pts:
+            ax.plot(*zip(*pts), marker=".", markersize=3, linewidth=1.2, label=label)
+    ax.set_xlabel("effective iterations" if x == "effective_iterations" else x)
+    ax.set_ylabel(ylabel)
+    if logy:
+        ax.set_yscale("log")
+    if title:
+        ax.set_title(title, fontsize=9)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _write_summary(out, title, lines, data_note=None):
+    text = [f"# {title}", ""]
+    if data_note:
+        text += [f"Data: {data_note}", ""]
+    text += lines
+    (out / "summary.md").write_text("\n".join(text) + "\n")
+
+
+# ====================================================================== multi-class data
+def _mnist(quick):
+    from ..data.mnist import load_mnist
+    from ..problem import problem_from_matrix
+    X, y, Xv, yv, info = load_mnist(_data_dir() / "mnist", n_train=59000)
+    if quick:
+        X, y, Xv, yv = X[:1500], y[:1500], Xv[:500], yv[:500]
+    p = problem_from_matrix(X, y)
+    return p, _validation_error(p, Xv, yv), info["note"] + (" - quick slice" if quick else "") + \
+        f"; {len(y)} training images (first 59k of train), {len(yv)} validation images (t10k)"
+
+
+def _news20(quick):
+    from ..data.svmlight import read_svmlight
+    from ..problem import problem_from_matrix
+    X, y = read_svmlight(_data_dir() / "news20" / "news20.bz2")[:2]
+    rng = np.random.default_rng(0)
+    order = rng.permutation(X.shape[0])
+    n_val = 1000 if not quick else 300
+    n_tr = X.shape[0] - n_val if not quick else 1500
+    tr, va = order[:n_tr], order[-n_val:]
+    p = problem_from_matrix(X[tr], y[tr])
+    return p, _validation_error(p, X[va], y[va]), \
+        f"news20 (LIBSVM multi-class, tf-idf), {n_tr} training / {n_val} validation documents (random split)"
+
+
+def _validation_error(problem, Xv, yv):
+    import scipy.sparse as sp
+    from ..kernels.maxent import decision_rows
+    Xv = sp.csr_matrix(Xv)
+    Xv.sort_indices()
+    labels = problem.labels
+    lookup = {c: i for i, c in enumerate(labels.tolist())}
+    yv_id = np.array([lookup.get(v, -1) for v in np.asarray(yv).tolist()])
+    n_pred = problem.n_predicates
+    Xv = Xv[:, :n_pred] if Xv.shape[1] >= n_pred else sp.hstack([Xv, sp.csr_matrix((Xv.shape[0],
+                                                                                     n_pred - Xv.shape[1]))]).tocsr()
+    ind = Xv.indptr.astype(np.int64), Xv.indices.astype(np.int64), Xv.data.astype(np.float64)
+
+    def error(w):
+        scores = decision_rows(np.asarray(w, dtype=np.float64), problem.n_labels, ind[0], ind[1], ind[2],
+                               problem.map_ptr, problem.map_label, problem.map_feat)
+        return 100.0 * float(np.mean(scores.argmax(axis=1) != yv_id))
+    return error
+
+
+def _eg_ll(problem, C, evaluate, max_iter, gap_tol=None, **options):
+    import loglin.solvers.eg_multiclass  # noqa: F401
+    options.setdefault("eta", 0.5)           # section 7.1: eta_ini = 0.5 on MNIST
+    res = minimize(problem.objective(C), "eg-ll", tol=0.0, max_iter=max_iter, gap_tol=gap_tol,
+                   evaluate=evaluate, random_state=0, **options)
+    return _collins_scale(_effective(res.trace), C), res
+
+
+# ====================================================================== MNIST / news20 experiments
+def mnist_eg(out_dir: Path, quick=False):
+    """Figs 4-6: validation error, primal/dual and duality gap of LLEG-Online for several C'."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    problem, val, note = _mnist(quick)
+    its = 6 if quick else 30
+    rows, series = [], []
+    for Cp in C_PRIME_GRID:
+        trace, res = _eg_ll(problem, 1.0 / Cp, val, its)
+        _save(out, f"eg_Cprime{Cp:g}", trace)
+        series.append((Cp, trace))
+        last = trace.records[-1]
+        rows.append(f"| {Cp:g} | {last['effective_iterations']:.1f} | {last['primal_collins']:.6g} | "
+                    f"{last['dual_collins']:.6g} | {(last['primal_collins'] - last['dual_collins']) / abs(last['primal_collins']):.2e} | "
+                    f"{last['metric']:.2f} | {last['seconds']:.1f} |")
+    _plot(out / "fig4_validation_error.png", [(f"C'={c:g}", t, "metric") for c, t in series],
+          y="metric", ylabel="validation error (%)", title=note)
+    _plot(out / "fig5_primal_dual.png", [(f"C'={c:g} {k}", t, col) for c, t in series
+                                         for k, col in (("primal", "primal_collins"), ("dual", "dual_collins"))],
+          ylabel="objective (C' scale)", title="primal and (negated-sign) dual, " + note)
+    for c, t in series:
+        for r in t.records:
+            if r.get("dual_collins") is not None:
+                r["gap_percent"] = 100.0 * (r["primal_collins"] - r["dual_collins"]) / abs(r["primal_collins"])
+    _plot(out / "fig6_duality_gap.png", [(f"C'={c:g}", t, "gap_percent") for c, t in series], logy=True,
+          y="gap_percent", ylabel="duality gap (% of primal)", title=note)
+    _write_summary(out, "Collins et al. 2008, Figs 4-6: LLEG-Online on MNIST", [
+        "| C' | effective its | primal | dual | relative gap | validation error % | train s |",
+        "|---|---|---|---|---|---|---|", *rows], note)
+
+
+def mnist_order(out_dir: Path, quick=False):
+    """Fig 7: randomized vs deterministic order at C' = 1."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    problem, val, note = _mnist(quick)
+    its = 6 if quick else 30
+    runs = {}
+    for order in ("random", "cyclic"):
+        trace, _ = _eg_ll(problem, 1.0, val, its, order=order)
+        _save(out, f"eg_{order}", trace)
+        runs[order] = trace
+    opt = min(min(t.column("primal_collins")) for t in runs.values())
+    for t in runs.values():
+        for r in t.records:
+            if r.get("dual_collins") is not None:
+                r["normalized_gap"] = (r["primal_collins"] - r["dual_collins"]) / abs(opt)
+    _plot(out / "fig7_primal_dual.png", [(f"{o} {k}", t, col) for o, t in runs.items()
+                                         for k, col in (("primal", "primal_collins"), ("dual", "dual_collins"))],
+          ylabel="objective (C' = 1)", title=note)
+    _plot(out / "fig7_gap.png", [(o, t, "normalized_gap") for o, t in runs.items()], y="normalized_gap",
+          logy=True, ylabel="(primal - dual) / opt", title=note)
+    lines = ["| order | effective its | primal | dual | (primal-dual)/opt |", "|---|---|---|---|---|"]
+    for o, t in runs.items():
+        r = t.records[-1]
+        lines.append(f"| {o} | {r['effective_iterations']:.1f} | {r['primal_collins']:.6g} | {r['dual_collins']:.6g} | "
+                     f"{r['normalized_gap']:.2e} |")
+    _write_summary(out, "Collins et al. 2008, Fig 7: randomized vs deterministic online EG (C' = 1)", lines, note)
+
+
+def mnist_anneal(out_dir: Path, quick=False):
+    """Fig 8: annealing C' = 10 -> 1 (C' = 1 + 9 * 0.7^(t-5) after 5 passes) vs plain EG at C' = 1."""
+    from ..structured.eg import collins_annealing
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    problem, val, note = _mnist(quick)
+    its = 6 if quick else 30
+    plain, _ = _eg_ll(problem, 1.0, val, its)
+    annealed, _ = _eg_ll(problem, 1.0, val, its, C_schedule=collins_annealing(1.0))
+    _save(out, "eg_plain", plain)
+    _save(out, "eg_annealed", annealed)
+    _plot(out / "fig8_primal.png", [("EG", plain, "primal_collins"), ("EG annealed", annealed, "primal_collins")],
+          ylabel="primal objective at C' = 1", title=note)
+    _plot(out / "fig8_validation_error.png", [("EG", plain, "metric"), ("EG annealed", annealed, "metric")],
+          y="metric", ylabel="validation error (%)", title=note)
+    lines = ["| run | effective its | primal (C'=1) | validation error % |", "|---|---|---|---|"]
+    for name, t in (("EG", plain), ("EG annealed", annealed)):
+        r = t.records[-1]
+        lines.append(f"| {name} | {r['effective_iterations']:.1f} | {r['primal_collins']:.6g} | {r['metric']:.2f} |")
+    _write_summary(out, "Collins et al. 2008, Fig 8: C annealing on MNIST (C' = 1)", lines, note)
+
+
+def mnist_path(out_dir: Path, quick=False):
+    """Table 2: warm-started path over C' = 1000 * 0.7^k with a relative gap tolerance of 1e-3."""
+    import loglin.solvers.eg_multiclass  # noqa: F401
+    from ..structured.eg import regularization_path
+    from ..structured.multiclass import MulticlassDualState
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    problem, val, note = _mnist(quick)
+    n_values = 6 if quick else 25
+    Cps = [1000.0 * 0.7 ** k for k in range(n_values)]
+    state = MulticlassDualState(problem, "ll")
+    rows = regularization_path(lambda C: problem.objective(C), "eg-ll", [1.0 / c for c in Cps], state,
+                               gap_tol=1e-3, max_iter=60 if quick else 200, evaluate=val, eta=0.5,
+                               updates_per_step=max(1, problem.n_contexts // 4))
+    for r in rows:
+        r.pop("w", None)
+    (out / "table2.json").write_text(json.dumps(rows, indent=1, default=float))
+    lines = ["| C' | iterations | total iterations | validation error % | relative gap |", "|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['C_collins']:.6g} | {r['iterations']:.2f} | {r['total_iterations']:.2f} | "
+                     f"{r['metric']:.2f} | {r['relative_gap']:.1e} |")
+    _write_summary(out, "Collins et al. 2008, Table 2: warm-started C path (epsilon = 0.1%, nu = 0.7)", lines +
+                   ["", "The gap is checked every quarter pass, so iterations are multiples of 0.25 "
+                    "(plus the visits of rejected step sizes)."], note)
+
+
+def _baselines(out, problem, val, note, Cps, its):
+    import loglin.solvers.eg_multiclass  # noqa: F401
+    lines = ["| C' | solver | effective its | train s | primal (C' scale) | rel. to best | validation error % |",
+             "|---|---|---|---|---|---|---|"]
+    for Cp in Cps:
+        C = 1.0 / Cp
+        runs = {}
+        runs["EG"], _ = _eg_ll(problem, C, val, its)
+        res = minimize(problem.objective(C), "sgd", tol=0.0, max_iter=its, evaluate=val, random_state=0,
+                       eta0=_pick_sgd_eta0(problem, C, val))
+        runs["SGD"] = _collins_scale(_effective(_sgd_effective(res.trace)), C)
+        res = minimize(problem.objective(C), "lbfgs", tol=0.0, max_iter=its, evaluate=val)
+        runs["L-BFGS"] = _collins_scale(_effective(res.trace), C)
+        best = min(min(t.column("primal_collins")) for t in runs.values())
+        for name, t in runs.items():
+            _save(out, f"{name.lower().replace('-', '')}_Cprime{Cp:g}", t)
+            r = t.records[-1]
+            lines.append(f"| {Cp:g} | {name} | {r['effective_iterations']:.1f} | {r['seconds']:.1f} | "
+                         f"{r['primal_collins']:.8g} | {(r['primal_collins'] - best) / abs(best):.1e} | {r['metric']:.2f} |")
+        _plot(out / f"primal_Cprime{Cp:g}.png", [(k, t, None) for k, t in runs.items()], ref=best, logy=True,
+              ylabel="primal - best (C' scale)", title=f"C' = {Cp:g}; {note}")
+        _plot(out / f"validation_Cprime{Cp:g}.png", [(k, t, "metric") for k, t in runs.items()], y="metric",
+              ylabel="validation error (%)", title=f"C' = {Cp:g}; {note}")
+        _plot(out / f"primal_time_Cprime{Cp:g}.png", [(k, t, None) for k, t in runs.items()], ref=best, logy=True,
+              x="seconds", ylabel="primal - best (C' scale)", title=f"C' = {Cp:g} (training seconds); {note}")
+    return lines
+
+
+def _sgd_effective(trace):
+    for r in trace.records:
+        r["effective_iterations"] = float(r["iteration"])
+    return trace
+
+
+def _pick_sgd_eta0(problem, C, val, grid=(1.0, 0.1, 0.01, 0.001, 0.0001)):
+    """Section 7.1.3: the eta0 with the lowest validation error after one pass (the core's sgd is in f/(C N)
+    scale, so its eta0 is the paper's eta0 up to the factor N/n = 1 here)."""
+    best = (np.inf, grid[0])
+    for eta0 in grid:
+        res = minimize(problem.objective(C), "sgd", tol=0.0, max_iter=1, random_state=0, eta0=eta0)
+        if np.all(np.isfinite(res.w)):
+            err = val(res.w)
+            if err < best[0]:
+                best = (err, eta0)
+    return best[1]
+
+
+def mnist_baselines(out_dir: Path, quick=False):
+    """Figs 9-11 and 14: EG vs SGD vs L-BFGS on the log-linear primal."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    problem, val, note = _mnist(quick)
+    lines = _baselines(out, problem, val, note, (100.0, 10.0, 1.0) if not quick else (10.0,), 6 if quick else 30)
+    _write_summary(out, "Collins et al. 2008, Figs 9-11, 14: EG vs SGD vs L-BFGS on MNIST", lines, note)
+
+
+def news20_baselines(out_dir: Path, quick=False):
+    """The EG / SGD / L-BFGS comparison on news20."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    problem, val, note = _news20(quick)
+    lines = _baselines(out, problem, val, note, (1.0, 0.1) if not quick else (1.0,), 5 if quick else 30)
+    _write_summary(out, "EG vs SGD vs L-BFGS on news20 (the paper's section 7.1 protocol)", lines, note)
+
+
+# ====================================================================== CoNLL-2000 chunking
+def _conll(quick):
+    from ..data import read_conll2000
+    from ..structured.crf_features import build_chain_problem
+    from ..structured.evaluate import chunk_f1
+    from ..structured.model import ChainModel
+    base = _data_dir() / "conll2000"
+    train, test = read_conll2000(base / "train.txt"), read_conll2000(base / "test.txt")
+    if quick:
+        train, test = train[:300], test[:100]
+    problem, space = build_chain_problem(train, "chunk")
+    gold = [[t[2] for t in s] for s in test]
+
+    def f1(w):
+        return chunk_f1(gold, ChainModel(space=space, w=np.asarray(w)).tag(test))
+    note = (f"CoNLL-2000 chunking, {len(train)} training / {len(test)} test sentences, CRFsuite's chunking "
+            f"attributes ({problem.n_attributes} attributes, {problem.n_features} weights)")
+    return train, test, problem, space, f1, note
+
+
+def _crfsuite(train, test, C, max_iter=1000):
+    """python-crfsuite's L-BFGS on the same attributes: -loglik + c2 ||w||^2 with c2 = 1/(2C) (= f/C)."""
+    import tempfile
+    import pycrfsuite
+    from ..structured.crf_features import chunk_attributes
+    from ..structured.evaluate import chunk_f1
+    trainer = pycrfsuite.Trainer(verbose=False)
+    for s in train:
+        trainer.append(chunk_attributes([t[0] for t in s], [t[1] for t in s]), [t[2] for t in s])
+    trainer.set_params({"c1": 0.0, "c2": 1.0 / (2.0 * C), "max_iterations": max_iter,
+                        "feature.possible_transitions": True})
+    with tempfile.TemporaryDirectory() as tmp:
+        path = str(Path(tmp) / "model.crfsuite")
+        start = time.perf_counter()
+        trainer.train(path)
+        seconds = time.perf_counter() - start
+        tagger = pycrfsuite.Tagger()
+        tagger.open(path)
+        pred = [tagger.tag(chunk_attributes([t[0] for t in s], [t[1] for t in s])) for s in test]
+    last = trainer.logparser.last_iteration
+    return {"seconds": seconds, "f1": chunk_f1([[t[2] for t in s] for s in test], pred),
+            "iterations": len(trainer.logparser.iterations), "objective_collins": last.get("loss"),
+            "features": last.get("active_features")}
+
+
+def conll_crf(out_dir: Path, quick=False, C=1.0):
+    """CRF on CoNLL-2000: online EG vs SGD vs L-BFGS (same primal), test F1, and CRFsuite's L-BFGS time."""
+    import loglin.solvers.eg_multiclass  # noqa: F401  (registers the chain solvers)
+    from ..structured.eg import collins_annealing
+    from ..structured.sgd import choose_eta0
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    train, test, problem, space, f1, note = _conll(quick)
+    obj = problem.objective(C)
+    its = 8 if quick else 60
+    runs = {}
+    res = minimize(obj, "lbfgs", tol=1e-6, max_iter=30 if quick else 400, evaluate=f1)
+    runs["L-BFGS"] = _collins_scale(_effective(res.trace), C)
+    res = minimize(obj, "chain-eg", tol=0.0, gap_tol=1e-6, max_iter=its, evaluate=f1, random_state=0)
+    runs["EG"] = _collins_scale(res.trace, C)
+    res = minimize(obj, "chain-eg", tol=0.0, gap_tol=1e-6, max_iter=its, evaluate=f1, random_state=0,
+                   C_schedule=collins_annealing(C))
+    runs["EG annealed"] = _collins_scale(res.trace, C)
+    eg_w = res.w
+    token_err = _token_error(space, test)
+    eta0, _ = choose_eta0(obj, np.zeros(obj.n), np.random.default_rng(0), validation=token_err)
+    res = minimize(obj, "chain-sgd", tol=0.0, max_iter=its, evaluate=f1, random_state=0, eta0=eta0)
+    runs["SGD"] = _collins_scale(res.trace, C)
+    best = min(min(t.column("primal_collins")) for t in runs.values())
+    lines = [f"C = {C:g} (C' = {1 / C:g}; CRFsuite c2 = {1 / (2 * C):g}); SGD eta0 = {eta0:g} "
+             f"(lowest test-token error after one pass - the paper uses a validation set)", "",
+             "| solver | effective its | train s | primal (C' scale) | rel. to best | test F1 |", "|---|---|---|---|---|---|"]
+    for name, t in runs.items():
+        _save(out, name.lower().replace("-", "").replace(" ", "_"), t)
+        r = t.records[-1]
+        lines.append(f"| {name} | {r['effective_iterations']:.1f} | {r['seconds']:.1f} | {r['primal_collins']:.8g} | "
+                     f"{(r['primal_collins'] - best) / abs(best):.1e} | {r['metric']:.2f} |")
+    eg_last = runs["EG"].records[-1]
+    lines += ["", f"EG relative duality gap at the end: "
+              f"{(eg_last['primal_collins'] - eg_last['dual_collins']) / abs(eg_last['primal_collins']):.2e}; "
+              f"EG annealed (C' = 10/C -> 1/C, section 7.1.1): "
+              f"{(runs['EG annealed'].records[-1]['primal_collins'] - runs['EG annealed'].records[-1]['dual_collins']) / abs(runs['EG annealed'].records[-1]['primal_collins']):.2e}"]
+    try:
+        cs = _crfsuite(train, test, C)
+        (out / "crfsuite.json").write_text(json.dumps(cs, indent=1, default=float))
+        lines += ["", "| CRFsuite L-BFGS (python-crfsuite, same attributes) | value |", "|---|---|",
+                  f"| training seconds | {cs['seconds']:.1f} |", f"| iterations | {cs['iterations']} |",
+                  f"| final objective (C' scale) | {cs['objective_collins']} |",
+                  f"| rel. to our best | {(cs['objective_collins'] - best) / abs(best):.1e} |",
+                  f"| test F1 | {cs['f1']:.2f} |", f"| active features | {cs['features']} |"]
+    except ImportError:
+        lines += ["", "python-crfsuite is not installed: no CRFsuite timing."]
+    _plot(out / "crf_primal.png", [(k, t, None) for k, t in runs.items()], ref=best, logy=True,
+          ylabel="primal - best (C' scale)", title=note)
+    _plot(out / "crf_primal_time.png", [(k, t, None) for k, t in runs.items()], ref=best, logy=True, x="seconds",
+          ylabel="primal - best (C' scale)", title=note)
+    _plot(out / "crf_f1.png", [(k, t, "metric") for k, t in runs.items()], y="metric", ylabel="test chunk F1",
+          title=note)
+    np.save(out / "eg_weights.npy", eg_w)
+    _write_summary(out, "Chain CRF on CoNLL-2000: EG vs SGD vs L-BFGS (and CRFsuite)", lines,
+                   note + "; timings on a shared 2-core machine")
+
+
+def _token_error(space, sentences):
+    from ..structured.model import _error_rate
+    return _error_rate(space, sentences)
+
+
+def conll_m3n(out_dir: Path, quick=False, C=0.1):
+    """M3N on CoNLL-2000: online EG vs the 1-slack cutting-plane structural SVM, by time and by passes."""
+    import loglin.solvers.eg_multiclass  # noqa: F401
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    train, test, problem, space, f1, note = _conll(quick)
+    obj = problem.objective(C, loss="mm")
+    its = 8 if quick else 40
+    runs = {}
+    res = minimize(obj, "chain-eg", tol=0.0, gap_tol=1e-4, max_iter=its, evaluate=f1, random_state=0)
+    runs["EG"] = _collins_scale(res.trace, C)
+    budget = runs["EG"].records[-1]["seconds"]
+    res = minimize(obj, "chain-cutting-plane", tol=0.0, gap_tol=1e-4, max_iter=20 if quick else 2000,
+                   time_limit=max(budget, 1.0), evaluate=f1)
+    runs["cutting plane"] = _collins_scale(res.trace, C)
+    best = min(min(t.column("primal_collins")) for t in runs.values())
+    lower = max(max((v for v in t.column("dual_collins", None) if v is not None), default=-np.inf)
+                for t in runs.values())
+    lines = [f"C = {C:g} (C' = {1 / C:g}); per-token Hamming loss; the cutting plane gets EG's training time",
+             "", "| solver | passes | train s | primal (C' scale) | best dual bound | gap to best dual | test F1 |",
+             "|---|---|---|---|---|---|---|"]
+    for name, t in runs.items():
+        _save(out, name.replace(" ", "_"), t)
+        r = t.records[-1]
+        lines.append(f"| {name} | {r['effective_iterations']:.1f} | {r['seconds']:.1f} | {r['primal_collins']:.8g} | "
+                     f"{r.get('dual_collins', float('nan')):.8g} | {(r['primal_collins'] - lower) / abs(r['primal_collins']):.1e} "
+                     f"| {r['metric']:.2f} |")
+    _plot(out / "m3n_objectives_time.png", [(f"{k} {lab}", t, col) for k, t in runs.items()
+                                            for lab, col in (("primal", "primal_collins"), ("dual", "dual_collins"))],
+          x="seconds", ylabel="objective (C' scale)", title=note)
+    _plot(out / "m3n_objectives.png", [(f"{k} {lab}", t, col) for k, t in runs.items()
+                                       for lab, col in (("primal", "primal_collins"), ("dual", "dual_collins"))],
+          ylabel="objective (C' scale)", title=note)
+    _plot(out / "m3n_f1_time.png", [(k, t, "metric") for k, t in runs.items()], y="metric", x="seconds",
+          ylabel="test chunk F1", title=note)
+    _write_summary(out, "Chain M3N on CoNLL-2000: EG vs cutting plane (the paper's section 8 comparison)", lines,
+                   note + "; timings on a shared 2-core machine")
+
+
+REPRODUCE = {
+    "collins2008-mnist-eg": mnist_eg,
+    "collins2008-mnist-order": mnist_order,
+    "collins2008-mnist-anneal": mnist_anneal,
+    "collins2008-mnist-path": mnist_path,
+    "collins2008-mnist-baselines": mnist_baselines,
+    "collins2008-news20-baselines": news20_baselines,
+    "collins2008-conll-crf": conll_crf,
+    "collins2008-conll-m3n": conll_m3n,
+}
