@@ -79,19 +79,20 @@ def _data_dir(arg):
 
 
 def load(data_dir: Path, rows):
+    """Training rows (the first ``rows`` if given) and test rows, with the same columns."""
     from loglin.data import read_svmlight
     X, y = read_svmlight(data_dir / "a9a")
-    X_test, y_test = read_svmlight(data_dir / "a9a.t", n_features=max(X.shape[1], 123))
-    if X_test.shape[1] > X.shape[1]:
-        X = _pad_columns(X, X_test.shape[1])
+    X_test, y_test = read_svmlight(data_dir / "a9a.t")
+    n = max(X.shape[1], X_test.shape[1])        # the highest feature may be absent from one file
+    X, X_test = _with_columns(X, n), _with_columns(X_test, n)
     if rows is not None:
         X, y = X[:rows], y[:rows]
     return X, y, X_test, y_test
 
 
-def _pad_columns(X, n):
+def _with_columns(X, n):
     import scipy.sparse as sp
-    return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n))
+    return X if X.shape[1] == n else sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n))
 
 
 def thread_counts(arg):
@@ -125,7 +126,6 @@ def first_call_seconds(bench):
 _COLD = """
 import json, sys, time
 import numpy as np
-t0 = time.perf_counter()
 from loglin.binary import binary_problem
 from loglin.data import read_svmlight
 X, y = read_svmlight(sys.argv[1])
@@ -147,25 +147,32 @@ def cold_compile_seconds(train_file):
 
 
 def kernel_seconds(bench, calls):
-    """Median seconds of one fun_grad and one hess_vec at the optimum-ish point (for profiling)."""
+    """Wall seconds of one fun_grad / hess_vec at w = 0: median and mean (the mean shows
+    stalls, e.g. threads waiting for each other on a busy machine), and CPU seconds per call."""
     obj = bench.objective
     w = np.zeros(obj.n)
-    fg, hv = [], []
     obj.fun_grad(w)
     obj.accept()
-    for _ in range(calls):
-        t0 = time.perf_counter(); obj.fun_grad(w, keep_cache=False); t1 = time.perf_counter()
-        obj.hess_vec(w); t2 = time.perf_counter()
-        fg.append(t1 - t0); hv.append(t2 - t1)
-    return {"fun_grad": statistics.median(fg), "hess_vec": statistics.median(hv)}
+    out = {}
+    for name, call in (("fun_grad", lambda: obj.fun_grad(w, keep_cache=False)), ("hess_vec", lambda: obj.hess_vec(w))):
+        walls = []
+        cpu0 = time.process_time()
+        for _ in range(calls):
+            t0 = time.perf_counter()
+            call()
+            walls.append(time.perf_counter() - t0)
+        out[name] = {"median": statistics.median(walls), "mean": statistics.fmean(walls),
+                     "cpu_mean": (time.process_time() - cpu0) / calls}
+    return out
 
 
 def warm_up(benches, black_boxes):
+    """A few iterations of every solver on every thread setting, one call of each black box."""
     import numba
+    from loglin.solvers.base import minimize
     for threads, bench in benches.items():
         numba.set_num_threads(threads)
         for solver in ("tron", "lbfgs"):
-            from loglin.solvers.base import minimize
             minimize(bench.objective, solver, max_iter=3)
     for tool in black_boxes:
         tool.fit(1e-1)
@@ -264,7 +271,7 @@ def _main(args):
         "jit_seconds": jit, "kernel_seconds": kernels,
         "p_star": p_opt, "p_star_found_by": p_who,
         "tools": summary, "acceptance": checks, "wall_seconds": time.time() - started,
-        "curves": {label: [[list(p) for p in r.points] for r in rs] for label, rs in runs.items()},
+        "curves": {label: [[_point(p) for p in r.points] for r in rs] for label, rs in runs.items()},
     }
     args.out.mkdir(parents=True, exist_ok=True)
     md = render_markdown(result, summary, levels, sweep)
@@ -300,8 +307,9 @@ def render_markdown(result, summary, levels, sweep):
     for key, val in result["jit_seconds"].items():
         lines.append(f"- {key.replace('_', ' ')}: fun_grad {val['fun_grad']:.3f} s, hess_vec {val['hess_vec']:.3f} s")
     for key, val in result["kernel_seconds"].items():
-        lines.append(f"- one call, {key}: fun_grad {1e3 * val['fun_grad']:.3f} ms, "
-                     f"hess_vec {1e3 * val['hess_vec']:.3f} ms (median)")
+        lines.append(f"- one call, {key}: " + "; ".join(
+            f"{name} {1e3 * v['median']:.3f} ms median, {1e3 * v['mean']:.3f} ms mean wall, "
+            f"{1e3 * v['cpu_mean']:.3f} ms CPU" for name, v in val.items()))
     lines += ["", "## Runs (first repeat)", ""]
     for tool, entry in summary.items():
         info = entry["info"][0]
@@ -310,6 +318,12 @@ def render_markdown(result, summary, levels, sweep):
               f"SciPy {m['scipy']}, scikit-learn {m['sklearn']}, liblinear-official {m['liblinear']}, "
               f"Python {m['python']}. Total wall time {result['wall_seconds']:.0f} s.", ""]
     return "\n".join(lines)
+
+
+def _point(point):
+    """(wall, cpu, objective, tolerance) for JSON: times to the microsecond, objective in full."""
+    wall, cpu, f, tol = point
+    return [round(wall, 6), None if cpu is None else round(cpu, 6), f, tol]
 
 
 def _short(value):
