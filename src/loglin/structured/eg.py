@@ -52,7 +52,7 @@ def _chain_state(objective, state):
 
 
 def check_state(objective, state):
-    if state.problem is not objective.problem or state.loss != objective.loss:
+    if state.problem is not objective.problem or state.loss != getattr(objective, "loss", "ll"):
         raise InvalidInputError("the warm-start dual state belongs to another problem or loss")
     return state
 
