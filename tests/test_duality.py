@@ -1,4 +1,5 @@
 """Dual objectives, w(alpha) and the duality gap (loglin.duality), against independent computations."""
+import numba
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -8,6 +9,16 @@ from loglin.binary import binary_problem
 from loglin.errors import InvalidInputError
 from loglin.problem import MaxentProblem, problem_from_matrix
 from loglin.solvers import minimize
+
+
+@pytest.fixture(autouse=True, scope="module")
+def serial_numba():
+    """These problems are tiny: on a loaded machine, waking the thread pool for every
+    objective evaluation (the driver evaluates each iterate) costs far more than the work."""
+    before = numba.get_num_threads()
+    numba.set_num_threads(1)
+    yield
+    numba.set_num_threads(before)
 
 
 def random_binary(seed=0, l=60, n=8, C=2.0, **kw):

@@ -1,6 +1,7 @@
 """Randomized online EG (Algorithm 8 of Yu et al. 2011) for LR and Maxent, against TRON."""
 from pathlib import Path
 
+import numba
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -11,6 +12,16 @@ from loglin.errors import InvalidInputError
 from loglin.kernels import eg as ek
 from loglin.problem import MaxentProblem, problem_from_matrix
 from loglin.solvers import minimize
+
+
+@pytest.fixture(autouse=True, scope="module")
+def serial_numba():
+    """These problems are tiny: on a loaded machine, waking the thread pool for every
+    objective evaluation (the driver evaluates each iterate) costs far more than the work."""
+    before = numba.get_num_threads()
+    numba.set_num_threads(1)
+    yield
+    numba.set_num_threads(before)
 
 
 def random_binary(seed=0, l=80, n=10, C=1.0, **kw):
@@ -92,6 +103,7 @@ def test_eg_lr_reaches_tron_optimum(C):
     assert res.trace.records[-1]["duality_gap"] <= 1e-4 * abs(ref)
 
 
+@pytest.mark.slow
 def test_eg_lr_on_a9a_slice():
     X, y = a9a_slice()
     obj = binary_problem(X, y, 4.0).objective()
