@@ -200,3 +200,29 @@ def test_cli_train_evaluate_run(small_corpus, tmp_path, capsys):
     assert len(out) == 5 and out[0].startswith("He/PRP/")
     with pytest.raises(ModelFormatError):
         tag_main([str(tmp_path / "test.txt"), str(tmp_path / "plain.txt")])
+
+
+def test_iob_constraint_gives_well_formed_chunks():
+    rng = np.random.default_rng(3)
+    words, labels, tags = _synthetic("chunk", rng, n=80)
+    labels = [[y if y == "O" else rng.choice(["B-", "I-"]) + rng.choice(["NP", "VP"]) for y in s] for s in labels]
+    fx = FeatureExtractor("chunk", cutoff=1)
+    problem, _ = fx.fit(words, labels, tags)
+    w = rng.normal(scale=3.0, size=problem.n_features)
+    data = DecodeInput.build(fx, fx.encode(words, tags))
+    free = beam_decode(fx, w, problem.map_ptr, problem.map_label, problem.map_feat, data, beam=3)
+    out = beam_decode(fx, w, problem.map_ptr, problem.map_label, problem.map_feat, data, beam=3,
+                      iob_constraint=True)
+
+    def violations(flat):
+        bad, at = 0, 0
+        for s in words:
+            seq = [fx.labels[y] for y in flat[at:at + len(s)]]
+            prev = "O"
+            for y in seq:
+                bad += y.startswith("I-") and (prev == "O" or prev[2:] != y[2:])
+                prev = y
+            at += len(s)
+        return bad
+
+    assert violations(free) > 0 and violations(out) == 0

@@ -10,7 +10,9 @@ The predicates that do not depend on the history are looked up once per
 token (:class:`DecodeInput`); the history predicates are looked up per
 hypothesis by binary search in the extractor's sorted keys, inside the
 compiled kernel. An optional tag dictionary restricts a known word to the
-labels it had in training (unknown words may take any label).
+labels it had in training (unknown words may take any label); for chunking,
+an optional IOB constraint allows ``I-X`` only inside an X chunk, as
+OpenNLP's chunker does.
 """
 from __future__ import annotations
 
@@ -73,7 +75,8 @@ def _history_predicate(h, rel, hyp, K, offsets, n_atoms, pad, radix, lo, hi, key
 
 @njit(cache=True)
 def _decode_sentence(a, b, beam, K, w, map_ptr, map_label, map_feat, stat_ptr, stat_pred, hist_static,
-                     offsets, n_atoms, pad, radix, lo, hi, keys, dict_rows, dict_ptr, dict_label, out):
+                     offsets, n_atoms, pad, radix, lo, hi, keys, dict_rows, dict_ptr, dict_label, allowed_after,
+                     out):
     n = b - a
     H = hist_static.shape[1]
     hyps = np.zeros((beam, n), dtype=np.int32)
@@ -106,8 +109,11 @@ def _decode_sentence(a, b, beam, K, w, map_ptr, map_label, map_feat, stat_ptr, s
                     for j in range(map_ptr[p], map_ptr[p + 1]):
                         s[map_label[j]] += w[map_feat[j]]
             log_softmax_inplace(s)
+            prev = hyps[h, i - 1] if i > 0 else K
+            constrained = allowed_after.shape[0] > 0
             for y in range(K):
-                cand[h * K + y] = score[h] + s[y] if (not restrict or allowed[y]) else -np.inf
+                ok = (not restrict or allowed[y]) and (not constrained or allowed_after[prev, y])
+                cand[h * K + y] = score[h] + s[y] if ok else -np.inf
         if beam == 1:
             best = np.argmax(cand[:K])
             hyps[0, i] = best
@@ -132,24 +138,46 @@ def _decode_sentence(a, b, beam, K, w, map_ptr, map_label, map_feat, stat_ptr, s
 
 @njit(cache=True, parallel=True)
 def beam_decode_kernel(sent_ptr, beam, K, w, map_ptr, map_label, map_feat, stat_ptr, stat_pred, hist_static,
-                       offsets, n_atoms, pad, radix, lo, hi, keys, dict_rows, dict_ptr, dict_label, out):
+                       offsets, n_atoms, pad, radix, lo, hi, keys, dict_rows, dict_ptr, dict_label, allowed_after,
+                       out):
     for sent in prange(sent_ptr.shape[0] - 1):
         _decode_sentence(sent_ptr[sent], sent_ptr[sent + 1], beam, K, w, map_ptr, map_label, map_feat,
                          stat_ptr, stat_pred, hist_static, offsets, n_atoms, pad, radix, lo, hi, keys,
-                         dict_rows, dict_ptr, dict_label, out)
+                         dict_rows, dict_ptr, dict_label, allowed_after, out)
+
+
+def iob_transitions(labels) -> np.ndarray:
+    """allowed[prev, y] for IOB chunk tags: ``I-X`` only after ``B-X`` or ``I-X`` (OpenNLP's chunker).
+
+    Row K is the sentence start, where ``I-X`` is not allowed either.
+    """
+    K = len(labels)
+    allowed = np.ones((K + 1, K), dtype=np.bool_)
+    for y, tag in enumerate(labels):
+        if tag.startswith("I-"):
+            allowed[:, y] = False
+            for prev, before in enumerate(labels):
+                if before[:2] in ("B-", "I-") and before[2:] == tag[2:]:
+                    allowed[prev, y] = True
+    return allowed
 
 
 def beam_decode(extractor: FeatureExtractor, w, map_ptr, map_label, map_feat, data: DecodeInput, *,
-                beam: int = 3, tag_dictionary: bool = False) -> np.ndarray:
-    """Best label id of every token of ``data`` (flat, sentence after sentence)."""
+                beam: int = 3, tag_dictionary: bool = False, iob_constraint: bool = False) -> np.ndarray:
+    """Best label id of every token of ``data`` (flat, sentence after sentence).
+
+    ``iob_constraint`` forbids ``I-X`` except after ``B-X``/``I-X`` (chunking).
+    """
     beam = int(beam)
     if beam < 1:
         raise InvalidInputError(f"beam size must be >= 1, got {beam}")
     tables = extractor.history_tables()
     out = np.empty(data.n_tokens, dtype=np.int32)
     dict_rows = data.dict_rows if tag_dictionary else np.empty(0, dtype=np.int64)
+    allowed_after = iob_transitions(extractor.labels) if iob_constraint else np.ones((0, 0), dtype=np.bool_)
     beam_decode_kernel(data.sent_ptr, beam, extractor.n_labels, np.asarray(w, dtype=np.float64),
                        map_ptr, map_label, map_feat, data.stat_ptr, data.stat_pred, data.hist_static,
                        tables["offsets"], tables["n_atoms"], tables["pad"], tables["radix"], tables["lo"],
-                       tables["hi"], extractor.keys, dict_rows, extractor.dict_ptr, extractor.dict_label, out)
+                       tables["hi"], extractor.keys, dict_rows, extractor.dict_ptr, extractor.dict_label,
+                       allowed_after, out)
     return out

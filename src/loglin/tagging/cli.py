@@ -97,6 +97,8 @@ def add_tag_commands(subparsers) -> argparse.ArgumentParser:
                    help="words seen fewer times get spelling predicates; 'all' (default) as OpenNLP")
     p.add_argument("--beam", type=int, default=DEFAULT_BEAM, help="beam size stored in the model; default %(default)s")
     p.add_argument("--tag-dictionary", action="store_true", help="restrict known words to their training tags")
+    p.add_argument("--iob-constraint", action=argparse.BooleanOptionalAction, default=None,
+                   help="chunking: allow I-X only after B-X/I-X (default on for chunking, as OpenNLP)")
     p.add_argument("--tol", type=float, default=1e-3, help="relative gradient tolerance; default %(default)g")
     p.add_argument("--max-iter", type=int, default=1000, help="default %(default)s")
     p.add_argument("--time-limit", type=float, default=None, help="training seconds limit")
@@ -111,6 +113,8 @@ def add_tag_commands(subparsers) -> argparse.ArgumentParser:
         p.add_argument("--beam", type=int, default=None, help="override the model's beam size")
         p.add_argument("--tag-dictionary", action=argparse.BooleanOptionalAction, default=None,
                        help="override the model's tag-dictionary setting")
+        p.add_argument("--iob-constraint", action=argparse.BooleanOptionalAction, default=None,
+                       help="override the model's IOB-constraint setting (chunking)")
         if name == "evaluate":
             p.add_argument("--format", choices=("conll2000", "brown", "columns"), default="conll2000")
             p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -151,6 +155,7 @@ def _train(args) -> int:
     progress = not args.quiet and not args.json and sys.stderr.isatty()
     tagger = Tagger.train(sentences, args.task, C=C, solver=args.solver, cutoff=args.cutoff,
                           rare_threshold=args.rare_threshold, beam=args.beam, tag_dictionary=args.tag_dictionary,
+                          iob_constraint=args.iob_constraint,
                           tol=args.tol, max_iter=args.max_iter, time_limit=args.time_limit, progress=progress)
     tagger.save(args.output)
     report = {"model": str(args.output), "task": args.task, **tagger.info}
@@ -176,7 +181,7 @@ def _score_text(task, s):
 def _evaluate(args) -> int:
     tagger = Tagger.load(args.model)
     scores = tagger.evaluate(_read_gold(args.input, args.format, tagger.task), beam=args.beam,
-                             tag_dictionary=args.tag_dictionary)
+                             tag_dictionary=args.tag_dictionary, iob_constraint=args.iob_constraint)
     _report(args, {"model": str(args.model), "task": tagger.task, **scores}, _score_text(tagger.task, scores))
     return 0
 
@@ -185,7 +190,8 @@ def _run(args) -> int:
     tagger = Tagger.load(args.model)
     tokens, raw, fmt = _read_input(args.input, args.input_format, tagger.task)
     t0 = time.perf_counter()
-    predicted = tagger.tag(tokens, beam=args.beam, tag_dictionary=args.tag_dictionary)
+    predicted = tagger.tag(tokens, beam=args.beam, tag_dictionary=args.tag_dictionary,
+                           iob_constraint=args.iob_constraint)
     seconds = time.perf_counter() - t0
     if args.output is None:
         _write_output(sys.stdout, raw, predicted, fmt)

@@ -58,6 +58,7 @@ class NlpDataset:
     test: Corpus
     metric_name: str
     eval_beam: int = 1
+    iob_constraint: bool = False
     info: dict = field(default_factory=dict)
     _decode_input: DecodeInput | None = field(default=None, repr=False)
     _gold: np.ndarray | None = field(default=None, repr=False)
@@ -74,7 +75,8 @@ class NlpDataset:
         """Label ids of the test tokens decoded with weights ``w`` (flat)."""
         p = self.problem
         return beam_decode(self.extractor, w, p.map_ptr, p.map_label, p.map_feat, self.decode_input(),
-                           beam=self.eval_beam if beam is None else beam, tag_dictionary=tag_dictionary)
+                           beam=self.eval_beam if beam is None else beam, tag_dictionary=tag_dictionary,
+                           iob_constraint=self.iob_constraint)
 
     def evaluate(self, w, beam: int | None = None) -> float:
         """Test accuracy (%) for POS tagging, chunk F1 for chunking (greedy decoding by default)."""
@@ -171,7 +173,9 @@ def build_dataset(name: str, data_dir=None, cutoff: int = 5, seed: int = 0, *,
     :func:`loglin.data.paths.shared_data_dir`. ``cutoff``: predicate cut-off
     (OpenNLP's 5). ``rare_threshold``: None gives spelling predicates to
     every word (OpenNLP, the papers); 5 is Ratnaparkhi's rare-word rule.
-    ``seed`` picks the Brown train/test files. Nothing is cached on disk.
+    ``seed`` picks the Brown train/test files. ``evaluate`` decodes greedily
+    (``eval_beam``), chunking with OpenNLP's IOB constraint. Nothing is
+    cached on disk.
     """
     t0 = time.perf_counter()
     train, test, info = load_corpora(name, data_dir, seed)
@@ -186,7 +190,7 @@ def build_dataset(name: str, data_dir=None, cutoff: int = 5, seed: int = 0, *,
         known = set(extractor.words.strings[len(SPECIALS):])
         info["test_unknown_words"] = sum(w not in known for s in test.words for w in s)
     return NlpDataset(name, task, problem, extractor, test, "accuracy" if task == "pos" else "F1",
-                      eval_beam=eval_beam, info=info)
+                      eval_beam=eval_beam, iob_constraint=task == "chunk", info=info)
 
 
 def statistics_table(names=NAMES, data_dir=None, build: Callable = build_dataset) -> str:

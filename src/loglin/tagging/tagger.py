@@ -58,12 +58,15 @@ class Tagger:
     """Weights + feature index + decoding options."""
 
     def __init__(self, extractor: FeatureExtractor, w, map_ptr, map_label, map_feat, *,
-                 beam: int = DEFAULT_BEAM, tag_dictionary: bool = False, info: dict | None = None):
+                 beam: int = DEFAULT_BEAM, tag_dictionary: bool = False, iob_constraint: bool | None = None,
+                 info: dict | None = None):
         self.extractor = extractor
         self.w = np.asarray(w, dtype=np.float64)
         self.map_ptr, self.map_label, self.map_feat = map_ptr, map_label, map_feat
         self.beam = int(beam)
         self.tag_dictionary = bool(tag_dictionary)
+        # OpenNLP's chunker allows I-X only after B-X / I-X
+        self.iob_constraint = extractor.task == "chunk" if iob_constraint is None else bool(iob_constraint)
         self.info = dict(info or {})
 
     @property
@@ -78,7 +81,7 @@ class Tagger:
     @classmethod
     def train(cls, sentences, task: str = "pos", *, C: float = DEFAULT_C, solver: str = DEFAULT_SOLVER,
               cutoff: int = 5, rare_threshold: int | None = None, beam: int = DEFAULT_BEAM,
-              tag_dictionary: bool = False, tol: float = 1e-3, max_iter: int = 1000, time_limit=None,
+              tag_dictionary: bool = False, iob_constraint: bool | None = None, tol: float = 1e-3, max_iter: int = 1000, time_limit=None,
               random_state=0, progress: bool = False, evaluate=None, **solver_options) -> "Tagger":
         """Train on gold sentences. ``C`` = sigma^2 of the papers (10).
 
@@ -118,17 +121,18 @@ class Tagger:
                 "contexts": problem.n_contexts, "features": problem.n_features,
                 "predicates": problem.n_predicates, "train_tokens": fit_stats["tokens"]}
         tagger = cls(extractor, result.w, problem.map_ptr, problem.map_label, problem.map_feat,
-                     beam=beam, tag_dictionary=tag_dictionary, info=info)
+                     beam=beam, tag_dictionary=tag_dictionary, iob_constraint=iob_constraint, info=info)
         tagger.result = result
         return tagger
 
     # ------------------------------------------------------------ tagging
-    def _decode(self, words, tags, beam=None, tag_dictionary=None):
+    def _decode(self, words, tags, beam=None, tag_dictionary=None, iob_constraint=None):
         tokens = self.extractor.encode(words, tags)
         data = DecodeInput.build(self.extractor, tokens)
         flat = beam_decode(self.extractor, self.w, self.map_ptr, self.map_label, self.map_feat, data,
                            beam=self.beam if beam is None else beam,
-                           tag_dictionary=self.tag_dictionary if tag_dictionary is None else tag_dictionary)
+                           tag_dictionary=self.tag_dictionary if tag_dictionary is None else tag_dictionary,
+                           iob_constraint=self.iob_constraint if iob_constraint is None else iob_constraint)
         names = np.asarray(self.extractor.labels, dtype=object)[flat]
         out, at = [], 0
         for s in words:
@@ -136,15 +140,17 @@ class Tagger:
             at += len(s)
         return out
 
-    def tag(self, sentences, *, beam: int | None = None, tag_dictionary: bool | None = None) -> list:
+    def tag(self, sentences, *, beam: int | None = None, tag_dictionary: bool | None = None,
+            iob_constraint: bool | None = None) -> list:
         """Predicted label sequence of every sentence (POS: words; chunking: (word, pos) pairs)."""
         sentences = list(sentences)
         if not sentences:
             return []
         words, tags, _ = _split(sentences, self.task, with_labels=False)
-        return self._decode(words, tags, beam, tag_dictionary)
+        return self._decode(words, tags, beam, tag_dictionary, iob_constraint)
 
-    def evaluate(self, sentences, *, beam: int | None = None, tag_dictionary: bool | None = None) -> dict:
+    def evaluate(self, sentences, *, beam: int | None = None, tag_dictionary: bool | None = None,
+                 iob_constraint: bool | None = None) -> dict:
         """Scores on gold sentences, in percent, plus ``tokens_per_second`` of tagging.
 
         POS: ``accuracy`` and ``unknown_accuracy`` (words unseen in training);
@@ -154,7 +160,7 @@ class Tagger:
         if not words:
             raise InvalidInputError("no sentences to evaluate")
         t0 = time.perf_counter()
-        guess = self._decode(words, tags, beam, tag_dictionary)
+        guess = self._decode(words, tags, beam, tag_dictionary, iob_constraint)
         seconds = time.perf_counter() - t0
         n = sum(len(s) for s in words)
         out = {"tokens": n, "sentences": len(words), "seconds": seconds, "tokens_per_second": n / max(seconds, 1e-9)}
@@ -178,7 +184,8 @@ class Tagger:
     def save(self, path) -> None:
         fx_meta, fx_arrays = self.extractor.state()
         meta = {"loglin_format": FORMAT, "format_version": FORMAT_VERSION, "task": self.task,
-                "labels": fx_meta["labels"], "options": {"beam": self.beam, "tag_dictionary": self.tag_dictionary},
+                "labels": fx_meta["labels"], "options": {"beam": self.beam, "tag_dictionary": self.tag_dictionary,
+                                                      "iob_constraint": self.iob_constraint},
                 "features": fx_meta, "info": _jsonable(self.info)}
         arrays = {"w": self.w, "map_ptr": self.map_ptr, "map_label": self.map_label, "map_feat": self.map_feat,
                   **fx_arrays}
@@ -202,7 +209,8 @@ class Tagger:
             tagger = cls(extractor, a["w"].astype(np.float64), a["map_ptr"].astype(np.int64),
                          a["map_label"].astype(np.int32), a["map_feat"].astype(np.int64),
                          beam=int(options.get("beam", DEFAULT_BEAM)),
-                         tag_dictionary=bool(options.get("tag_dictionary", False)), info=meta.get("info", {}))
+                         tag_dictionary=bool(options.get("tag_dictionary", False)),
+                         iob_constraint=options.get("iob_constraint"), info=meta.get("info", {}))
         except ModelFormatError:
             raise
         except (KeyError, TypeError, ValueError, AttributeError, InvalidInputError) as exc:
