@@ -65,11 +65,13 @@ def _save(out, name, trace):
 
 
 def _plot(path, series, *, y="primal_collins", ylabel="primal objective (C' scale)", logy=False, title=None,
-          x="effective_iterations", ref=None):
+          x="effective_iterations", ref=None, clip=True):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(5.6, 4.0))
+    import textwrap
+    fig, ax = plt.subplots(figsize=(5.6, 4.2))
+    finals = []
     for label, trace, column in series:
         pts = [(r.get(x), r.get(column or y)) for r in trace.records]
         pts = [(a, (b - ref) if ref is not None else b) for a, b in pts if a is not None and b is not None
@@ -78,12 +80,17 @@ def _plot(path, series, *, y="primal_collins", ylabel="primal objective (C' scal
             pts = [(a, b) for a, b in pts if b > 0]
         if pts:
             ax.plot(*zip(*pts), marker=".", markersize=3, linewidth=1.2, label=label)
+            finals.append(pts[-1][1])
+    if clip and finals and not logy:         # the papers' view: zoom on where the curves end up
+        lo, hi = min(finals), max(finals)
+        span = max(hi - lo, 0.02 * max(abs(hi), abs(lo)), 1e-12)
+        ax.set_ylim(lo - span, hi + 2 * span)
     ax.set_xlabel("effective iterations" if x == "effective_iterations" else x)
     ax.set_ylabel(ylabel)
     if logy:
         ax.set_yscale("log")
     if title:
-        ax.set_title(title, fontsize=9)
+        ax.set_title("\n".join(textwrap.wrap(title, 80)), fontsize=7)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
