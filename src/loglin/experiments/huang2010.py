@@ -39,6 +39,9 @@ from ..solvers import minimize
 
 LEVELS = (1e-1, 1e-2, 1e-3, 1e-4)        # relative differences at which methods are timed
 IS_CD = ("cd", "scgis", "gis")
+# Document data: random order of the sub-problems (section 4.4), as in the Chang et al. (2008)
+# code the paper's section 5.2 builds on; on a9a it cuts CD's iterations to 1e-6 about five-fold.
+SHUFFLED = {name: {"shuffle": True} for name in ("cd", "cdd", "scgis")}
 
 
 # ==================================================================== running
@@ -69,7 +72,7 @@ def run_methods(objective, solvers, *, time_limit, max_iter=100_000, evaluate=No
     for name in solvers:
         ev = None if evaluate is None else _sparse_evaluator(evaluate)
         r = minimize(objective, name, tol=0.0, max_iter=max_iter, time_limit=time_limit, evaluate=ev,
-                     **(options or {}).get(name, {}))
+                     random_state=0, **(options or {}).get(name, {}))
         r.trace.meta.update(stop_reason=r.stop_reason, iterations=r.iterations, train_seconds=r.train_seconds)
         traces[name] = r.trace
     return traces
@@ -307,7 +310,7 @@ def fig3(out_dir: Path, quick: bool = False, datasets=None, time_limit=None, C: 
         p = lr_as_maxent(Xtr, ytr, bias)
         obj = p.objective(C)
         traces = run_methods(obj, solvers, time_limit=time_limit, max_iter=QUICK_ITER if quick else 100_000,
-                             evaluate=accuracy_evaluator(p, Xte, yte, bias))
+                             evaluate=accuracy_evaluator(p, Xte, yte, bias), options=SHUFFLED)
         f_star = min(_reference(obj, 3 * time_limit), *(min(t.column("objective")) for t in traces.values()))
         tag = label.replace(" +", "-")
         _save(out_dir, tag, traces, f_star)
@@ -320,7 +323,8 @@ def fig3(out_dir: Path, quick: bool = False, datasets=None, time_limit=None, C: 
                        _faster_any(traces, ("lbfgs", "tron"), ("cd", "scgis"), f_star, 1e-4), ""))
     plot_convergence(panels, out_dir / "fig3.png", metric_name="test accuracy (%)",
                      title=f"Huang et al. 2010, Figure 3 (LR as Maxent, sigma^2 = {C:g} l)")
-    settings.insert(0, f"- sigma^2 = {C:g} l (C = {C:g}), rows normalized to unit length, w0 = 0, "
+    settings.insert(0, f"- sigma^2 = {C:g} l (C = {C:g}), rows normalized to unit length, w0 = 0, CD/SCGIS in "
+                    f"random order (section 4.4, seed 0), "
                     f"time limit {time_limit:g}s per method" + (" (quick: slices)" if quick else ""))
     _write_summary(out_dir, "Huang et al. (2010), Figure 3: LR as Maxent on document data", settings, panels,
                    claims, extra=["a9a is 0/1-valued as distributed (after normalization each row's values are "
@@ -346,7 +350,7 @@ def fig4(out_dir: Path, quick: bool = False, datasets=None, time_limit=None,
         for k in sigma2_factors:
             obj = p.objective(k)
             traces = run_methods(obj, ("cd", "cdd"), time_limit=time_limit,
-                                 max_iter=QUICK_ITER if quick else 100_000)
+                                 max_iter=QUICK_ITER if quick else 100_000, options=SHUFFLED)
             f_star = min(_reference(obj, 3 * time_limit), *(min(t.column("objective")) for t in traces.values()))
             label = f"{name} sigma2={k:g}l"
             _save(out_dir, label.replace(" ", "-"), traces, f_star)
@@ -369,7 +373,8 @@ def fig4(out_dir: Path, quick: bool = False, datasets=None, time_limit=None,
         settings.append(f"- {name}: l = {Xtr.shape[0]:,}, n = {p.n_features:,}")
     plot_convergence(panels, out_dir / "fig4.png", rows=("relative difference",),
                      title="Huang et al. 2010, Figure 4: CD vs CDD (no bound (38))")
-    settings.insert(0, f"- LR as Maxent, unit-length rows, w0 = 0, time limit {time_limit:g}s per run"
+    settings.insert(0, f"- LR as Maxent, unit-length rows, w0 = 0, random order (seed 0), "
+                    f"time limit {time_limit:g}s per run"
                     + (" (quick: slices)" if quick else ""))
     extra = ["## How often (38) saved the O(|Omega_t|) evaluation", "",
              "| data | sigma^2 | skipped / line-search steps | CDD time / CD time to 1e-4 |",
