@@ -41,6 +41,8 @@ class Objective:
 class MaxentObjective(Objective):
     """Objective of a :class:`loglin.problem.MaxentProblem` at regularization C."""
 
+    kind = "maxent"
+
     def __init__(self, problem, C: float, keep_hessian: bool = True):
         super().__init__()
         if not np.isfinite(C) or C <= 0:
@@ -93,6 +95,8 @@ class MaxentObjective(Objective):
 
 class LogisticObjective(Objective):
     """Objective of a :class:`loglin.binary.BinaryProblem` (costs C_i already include C)."""
+
+    kind = "binary"
 
     def __init__(self, problem, keep_hessian: bool = True):
         super().__init__()

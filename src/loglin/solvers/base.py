@@ -58,8 +58,8 @@ def register_solver(name, kinds=("maxent", "binary"), summary="", paper=""):
 
 
 def objective_kind(objective) -> str:
-    from ..objective import LogisticObjective
-    return "binary" if isinstance(objective, LogisticObjective) else "maxent"
+    """'maxent', 'binary' or 'chain': each objective class names its own kind."""
+    return getattr(objective, "kind", "maxent")
 
 
 @dataclass

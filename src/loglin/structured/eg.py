@@ -37,9 +37,7 @@ ETA_GRID = tuple(0.5 ** k for k in range(0, 11))      # 1, 1/2, ..., 1/1024
 ETA_FRACTION, ETA_TARGET = 0.10, 0.95                  # section 7: 10% of the data, 95% monotone
 GROWTH, MAX_TRIAL = 1.05, 30
 REFRESH_EVERY = 20                                     # epochs between exact recomputations of w(u)
-# NOTE: registered for kind "maxent" too because the core's objective_kind() does not know "chain" yet;
-# the solvers check that they were given a ChainObjective.
-KINDS = ("chain", "maxent")
+KINDS = ("chain",)
 
 
 def _chain_state(objective, state):
