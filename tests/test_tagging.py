@@ -14,6 +14,7 @@ from loglin.tagging import Tagger
 from loglin.tagging.beam import DecodeInput, beam_decode
 from loglin.tagging.cli import tag_main
 from loglin.tagging.datasets import bundled_conll2000_small
+from loglin.training import ConvergenceWarning
 
 VOCAB = ["the", "dog", "runs", "Fast", "x-ray", "12", "a", "cat"]
 
@@ -226,3 +227,16 @@ def test_iob_constraint_gives_well_formed_chunks():
         return bad
 
     assert violations(free) > 0 and violations(out) == 0
+
+
+def test_training_records_held_out_score(small_corpus):
+    train, test = small_corpus
+    with pytest.warns(ConvergenceWarning):
+        tagger = Tagger.train([[(w, p) for w, p, _ in s] for s in train[:120]], "pos", max_iter=6,
+                              evaluate=[[(w, p) for w, p, _ in s] for s in test[:40]], tol=1e-6)
+    metric = tagger.result.trace.column("metric")
+    assert len(metric) == tagger.result.iterations + 1
+    assert metric[-1] > metric[0]
+    # the last recorded score is the final model's greedy score
+    assert metric[-1] == pytest.approx(tagger.evaluate([[(w, p) for w, p, _ in s] for s in test[:40]],
+                                                       beam=1)["accuracy"])

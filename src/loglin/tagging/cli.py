@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..errors import InvalidInputError, LoglinError
+from ..errors import InvalidInputError
 from .tagger import DEFAULT_BEAM, DEFAULT_C, DEFAULT_SOLVER, Tagger
 
 SUBCOMMANDS = ("train", "evaluate", "run")
@@ -203,4 +203,4 @@ def _run(args) -> int:
     return 0
 
 
-__all__ = ["add_tag_commands", "tag_main", "LoglinError"]
+__all__ = ["add_tag_commands", "tag_main"]

@@ -81,12 +81,15 @@ class Tagger:
     @classmethod
     def train(cls, sentences, task: str = "pos", *, C: float = DEFAULT_C, solver: str = DEFAULT_SOLVER,
               cutoff: int = 5, rare_threshold: int | None = None, beam: int = DEFAULT_BEAM,
-              tag_dictionary: bool = False, iob_constraint: bool | None = None, tol: float = 1e-3, max_iter: int = 1000, time_limit=None,
-              random_state=0, progress: bool = False, evaluate=None, **solver_options) -> "Tagger":
+              tag_dictionary: bool = False, iob_constraint: bool | None = None, tol: float = 1e-3,
+              max_iter: int = 1000, time_limit=None, random_state=0, progress: bool = False, evaluate=None,
+              **solver_options) -> "Tagger":
         """Train on gold sentences. ``C`` = sigma^2 of the papers (10).
 
-        ``evaluate``: optional held-out sentences; their score is then
-        recorded per iteration in ``info["trace"]``-style records of the result.
+        ``cutoff`` / ``rare_threshold``: see :class:`~loglin.features.FeatureExtractor`
+        (None: spelling predicates for every word, as OpenNLP). ``evaluate``:
+        optional held-out gold sentences, scored (greedy decoding) after every
+        iteration into the trace of ``tagger.result``.
         """
         from ..solvers.base import minimize
         from ..training import ConvergenceWarning
