@@ -208,3 +208,13 @@ def test_state_roundtrip(small):
     arrays = dict(arrays, feat_keys=arrays["feat_keys"][::-1].copy())
     with pytest.raises(InvalidInputError):
         FeatureExtractor.from_state(meta, arrays)
+
+
+def test_all_pairs_gives_every_predicate_every_label(small):
+    words, pos, _ = small
+    seen, _ = FeatureExtractor("pos", cutoff=2).fit(words, pos)
+    full, _ = FeatureExtractor("pos", cutoff=2).fit(words, pos, all_pairs=True)
+    assert full.n_features == full.n_predicates * full.n_labels
+    assert seen.n_features < full.n_features and seen.n_contexts == full.n_contexts
+    # same empirical counts on the seen pairs, zero elsewhere
+    assert full.emp.sum() == pytest.approx(seen.emp.sum())

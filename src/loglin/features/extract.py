@@ -255,10 +255,13 @@ class FeatureExtractor:
         return np.where((keys >= 0) & (kept[at] == keys), lo + at, -1)
 
     # ------------------------------------------------------------ training
-    def fit(self, words, labels, tags=None) -> tuple[MaxentProblem, dict]:
+    def fit(self, words, labels, tags=None, *, all_pairs: bool = False) -> tuple[MaxentProblem, dict]:
         """Index the predicates of training sentences; return the Maxent problem and statistics.
 
         ``labels`` are the gold label sequences (POS tags or chunk tags).
+        Features are the (predicate, label) pairs seen in training (OpenNLP,
+        the papers), or with ``all_pairs`` every pair (a full multinomial
+        model, K weights per predicate).
         """
         tokens = self.encode(words, tags, grow=True)
         flat_labels = [y for s in labels for y in s]
@@ -283,7 +286,7 @@ class FeatureExtractor:
         self._names = None
         pred = np.stack([self._lookup(g, k) for g, k in zip(self.template_group, keys_by_template)], axis=1)
         self._fit_tag_dictionary(tokens.word_ids, y)
-        problem = self._problem(pred, y)
+        problem = self._problem(pred, y, all_pairs)
         stats = {"tokens": tokens.n_tokens, "sentences": len(tokens.sent_ptr) - 1,
                  "distinct_events": len(problem.obs_label)}
         return problem, stats
@@ -302,7 +305,7 @@ class FeatureExtractor:
         repeat = (keys < 0) & (tokens.columns["short_length"] >= 0) & (tokens.columns["short_length"] < k)
         return np.where(repeat, tokens.columns["whole"], keys)
 
-    def _problem(self, pred, y) -> MaxentProblem:
+    def _problem(self, pred, y, all_pairs=False) -> MaxentProblem:
         """Merge identical contexts; predicate x label features seen in training (OpenNLP)."""
         K = self.n_labels
         pred = pred.astype(np.int32 if self.n_predicates < 2 ** 31 else np.int64)
@@ -322,8 +325,11 @@ class FeatureExtractor:
         lengths = np.diff(ctx_ptr)[obs_ctx]
         starts = np.repeat(ctx_ptr[obs_ctx], lengths)
         within = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-        seen = _distinct(ctx_pred[starts + within].astype(np.int64) * K + np.repeat(obs_label, lengths),
-                         self.n_predicates * K)
+        if all_pairs:
+            seen = np.arange(self.n_predicates * K, dtype=np.int64)
+        else:
+            seen = _distinct(ctx_pred[starts + within].astype(np.int64) * K + np.repeat(obs_label, lengths),
+                             self.n_predicates * K)
         map_pred = seen // K
         map_ptr = np.zeros(self.n_predicates + 1, dtype=np.int64)
         np.cumsum(np.bincount(map_pred, minlength=self.n_predicates), out=map_ptr[1:])

@@ -99,6 +99,8 @@ def add_tag_commands(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--tag-dictionary", action="store_true", help="restrict known words to their training tags")
     p.add_argument("--iob-constraint", action=argparse.BooleanOptionalAction, default=None,
                    help="chunking: allow I-X only after B-X/I-X (default on for chunking, as OpenNLP)")
+    p.add_argument("--all-pairs", action="store_true",
+                   help="a weight for every (predicate, label) pair, not only pairs seen in training")
     p.add_argument("--tol", type=float, default=1e-3, help="relative gradient tolerance; default %(default)g")
     p.add_argument("--max-iter", type=int, default=1000, help="default %(default)s")
     p.add_argument("--time-limit", type=float, default=None, help="training seconds limit")
@@ -155,7 +157,7 @@ def _train(args) -> int:
     progress = not args.quiet and not args.json and sys.stderr.isatty()
     tagger = Tagger.train(sentences, args.task, C=C, solver=args.solver, cutoff=args.cutoff,
                           rare_threshold=args.rare_threshold, beam=args.beam, tag_dictionary=args.tag_dictionary,
-                          iob_constraint=args.iob_constraint,
+                          iob_constraint=args.iob_constraint, all_pairs=args.all_pairs,
                           tol=args.tol, max_iter=args.max_iter, time_limit=args.time_limit, progress=progress)
     tagger.save(args.output)
     report = {"model": str(args.output), "task": args.task, **tagger.info}

@@ -165,7 +165,7 @@ def load_corpora(name: str, data_dir=None, seed: int = 0) -> tuple[Corpus, Corpu
 
 
 def build_dataset(name: str, data_dir=None, cutoff: int = 5, seed: int = 0, *,
-                  rare_threshold: int | None = None, eval_beam: int = 1) -> NlpDataset:
+                  rare_threshold: int | None = None, eval_beam: int = 1, all_pairs: bool = False) -> NlpDataset:
     """Build a data set of the papers by name: ``conll2000-pos``, ``conll2000-chunk`` or ``brown``.
 
     ``data_dir``: the shared data folder (holding ``conll2000/`` and
@@ -173,7 +173,8 @@ def build_dataset(name: str, data_dir=None, cutoff: int = 5, seed: int = 0, *,
     :func:`loglin.data.paths.shared_data_dir`. ``cutoff``: predicate cut-off
     (OpenNLP's 5). ``rare_threshold``: None gives spelling predicates to
     every word (OpenNLP, the papers); 5 is Ratnaparkhi's rare-word rule.
-    ``seed`` picks the Brown train/test files. ``evaluate`` decodes greedily
+    ``all_pairs``: a weight for every (predicate, label) pair instead of the
+    pairs seen in training (not the papers' setting). ``seed`` picks the Brown train/test files. ``evaluate`` decodes greedily
     (``eval_beam``), chunking with OpenNLP's IOB constraint. Nothing is
     cached on disk.
     """
@@ -182,7 +183,7 @@ def build_dataset(name: str, data_dir=None, cutoff: int = 5, seed: int = 0, *,
     t1 = time.perf_counter()
     task = "pos" if name != "conll2000-chunk" else "chunk"
     extractor = FeatureExtractor(task, cutoff=cutoff, rare_threshold=rare_threshold)
-    problem, fit_stats = extractor.fit(train.words, train.labels, train.tags)
+    problem, fit_stats = extractor.fit(train.words, train.labels, train.tags, all_pairs=all_pairs)
     t2 = time.perf_counter()
     info.update(train_tokens=fit_stats["tokens"], test_tokens=test.n_tokens, cutoff=cutoff,
                 read_seconds=round(t1 - t0, 2), extract_seconds=round(t2 - t1, 2))

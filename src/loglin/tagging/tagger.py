@@ -81,13 +81,16 @@ class Tagger:
     @classmethod
     def train(cls, sentences, task: str = "pos", *, C: float = DEFAULT_C, solver: str = DEFAULT_SOLVER,
               cutoff: int = 5, rare_threshold: int | None = None, beam: int = DEFAULT_BEAM,
-              tag_dictionary: bool = False, iob_constraint: bool | None = None, tol: float = 1e-3,
+              tag_dictionary: bool = False, iob_constraint: bool | None = None, all_pairs: bool = False,
+              tol: float = 1e-3,
               max_iter: int = 1000, time_limit=None, random_state=0, progress: bool = False, evaluate=None,
               **solver_options) -> "Tagger":
         """Train on gold sentences. ``C`` = sigma^2 of the papers (10).
 
         ``cutoff`` / ``rare_threshold``: see :class:`~loglin.features.FeatureExtractor`
-        (None: spelling predicates for every word, as OpenNLP). ``evaluate``:
+        (None: spelling predicates for every word, as OpenNLP). ``all_pairs``:
+        a weight for every (predicate, label) pair, not only those seen in
+        training (OpenNLP, the papers). ``evaluate``:
         optional held-out gold sentences, scored (greedy decoding) after every
         iteration into the trace of ``tagger.result``.
         """
@@ -102,7 +105,7 @@ class Tagger:
             raise InvalidInputError("no training sentences")
         t0 = time.perf_counter()
         extractor = FeatureExtractor(task, cutoff=cutoff, rare_threshold=rare_threshold)
-        problem, fit_stats = extractor.fit(words, labels, tags)
+        problem, fit_stats = extractor.fit(words, labels, tags, all_pairs=all_pairs)
         t1 = time.perf_counter()
         hook = None
         if evaluate is not None:
@@ -122,7 +125,8 @@ class Tagger:
                 "converged": bool(result.converged), "objective": float(result.f),
                 "train_seconds": result.train_seconds, "extract_seconds": t1 - t0,
                 "contexts": problem.n_contexts, "features": problem.n_features,
-                "predicates": problem.n_predicates, "train_tokens": fit_stats["tokens"]}
+                "predicates": problem.n_predicates, "train_tokens": fit_stats["tokens"], "cutoff": cutoff,
+                "all_pairs": bool(all_pairs)}
         tagger = cls(extractor, result.w, problem.map_ptr, problem.map_label, problem.map_feat,
                      beam=beam, tag_dictionary=tag_dictionary, iob_constraint=iob_constraint, info=info)
         tagger.result = result
