@@ -85,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("svmlight", "events"), default=None,
                    help="input format (default: the training format stored in the model)")
 
-    p = sub.add_parser("evaluate", help="accuracy of a model on labelled data")
+    p = sub.add_parser("evaluate", help="accuracy of a model on labelled data (chunk P/R/F1 for chunkers)")
     p.add_argument("model", type=Path)
     p.add_argument("data", type=Path)
     p.add_argument("--format", choices=("svmlight", "events"), default=None)
@@ -207,7 +207,24 @@ def _gold_as_model_labels(model, y):
         return y.astype(str)
 
 
+def _tagger_model(args, command):
+    """A tagger model given to predict/evaluate: hand over to `loglin tag`."""
+    from .model_io import model_format
+    if model_format(args.model) != "loglin-tagger":
+        return None
+    from .tagging.cli import tag_main
+    argv = [command, str(args.model), str(args.data)]
+    if command == "evaluate" and args.json:
+        argv.append("--json")
+    if command == "run" and args.output:
+        argv += ["-o", str(args.output)]
+    return tag_main(argv)
+
+
 def cmd_predict(args):
+    code = _tagger_model(args, "run")
+    if code is not None:
+        return code
     model = _load_model(args.model)
     X, _ = _load_inputs(model, args.data, args.format)
     pred = model.predict(X)
@@ -228,6 +245,9 @@ def cmd_predict(args):
 
 
 def cmd_evaluate(args):
+    code = _tagger_model(args, "evaluate")
+    if code is not None:
+        return code
     model = _load_model(args.model)
     X, y = _load_inputs(model, args.data, args.format)
     start = time.perf_counter()
@@ -245,6 +265,14 @@ def cmd_evaluate(args):
 
 
 def cmd_info(args):
+    from .model_io import model_format
+    if model_format(args.model) == "loglin-tagger":
+        from .tagging.tagger import Tagger
+        tagger = Tagger.load(args.model)
+        info = {"kind": "tagger", "task": tagger.task, "n_labels": len(tagger.labels),
+                "labels": tagger.labels[:50], "beam": tagger.beam, **tagger.info}
+        print(json.dumps(info, default=str) if args.json else "\n".join(f"{k}: {v}" for k, v in info.items()))
+        return 0
     model = _load_model(args.model)
     info = {"kind": model.kind, "labels": [str(c) for c in model.labels[:50]], "n_labels": len(model.labels),
             "n_inputs": model.n_inputs, "n_weights": int(model.w.size), "bias": model.bias,
@@ -327,6 +355,9 @@ def _guard(run) -> int:
     """Errors we raise on purpose become one line and exit code 2."""
     try:
         return int(run() or 0)
+    except BrokenPipeError:         # output piped into `head` and closed early
+        sys.stderr.close()
+        return 0
     except (LoglinError, FileNotFoundError, IsADirectoryError, PermissionError) as exc:
         print(f"loglin: error: {exc}", file=sys.stderr)
         return 2

@@ -79,3 +79,21 @@ def load_npz_model(path, expected_format: str, max_version: int, required=()) ->
         if arr.dtype.kind in "fc" and not np.all(np.isfinite(arr)):
             raise ModelFormatError(f"{path}: array {name!r} contains NaN or infinity")
     return meta, arrays
+
+
+def model_format(path) -> str:
+    """The ``loglin_format`` a model file declares (to pick the right loader)."""
+    path = Path(path)
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            raw = npz[META_KEY] if META_KEY in npz.files else None
+            meta = json.loads(raw.tobytes().decode("utf-8")) if raw is not None and raw.dtype == np.uint8 else {}
+    except FileNotFoundError:
+        raise ModelFormatError(f"{path}: no such model file") from None
+    except (zipfile.BadZipFile, EOFError, OSError, ValueError, KeyError, UnicodeDecodeError) as exc:
+        raise ModelFormatError(f"{path}: truncated or corrupted model file ({exc.__class__.__name__}: {exc})") \
+            from None
+    fmt = meta.get("loglin_format") if isinstance(meta, dict) else None
+    if not isinstance(fmt, str):
+        raise ModelFormatError(f"{path}: not a loglin model (no metadata)")
+    return fmt
