@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import math
 import statistics
+import time
 from pathlib import Path
 
 import numpy as np
@@ -218,44 +219,68 @@ def fig2(out_dir, quick=False, datasets=None, time_limit=None, max_iter=None, da
 
 
 # ====================================================================== Table 3
+def time_to_level(objective, solver, f_star, level, seed=0, max_passes=500, **options):
+    """(CPU s, wall s, passes) for ``solver`` to reach (P - P*)/P* <= level, or None.
+
+    Runs the solver's generator directly so that process CPU time (immune to
+    other jobs on a shared machine) can be read around each pass; the primal
+    objective is evaluated outside both clocks.
+    """
+    from ..solvers.base import SOLVERS
+    w = np.zeros(objective.n)
+    gen = SOLVERS[solver].func(objective, w, np.random.default_rng(seed), eps=0.0, report_dual=False, **options)
+    cpu = wall = 0.0
+    try:
+        for k in range(1, max_passes + 1):
+            w0, c0 = time.perf_counter(), time.process_time()
+            step = next(gen)
+            wall += time.perf_counter() - w0
+            cpu += time.process_time() - c0
+            if (objective.fun(step.w) - f_star) / abs(f_star) <= level:
+                return cpu, wall, k
+    finally:
+        gen.close()
+    return None
+
+
 def table3(out_dir, quick=False, datasets=None, xis=(0.1, 0.5, 0.9), repeats=None, data_dir=None,
            level=1e-2, **kw):
     """CDdual with xi in {0.1, 0.5, 0.9}: time to relative difference 1e-2."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     datasets = datasets or (("a9a",) if quick else ("a9a", "news20"))
-    repeats = repeats or (1 if quick else 3)
+    repeats = repeats or (1 if quick else 5)
     table, raw = {}, {}
     for name in datasets:
         Xtr, ytr, _, _ = lr_data(name, quick, data_dir)
         objective = binary_problem(Xtr, ytr, LR_C[name]).objective()
         f_star = reference(objective)
         warm_up(objective, ("cddual",))
+        runs = {xi: [] for xi in xis}
+        for r in range(repeats):                 # xi values alternate within a repeat
+            for xi in xis:
+                runs[xi].append(time_to_level(objective, "cddual", f_star, level, seed=r, xi=xi))
         for xi in xis:
-            times = []
-            for r in range(repeats):
-                tr = run(objective, "cddual", time_limit=None, max_iter=500, seed=r, xi=xi,
-                         callback=lambda rec: (rec["objective"] - f_star) / abs(f_star) <= level).trace
-                t = time_to(tr, f_star, level)
-                times.append(t)
-                tr.to_csv(out_dir / f"{name}-xi{xi:g}-run{r}.csv")
-            ok = [t for t in times if t is not None]
-            table[(name, xi)] = statistics.median(ok) if ok else None
-            raw[f"{name} xi={xi:g}"] = times
+            ok = [t for t in runs[xi] if t is not None]
+            table[(name, xi)] = tuple(statistics.median(t[j] for t in ok) for j in range(3)) if ok else None
+            raw[f"{name} xi={xi:g}"] = runs[xi]
     rows = ["| data | " + " | ".join(f"xi = {x:g}" for x in xis) + " |", "|---|" + "---|" * len(xis)]
     claims = []
     for name in datasets:
         vals = [table[(name, x)] for x in xis]
-        best = min((v for v in vals if v is not None), default=None)
+        cpu = [None if v is None else v[0] for v in vals]
+        best = min((v for v in cpu if v is not None), default=None)
         rows.append(f"| {name} | " + " | ".join(
-            "-" if v is None else (f"**{v:.3g}**" if v == best else f"{v:.3g}") for v in vals) + " |")
-        if all(v is not None for v in vals):
-            spread = max(vals) / min(vals)
-            claims.append((f"{name}: running time is not sensitive to xi (max/min within 1.25)", spread <= 1.25,
-                           f"max/min = {spread:.2f}"))
+            "-" if v is None else (f"**{v[0]:.3g}**" if v[0] == best else f"{v[0]:.3g}")
+            + f" ({v[1]:.3g} wall, {v[2]:g} passes)" if v is not None else "-" for v in vals) + " |")
+        if all(v is not None for v in cpu):
+            spread = max(cpu) / min(cpu)
+            claims.append((f"{name}: running time is not sensitive to xi (max/min CPU time within 1.25)",
+                           spread <= 1.25, f"max/min = {spread:.2f}"))
     (out_dir / "table3.json").write_text(json.dumps(raw, indent=1))
-    settings = [f"- time (s, training only) for CDdual to reach (P - P*)/P* <= {level:g}; median of {repeats} "
-                "runs (different permutations); C as in Figure 2",
+    settings = [f"- CPU seconds (process time; wall clock and passes in brackets) for CDdual to reach "
+                f"(P - P*)/P* <= {level:g}; median of {repeats} runs, each with its own permutation seed, the "
+                "xi values alternating; C as in Figure 2; the primal objective is evaluated outside the clocks",
                 "- paper (Table 3): a9a 0.30 / 0.29 / 0.31 s for xi = 0.1 / 0.5 / 0.9"]
     write_summary(out_dir, "Yu et al. (2011), Table 3: CDdual with different xi", settings, rows, claims)
     return table
