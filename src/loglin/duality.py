@@ -56,9 +56,9 @@ def require_regularized(objective, method: str):
         return
     if np.any(reg == 0.0):
         raise InvalidInputError(
-            f"{method} solves the dual, and the dual of a model with an unregularized bias has the "
-            f"equality constraint sum_i y_i alpha_i = 0 that coordinate descent on one instance (or "
-            f"one context) at a time cannot keep. Use a regularized bias (regularize_bias=True), or "
+            f"{method} solves the dual, and the dual of a model with an unregularized bias has an "
+            f"equality constraint (for LR: sum_i y_i alpha_i = 0) that coordinate descent on one instance "
+            f"(or one context) at a time cannot keep. Use a regularized bias (regularize_bias=True), or "
             f"train this model with a primal solver: {PRIMAL_SOLVERS}.")
     raise InvalidInputError(f"{method} supports only the plain regularizer 1/2 ||w||^2 "
                             f"(all regularization weights equal to 1); use a primal solver: {PRIMAL_SOLVERS}")
