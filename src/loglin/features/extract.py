@@ -66,11 +66,13 @@ class Tokens:
         return int(self.sent_ptr[-1])
 
     def positions(self):
-        """(position in sentence, sentence length) of every token."""
-        lengths = np.diff(self.sent_ptr)
-        length = np.repeat(lengths, lengths)
-        position = np.arange(self.n_tokens) - np.repeat(self.sent_ptr[:-1], lengths)
-        return position, length
+        """(position in sentence, sentence length) of every token (computed once)."""
+        if getattr(self, "_positions", None) is None:
+            lengths = np.diff(self.sent_ptr)
+            length = np.repeat(lengths, lengths)
+            position = np.arange(self.n_tokens) - np.repeat(self.sent_ptr[:-1], lengths)
+            self._positions = (position, length)
+        return self._positions
 
 
 def spelling(word: str) -> tuple[list[str | None], tuple[bool, bool, bool]]:
