@@ -111,15 +111,16 @@ class FeatureExtractor:
 
     ``task`` is ``"pos"`` (input: words) or ``"chunk"`` (input: words and
     POS tags). ``rare_threshold``: words seen fewer times in training get
-    spelling predicates (Ratnaparkhi's 5; None: every word, as OpenNLP does
-    without a word dictionary). ``cutoff``: a predicate must occur
+    spelling predicates (Ratnaparkhi's rule is 5; the default None gives them
+    to every word, as OpenNLP does without a word dictionary: on CoNLL2000-P
+    that tags 97.62% right against 97.32% with 5). ``cutoff``: a predicate must occur
     in at least that many training events to be kept (OpenNLP's default 5).
     ``count_repeated_affixes``: count affixes for the cut-off the way OpenNLP
     does (see :meth:`_counted_keys`); with it the statistics of Huang et al.
     (2010, Table 3) are reproduced.
     """
 
-    def __init__(self, task: str = "pos", *, cutoff: int = 5, rare_threshold: int | None = 5,
+    def __init__(self, task: str = "pos", *, cutoff: int = 5, rare_threshold: int | None = None,
                  count_repeated_affixes: bool = True):
         if task not in TEMPLATE_SETS:
             raise InvalidInputError(f"task must be one of {sorted(TEMPLATE_SETS)}, got {task!r}")
