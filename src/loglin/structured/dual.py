@@ -22,20 +22,36 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import InvalidInputError
 from ..kernels import chain as ck
 from ..kernels.maxent import _blocks
 
 
-class ChainDualState:
-    """s, marginals mu, per-sentence terms and w(u) for one chain problem and loss ("ll" or "mm")."""
+INIT_EPS = 0.01
 
-    def __init__(self, problem, loss="ll", s_node=None, s_edge=None):
+
+class ChainDualState:
+    """s, marginals mu, per-sentence terms and w(u) for one chain problem and loss ("ll" or "mm").
+
+    ``init="gold"`` (default) starts every u_i close to the gold labelling (node potentials
+    that give the gold label marginal 1 - eps), so w(u) ~ 0; ``"uniform"`` starts from s = 0.
+    """
+
+    def __init__(self, problem, loss="ll", s_node=None, s_edge=None, init="gold", eps=INIT_EPS):
         p = problem
         K = p.n_labels
         self.problem = problem
         self.mm = loss == "mm"
         self.loss = loss
-        self.s_node = np.zeros((p.n_tokens, K)) if s_node is None else np.array(s_node, dtype=np.float64)
+        if s_node is not None:
+            self.s_node = np.array(s_node, dtype=np.float64)
+        elif init == "uniform":
+            self.s_node = np.zeros((p.n_tokens, K))
+        elif init == "gold":       # token marginals 1 - eps on the gold labels: w(u) ~ 0 (where L-BFGS starts)
+            self.s_node = np.zeros((p.n_tokens, K))
+            self.s_node[np.arange(p.n_tokens), p.gold] = np.log((1.0 - eps) * (K - 1) / eps)
+        else:
+            raise InvalidInputError(f"init must be 'gold' or 'uniform', got {init!r}")
         self.s_edge = np.zeros((p.n_sentences, K, K)) if s_edge is None else np.array(s_edge, dtype=np.float64)
         self.mu_node = np.empty((p.n_tokens, K))
         self.mu_edge = np.empty((p.n_sentences, K, K))

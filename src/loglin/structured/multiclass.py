@@ -77,16 +77,34 @@ class MaxMarginObjective:
         raise NotImplementedError("the max-margin objective is not twice differentiable")
 
 
-class MulticlassDualState:
-    """log u for every observed event, the per-event terms and w(u)."""
+INIT_EPS = 0.01
 
-    def __init__(self, problem, loss="ll", logu=None):
+
+class MulticlassDualState:
+    """log u for every observed event, the per-event terms and w(u).
+
+    Initial point (any interior point is allowed, Figure 2): ``init="gold"``
+    puts 1 - eps of each u_j on its observed label, so w(u) is close to 0 and
+    the primal starts where L-BFGS and SGD start; ``"uniform"`` is the point
+    that minimizes D[u* || u^1] in the bounds of section 5.1. "gold" converges
+    much faster in practice for small C' (measured on MNIST slices).
+    """
+
+    def __init__(self, problem, loss="ll", logu=None, init="gold", eps=INIT_EPS):
         self.problem = problem
         self.loss = loss
         self.mm = loss == "mm"
         self.events = event_arrays(problem)
         n, K = len(self.events[0]), problem.n_labels
-        self.logu = np.full((n, K), -np.log(K)) if logu is None else np.array(logu, dtype=np.float64)
+        if logu is not None:
+            self.logu = np.array(logu, dtype=np.float64)
+        elif init == "uniform":
+            self.logu = np.full((n, K), -np.log(K))
+        elif init == "gold":       # mass 1 - eps on the observed label: w(u) ~ 0, the primal solvers' start
+            self.logu = np.full((n, K), np.log(eps / (K - 1)))
+            self.logu[np.arange(n), self.events[1]] = np.log1p(-eps)
+        else:
+            raise InvalidInputError(f"init must be 'gold' or 'uniform', got {init!r}")
         self.term = np.empty(n)
         self.bounds = _blocks(n)
         self.wu = np.zeros(problem.n_features)
