@@ -240,3 +240,22 @@ def test_training_records_held_out_score(small_corpus):
     # the last recorded score is the final model's greedy score
     assert metric[-1] == pytest.approx(tagger.evaluate([[(w, p) for w, p, _ in s] for s in test[:40]],
                                                        beam=1)["accuracy"])
+
+
+def test_restrictions_that_exclude_every_label_fall_back_to_none():
+    # "ink" was only ever I-NP: after O the dictionary and the IOB constraint together allow nothing
+    words = [["the", "ink"], ["ink", "dries"], ["a", "the"]]
+    tags = [["DT", "NN"], ["NN", "VB"], ["DT", "DT"]]
+    labels = [["B-NP", "I-NP"], ["I-NP", "O"], ["O", "B-NP"]]
+    fx = FeatureExtractor("chunk", cutoff=1)
+    problem, _ = fx.fit(words, labels, tags)
+    w = np.random.default_rng(4).normal(size=problem.n_features)
+    data = DecodeInput.build(fx, fx.encode([["dries", "ink", "the"]], [["VB", "NN", "DT"]]))
+    free = beam_decode(fx, w, problem.map_ptr, problem.map_label, problem.map_feat, data, beam=2)
+    for beam in (1, 2):
+        out = beam_decode(fx, w, problem.map_ptr, problem.map_label, problem.map_feat, data, beam=beam,
+                          tag_dictionary=True, iob_constraint=True)
+        assert fx.labels[out[0]] == "O"            # "dries" was only O
+        assert 0 <= out.min() and out.max() < fx.n_labels
+        assert fx.labels[out[2]] in ("B-NP", "O")  # "the" was B-NP or O
+    assert len(free) == 3

@@ -86,6 +86,7 @@ def _decode_sentence(a, b, beam, K, w, map_ptr, map_label, map_feat, stat_ptr, s
     base = np.empty(K)
     s = np.empty(K)
     cand = np.empty(beam * K)
+    logp = np.empty(beam * K)
     allowed = np.ones(K, dtype=np.bool_)
     no_values = np.empty(0)               # 0/1 predicates
     n_hyp = 1
@@ -109,11 +110,19 @@ def _decode_sentence(a, b, beam, K, w, map_ptr, map_label, map_feat, stat_ptr, s
                     for j in range(map_ptr[p], map_ptr[p + 1]):
                         s[map_label[j]] += w[map_feat[j]]
             log_softmax_inplace(s)
+            for y in range(K):
+                logp[h * K + y] = score[h] + s[y]
+        # restrictions (tag dictionary, IOB); if they leave nothing, this token is unrestricted
+        constrained = allowed_after.shape[0] > 0
+        any_ok = False
+        for h in range(n_hyp):
             prev = hyps[h, i - 1] if i > 0 else K
-            constrained = allowed_after.shape[0] > 0
             for y in range(K):
                 ok = (not restrict or allowed[y]) and (not constrained or allowed_after[prev, y])
-                cand[h * K + y] = score[h] + s[y] if ok else -np.inf
+                cand[h * K + y] = logp[h * K + y] if ok else -np.inf
+                any_ok = any_ok or ok
+        if not any_ok:
+            cand[:n_hyp * K] = logp[:n_hyp * K]
         if beam == 1:
             best = np.argmax(cand[:K])
             hyps[0, i] = best
