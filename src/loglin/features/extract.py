@@ -244,7 +244,9 @@ class FeatureExtractor:
             return static
         if labels is None:
             raise InvalidInputError("history predicates need the label sequence")
-        hist, _ = self._codes(tokens, template.label_atoms, position, length, column=labels)
+        hist, hist_radix = self._codes(tokens, template.label_atoms, position, length, column=labels)
+        if hist_radix * radix >= KEY_LIMIT:
+            raise InvalidInputError("vocabulary too large for 64-bit predicate keys")
         keys = hist * radix + static
         keys[(hist < 0) | (static < 0)] = -1
         return keys
