@@ -107,15 +107,15 @@ def _write_summary(out, title, lines, data_note=None):
 
 
 # ====================================================================== multi-class data
-def _mnist(quick):
+def _mnist(quick, n_train=59000):
     from ..data.mnist import load_mnist
     from ..problem import problem_from_matrix
-    X, y, Xv, yv, info = load_mnist(_data_dir() / "mnist", n_train=59000)
+    X, y, Xv, yv, info = load_mnist(_data_dir() / "mnist", n_train=n_train)
     if quick:
         X, y, Xv, yv = X[:1500], y[:1500], Xv[:500], yv[:500]
     p = problem_from_matrix(X, y)
     return p, _validation_error(p, Xv, yv), info["note"] + (" - quick slice" if quick else "") + \
-        f"; {len(y)} training images (first 59k of train), {len(yv)} validation images (t10k)"
+        f"; {len(y)} training images (first {len(y)} of train; the paper: 59k), {len(yv)} validation images (t10k)"
 
 
 def _news20(quick):
@@ -161,12 +161,12 @@ def _eg_ll(problem, C, evaluate, max_iter, gap_tol=None, **options):
 
 
 # ====================================================================== MNIST / news20 experiments
-def mnist_eg(out_dir: Path, quick=False):
+def mnist_eg(out_dir: Path, quick=False, n_train=59000, its=None):
     """Figs 4-6: validation error, primal/dual and duality gap of LLEG-Online for several C'."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    problem, val, note = _mnist(quick)
-    its = 6 if quick else 20
+    problem, val, note = _mnist(quick, n_train)
+    its = its or (6 if quick else 20)
     rows, series = [], []
     for Cp in C_PRIME_GRID:
         trace, res = _eg_ll(problem, 1.0 / Cp, val, its)
@@ -192,12 +192,12 @@ def mnist_eg(out_dir: Path, quick=False):
         "|---|---|---|---|---|---|---|", *rows], note)
 
 
-def mnist_order(out_dir: Path, quick=False):
+def mnist_order(out_dir: Path, quick=False, n_train=59000, its=None):
     """Fig 7: randomized vs deterministic order at C' = 1."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    problem, val, note = _mnist(quick)
-    its = 6 if quick else 20
+    problem, val, note = _mnist(quick, n_train)
+    its = its or (6 if quick else 20)
     runs = {}
     for order in ("random", "cyclic"):
         trace, _ = _eg_ll(problem, 1.0, val, its, order=order)
@@ -221,13 +221,13 @@ def mnist_order(out_dir: Path, quick=False):
     _write_summary(out, "Collins et al. 2008, Fig 7: randomized vs deterministic online EG (C' = 1)", lines, note)
 
 
-def mnist_anneal(out_dir: Path, quick=False):
+def mnist_anneal(out_dir: Path, quick=False, n_train=59000, its=None):
     """Fig 8: annealing C' = 10 -> 1 (C' = 1 + 9 * 0.7^(t-5) after 5 passes) vs plain EG at C' = 1."""
     from ..structured.eg import collins_annealing
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    problem, val, note = _mnist(quick)
-    its = 6 if quick else 20
+    problem, val, note = _mnist(quick, n_train)
+    its = its or (6 if quick else 20)
     plain, _ = _eg_ll(problem, 1.0, val, its)
     annealed, _ = _eg_ll(problem, 1.0, val, its, C_schedule=collins_annealing(1.0))
     _save(out, "eg_plain", plain)
@@ -243,14 +243,14 @@ def mnist_anneal(out_dir: Path, quick=False):
     _write_summary(out, "Collins et al. 2008, Fig 8: C annealing on MNIST (C' = 1)", lines, note)
 
 
-def mnist_path(out_dir: Path, quick=False):
+def mnist_path(out_dir: Path, quick=False, n_train=59000, its=None):
     """Table 2: warm-started path over C' = 1000 * 0.7^k with a relative gap tolerance of 1e-3."""
     import loglin.solvers.eg_multiclass  # noqa: F401
     from ..structured.eg import regularization_path
     from ..structured.multiclass import MulticlassDualState
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    problem, val, note = _mnist(quick)
+    problem, val, note = _mnist(quick, n_train)
     n_values = 6 if quick else 12
     Cps = [1000.0 * 0.7 ** k for k in range(n_values)]
     state = MulticlassDualState(problem, "ll")
@@ -316,11 +316,11 @@ def _pick_sgd_eta0(problem, C, val, grid=(1.0, 0.1, 0.01, 0.001, 0.0001)):
     return best[1]
 
 
-def mnist_baselines(out_dir: Path, quick=False):
+def mnist_baselines(out_dir: Path, quick=False, n_train=59000, its=None):
     """Figs 9-11 and 14: EG vs SGD vs L-BFGS on the log-linear primal."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    problem, val, note = _mnist(quick)
+    problem, val, note = _mnist(quick, n_train)
     lines = _baselines(out, problem, val, note, (10.0, 1.0) if not quick else (10.0,), 6 if quick else 25)
     _write_summary(out, "Collins et al. 2008, Figs 9-11, 14: EG vs SGD vs L-BFGS on MNIST", lines, note)
 
@@ -463,14 +463,14 @@ def _token_error(space, sentences):
     return _error_rate(space, sentences)
 
 
-def conll_m3n(out_dir: Path, quick=False, C=0.1):
+def conll_m3n(out_dir: Path, quick=False, C=0.1, its=None):
     """M3N on CoNLL-2000: online EG vs the 1-slack cutting-plane structural SVM, by time and by passes."""
     import loglin.solvers.eg_multiclass  # noqa: F401
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     train, test, problem, space, f1, note = _conll(quick)
     obj = problem.objective(C, loss="mm")
-    its = 8 if quick else 40
+    its = its or (8 if quick else 40)
     runs = {}
     res = minimize(obj, "chain-eg", tol=0.0, gap_tol=1e-4, max_iter=its, evaluate=f1, random_state=0)
     runs["EG"] = _collins_scale(res.trace, C)
