@@ -199,8 +199,31 @@ def write_summary(out_dir, title, settings, body, claims):
         [{"claim": t, "held": f, "note": n} for t, f, n in claims], indent=1))
 
 
-def _labelled(traces):
-    return {LABELS.get(k, k): v for k, v in traces.items()}
+def _labelled(traces, f_star=None, floor=1e-12, horizon_factor=3.0):
+    """Plot copies named as in the paper, cut where nothing more can be seen.
+
+    Each trace stops after its first record within ``floor`` of P* (the rest is
+    rounding noise), and all stop at ``horizon_factor`` times the latest time
+    any method needed to reach 1e-6 (so a slow method does not squeeze the
+    others into the left edge). The saved CSV/JSON traces are complete.
+    """
+    from ..trace import Trace
+    if f_star is None:
+        return {LABELS.get(k, k): v for k, v in traces.items()}
+    reach = [time_to(t, f_star, 1e-6) for t in traces.values()]
+    reach = [r for r in reach if r is not None]
+    horizon = horizon_factor * max(reach) if reach else math.inf
+    out = {}
+    for name, tr in traces.items():
+        cut = Trace(tr.solver, tr.meta)
+        for rec in tr.records:
+            if rec["seconds"] > horizon:
+                break
+            cut.records.append(rec)
+            if (rec["objective"] - f_star) / abs(f_star) <= floor:
+                break
+        out[LABELS.get(name, name)] = cut
+    return out
 
 
 def _lr_panels(out_dir, quick, data_dir, datasets, solvers, time_limit, max_iter, C=None, **options):
@@ -232,7 +255,7 @@ def fig2(out_dir, quick=False, datasets=None, time_limit=None, max_iter=None, da
     time_limit = time_limit or (3.0 if quick else 60.0)
     max_iter = max_iter or (40 if quick else 2000)
     panels = _lr_panels(out_dir, quick, data_dir, datasets, solvers, time_limit, max_iter)
-    plot_convergence({d: (_labelled(t), f) for d, (t, f) in panels.items()}, out_dir / "fig2.png",
+    plot_convergence({d: (_labelled(t, f), f) for d, (t, f) in panels.items()}, out_dir / "fig2.png",
                      metric_name="test accuracy (%)", title="Yu et al. 2011, Figure 2 (LR)")
     claims = []
     for data, (traces, f_star) in panels.items():
@@ -346,7 +369,7 @@ def fig4(out_dir, quick=False, datasets=None, time_limit=None, max_iter=None, da
     time_limit = time_limit or (3.0 if quick else 30.0)
     max_iter = max_iter or (40 if quick else 1000)
     panels = _lr_panels(out_dir, quick, data_dir, datasets, ("cddual", "bn"), time_limit, max_iter)
-    plot_convergence({d: (_labelled(t), f) for d, (t, f) in panels.items()}, out_dir / "fig4.png",
+    plot_convergence({d: (_labelled(t, f), f) for d, (t, f) in panels.items()}, out_dir / "fig4.png",
                      rows=("relative difference",), title="Yu et al. 2011, Figure 4 (BN vs CDdual)")
     claims = []
     for data, (traces, f_star) in panels.items():
@@ -390,7 +413,7 @@ def fig3(out_dir, quick=False, datasets=None, time_limit=None, max_iter=None, da
         metric_names.add(data.metric_name)
         settings.append(f"- {name}: {p.n_contexts:,} merged contexts, |Y| = {p.n_labels}, n = {p.n_features:,}, "
                         f"#nz = {p.nnz():,}; C = {sigma2_factor:g} l / N = {C:.4g}")
-    plot_convergence({d: (_labelled(t), f) for d, (t, f) in panels.items()}, out_dir / "fig3.png",
+    plot_convergence({d: (_labelled(t, f), f) for d, (t, f) in panels.items()}, out_dir / "fig3.png",
                      metric_name=" / ".join(sorted(metric_names)), title="Yu et al. 2011, Figure 3 (Maxent)")
     claims = []
     for data, (traces, f_star) in panels.items():
