@@ -66,8 +66,24 @@ def _sparse_evaluator(evaluate, every=1.35):
     return wrapped
 
 
+def _warm_up(objective, solvers, options):
+    """Compile the solvers' kernels outside the timed runs, on a tiny problem with the same array types.
+
+    Numba caches compiled kernels on disk, so this matters only on the first run after a change.
+    """
+    p = objective.problem
+    k = min(p.n_contexts, 40)
+    try:
+        tiny = problem_from_matrix(p.context_matrix()[:k], np.arange(k) % 2, all_pairs=True)
+        for name in solvers:
+            minimize(tiny.objective(1.0), name, max_iter=2, **(options or {}).get(name, {}))
+    except Exception:            # a warm-up must never stop an experiment
+        pass
+
+
 def run_methods(objective, solvers, *, time_limit, max_iter=100_000, evaluate=None, options=None):
     """Run each solver from w = 0 for ``time_limit`` training seconds; return solver -> Trace."""
+    _warm_up(objective, solvers, options)
     traces = {}
     for name in solvers:
         ev = None if evaluate is None else _sparse_evaluator(evaluate)
