@@ -16,10 +16,18 @@ any w they are stored *per context up to a positive factor*:
 (only the ratio P_w(y|x) = S / T is ever used). S is label-major (K x X):
 feature t = (predicate p, label y) reads S[y, x] for the sorted contexts x of
 column p, so long columns stream through memory instead of touching one
-cache line per context. A row is rescaled so that
-T[x] = 1 whenever T[x] leaves [1e-150, 1e150]; when an update would lose T[x]
-to cancellation (T falling below 1e-6 of its old value) T[x] is re-summed
-from the row, and a row that became all-zero or non-finite is rebuilt from w.
+cache line per context. Guards (see :func:`_update_context`):
+
+* a context whose T[x] exceeds 1e150 is rescaled to T[x] = 1;
+* T[x] is a running sum with absolute error ~ eps * (largest T[x] since it
+  was last summed exactly), so it is re-summed from S once it falls below
+  1e-6 of that; all of T is re-summed at the start of every outer iteration;
+* entries that underflowed (S < 1e-290) cannot be scaled back up, so a
+  context is rebuilt from w (its scores, K exps) when such an entry is about
+  to grow, when T[x] falls below 1e-150, or when T[x] is not finite.
+
+In the line search, 1 + P (e^{zf} - 1) is re-formed without cancellation
+when it is below 1e-4 (P near 1 and a large negative step).
 
 Features are read in column form. Sequential kernels need every feature to
 occupy one (predicate, label) pair of the map (predicate x label features):
