@@ -91,9 +91,9 @@ def nlp_dataset(name, quick=False, data_dir=None):
 
 
 # ====================================================================== runs
-def reference(objective, max_iter=300):
+def reference(objective, max_iter=300, tol=1e-12):
     """P* of (55): a tight TRON run (the paper uses ||grad|| <= 0.01)."""
-    return minimize(objective, "tron", tol=1e-12, max_iter=max_iter).f
+    return minimize(objective, "tron", tol=tol, max_iter=max_iter).f
 
 
 def warm_up(objective, solvers):
@@ -401,7 +401,7 @@ def fig3(out_dir, quick=False, datasets=None, time_limit=None, max_iter=None, da
         p = data.problem
         C = sigma2_factor * p.n_contexts / p.total_count          # sigma^2 = C N = factor * l
         objective = p.objective(C)
-        f_star = reference(objective, max_iter=15 if quick else 300)
+        f_star = reference(objective, max_iter=15 if quick else 150, tol=1e-9)
         evaluate = _every(data.evaluate, evaluate_every)
         warm_up(objective, solvers)
         traces = {}
