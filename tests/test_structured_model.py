@@ -37,3 +37,13 @@ def test_errors(tmp_path):
     bad.write_bytes(b"not a zip")
     with pytest.raises(ModelFormatError):
         ChainModel.load(bad)
+
+
+def test_chunk_f1_agrees_with_local_rules():
+    import random
+    from loglin.structured.evaluate import _chunk_f1, chunk_f1
+    rng = random.Random(0)
+    tags = ["O", "B-NP", "I-NP", "B-VP", "I-VP", "I-PP"]
+    gold = [[rng.choice(tags) for _ in range(rng.randint(1, 12))] for _ in range(200)]
+    pred = [[t if rng.random() < 0.7 else rng.choice(tags) for t in s] for s in gold]
+    assert chunk_f1(gold, pred) == pytest.approx(_chunk_f1(gold, pred), abs=1e-9)

@@ -1,8 +1,8 @@
 """Accuracy and chunk F1 of predicted label sequences.
 
-Chunk F1 uses ``loglin.tagging.conlleval`` when it exists (the project's
-conlleval-compatible scorer); until then a local implementation of the same
-rules (conlleval's startOfChunk / endOfChunk on IOB tags) stands in.
+Chunk F1 uses ``loglin.tagging.conlleval`` (the project's conlleval-compatible
+scorer); a local implementation of the same rules (conlleval's startOfChunk /
+endOfChunk on IOB tags) stands in when that module is unavailable.
 """
 from __future__ import annotations
 
@@ -18,17 +18,10 @@ def token_accuracy(gold_sequences, predicted_sequences) -> float:
 def chunk_f1(gold_sequences, predicted_sequences) -> float:
     """Overall chunk F1 in percent (conlleval's definition)."""
     try:
-        from ..tagging import conlleval  # noqa: F401
-        scorer = getattr(conlleval, "chunk_f1", None) or getattr(conlleval, "f1_score", None)
+        from ..tagging.conlleval import chunk_score
     except ImportError:
-        scorer = None
-    if scorer is not None:
-        try:
-            value = float(scorer(gold_sequences, predicted_sequences))
-            return value * 100.0 if value <= 1.0 else value
-        except TypeError:
-            pass
-    return _chunk_f1(gold_sequences, predicted_sequences)
+        return _chunk_f1(gold_sequences, predicted_sequences)
+    return float(chunk_score(list(gold_sequences), list(predicted_sequences)).overall()["f1"])
 
 
 def _split(tag):
