@@ -74,6 +74,24 @@ def _history_predicate(h, rel, hyp, K, offsets, n_atoms, pad, radix, lo, hi, key
 
 
 @njit(cache=True)
+def _top(values, n, k, order):
+    """Indices of the k largest finite values[:n], best first, into order; returns how many."""
+    m = 0
+    for c in range(n):
+        v = values[c]
+        if v == -np.inf or (m == k and v <= values[order[m - 1]]):
+            continue
+        r = m if m < k else k - 1          # insertion sort into the kept list
+        while r > 0 and values[order[r - 1]] < v:
+            order[r] = order[r - 1]
+            r -= 1
+        order[r] = c
+        if m < k:
+            m += 1
+    return m
+
+
+@njit(cache=True)
 def _decode_sentence(a, b, beam, K, w, map_ptr, map_label, map_feat, stat_ptr, stat_pred, hist_static,
                      offsets, n_atoms, pad, radix, lo, hi, keys, dict_rows, dict_ptr, dict_label, allowed_after,
                      out):
@@ -87,6 +105,7 @@ def _decode_sentence(a, b, beam, K, w, map_ptr, map_label, map_feat, stat_ptr, s
     s = np.empty(K)
     cand = np.empty(beam * K)
     logp = np.empty(beam * K)
+    order = np.empty(beam, dtype=np.int64)
     allowed = np.ones(K, dtype=np.bool_)
     no_values = np.empty(0)               # 0/1 predicates
     n_hyp = 1
@@ -128,17 +147,13 @@ def _decode_sentence(a, b, beam, K, w, map_ptr, map_label, map_feat, stat_ptr, s
             hyps[0, i] = best
             score[0] = cand[best]
             continue
-        order = np.argsort(-cand[:n_hyp * K])
-        kept = 0
-        for r in range(min(beam, n_hyp * K)):
+        kept = _top(cand, n_hyp * K, beam, order)
+        for r in range(kept):
             c = order[r]
-            if cand[c] == -np.inf:
-                break
             h, y = c // K, c % K
             new_hyps[r, :i] = hyps[h, :i]
             new_hyps[r, i] = y
             new_score[r] = cand[c]
-            kept += 1
         hyps, new_hyps = new_hyps, hyps
         score, new_score = new_score, score
         n_hyp = kept
