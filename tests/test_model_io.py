@@ -69,3 +69,11 @@ def test_pickled_payload_is_never_executed(tmp_path):
 def test_missing_file(tmp_path):
     with pytest.raises(ModelFormatError, match="no such model file"):
         LinearModel.load(tmp_path / "nope.npz")
+
+
+def test_member_that_is_not_an_array(saved):
+    _, path, _ = saved
+    with zipfile.ZipFile(path, "a") as zf:
+        zf.writestr("junk.npy", b"definitely not a numpy array")
+    with pytest.raises(ModelFormatError, match="corrupted"):
+        LinearModel.load(path)

@@ -51,7 +51,7 @@ def load_npz_model(path, expected_format: str, max_version: int, required=()) ->
             if META_KEY not in names:
                 raise ModelFormatError(f"{path}: not a loglin model (no metadata)")
             raw = npz[META_KEY]
-            if raw.dtype != np.uint8 or raw.size > MAX_META_BYTES:
+            if not isinstance(raw, np.ndarray) or raw.dtype != np.uint8 or raw.size > MAX_META_BYTES:
                 raise ModelFormatError(f"{path}: corrupted model metadata")
             meta = json.loads(raw.tobytes().decode("utf-8"))
             if not isinstance(meta, dict):
@@ -69,9 +69,12 @@ def load_npz_model(path, expected_format: str, max_version: int, required=()) ->
             if missing:
                 raise ModelFormatError(f"{path}: model file is missing arrays {missing}")
             arrays = {name: npz[name] for name in names if name != META_KEY}
+            bad = [name for name, arr in arrays.items() if not isinstance(arr, np.ndarray)]
+            if bad:     # a member that is not a .npy array comes back as raw bytes
+                raise ModelFormatError(f"{path}: corrupted model file (members {bad} are not arrays)")
     except ModelFormatError:
         raise
-    except (zipfile.BadZipFile, EOFError, OSError, ValueError, KeyError, UnicodeDecodeError,
+    except (zipfile.BadZipFile, EOFError, OSError, ValueError, KeyError, AttributeError, UnicodeDecodeError,
             json.JSONDecodeError) as exc:
         raise ModelFormatError(f"{path}: truncated or corrupted model file ({exc.__class__.__name__}: {exc})") \
             from None
@@ -87,7 +90,8 @@ def model_format(path) -> str:
     try:
         with np.load(path, allow_pickle=False) as npz:
             raw = npz[META_KEY] if META_KEY in npz.files else None
-            meta = json.loads(raw.tobytes().decode("utf-8")) if raw is not None and raw.dtype == np.uint8 else {}
+            ok = isinstance(raw, np.ndarray) and raw.dtype == np.uint8
+            meta = json.loads(raw.tobytes().decode("utf-8")) if ok else {}
     except FileNotFoundError:
         raise ModelFormatError(f"{path}: no such model file") from None
     except (zipfile.BadZipFile, EOFError, OSError, ValueError, KeyError, UnicodeDecodeError) as exc:
