@@ -126,8 +126,10 @@ def train_chain_model(train_sentences, task="chunk", model="crf", solver="lbfgs"
     objective = problem.objective(C, loss="ll" if model == "crf" else "mm")
     if solver == "sgd" and validation_sentences is not None and "validation" not in options:
         options["validation"] = _error_rate(space, validation_sentences)
-    if solver == "eg" and options.pop("anneal", False):
-        options["C_schedule"] = eg.collins_annealing(C)     # section 7.1.1
+    # section 7.1.1: annealing C' from 10/C down to 1/C; on the full CoNLL-2000 CRF (C = 1) it reached the
+    # L-BFGS optimum to 6e-6 in 44 passes, plain online EG was 6% above it after 45.
+    if solver == "eg" and options.pop("anneal", model == "crf"):
+        options["C_schedule"] = eg.collins_annealing(C)
     dual = solver in ("eg", "eg-batch", "cutting-plane")
     result = minimize(objective, SOLVER_NAMES[solver], tol=0.0 if dual else tol, max_iter=max_iter,
                       gap_tol=gap_tol if dual else None, time_limit=time_limit, random_state=random_state,
