@@ -107,6 +107,8 @@ def add_tag_commands(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--test", type=Path, default=None, help="evaluate on this gold file after training")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    from ..structured.cli import add_chain_arguments
+    add_chain_arguments(p)       # --model maxent|crf|m3n (Collins et al. 2008 chain models), --gap-tol, --eta
 
     for name, helptext in (("evaluate", "score a model on gold data"), ("run", "tag a file")):
         p = sub.add_parser(name, help=helptext)
@@ -154,6 +156,8 @@ def _report(args, report: dict, text: str):
 def _train(args) -> int:
     C = args.sigma2 if args.sigma2 is not None else (args.C if args.C is not None else DEFAULT_C)
     sentences = _read_gold(args.train, args.format, args.task)
+    if args.model != "maxent":
+        return _train_chain(args, C, sentences)
     progress = not args.quiet and not args.json and sys.stderr.isatty()
     tagger = Tagger.train(sentences, args.task, C=C, solver=args.solver, cutoff=args.cutoff,
                           rare_threshold=args.rare_threshold, beam=args.beam, tag_dictionary=args.tag_dictionary,
@@ -180,7 +184,55 @@ def _score_text(task, s):
     return f"precision {s['precision']:.2f}%, recall {s['recall']:.2f}%, F1 {s['f1']:.2f} ({speed})"
 
 
+def _train_chain(args, C, sentences) -> int:
+    """CRF / M3N chain models (loglin.structured) behind the same command."""
+    from ..structured.cli import train_from_args
+    args.C = C
+    args.progress = not args.quiet and not args.json and sys.stderr.isatty()
+    model = train_from_args(args, sentences, args.task)
+    model.save(args.output)
+    report = {"model": str(args.output), "task": args.task, "kind": args.model, "solver": args.solver, "C": C}
+    text = f"trained {args.task} {args.model} with {args.solver} -> {args.output}"
+    if args.test is not None:
+        scores = _chain_scores(model, _read_gold(args.test, args.format, args.task), args.task)
+        report["test"] = scores
+        text += "\n" + _score_text(args.task, scores)
+    _report(args, report, text)
+    return 0
+
+
+def _is_chain_model(path) -> bool:
+    from ..model_io import model_format
+    return model_format(path) == "loglin-chain"
+
+
+def _chain_scores(model, gold_sentences, task) -> dict:
+    """Scores of a chain model on gold sentences, in the same keys as Tagger.evaluate."""
+    from .conlleval import conlleval
+    inputs = [[tuple(t[:-1]) for t in s] for s in gold_sentences]
+    gold = [[t[-1] for t in s] for s in gold_sentences]
+    t0 = time.perf_counter()
+    guess = model.tag(inputs)
+    seconds = time.perf_counter() - t0
+    n = sum(len(s) for s in gold)
+    out = {"tokens": n, "sentences": len(gold), "seconds": seconds, "tokens_per_second": n / max(seconds, 1e-9)}
+    if task == "pos":
+        hits = sum(g == p for gs, ps in zip(gold, guess) for g, p in zip(gs, ps))
+        out.update(accuracy=100.0 * hits / n, unknown_accuracy=None)
+    else:
+        scores = conlleval(gold, guess)
+        out.update({k: scores[k] for k in ("precision", "recall", "f1", "accuracy")})
+    return out
+
+
 def _evaluate(args) -> int:
+    if _is_chain_model(args.model):
+        from ..structured.cli import load_chain_model
+        model = load_chain_model(args.model)
+        task = model.space.task
+        scores = _chain_scores(model, _read_gold(args.input, args.format, task), task)
+        _report(args, {"model": str(args.model), "task": task, **scores}, _score_text(task, scores))
+        return 0
     tagger = Tagger.load(args.model)
     scores = tagger.evaluate(_read_gold(args.input, args.format, tagger.task), beam=args.beam,
                              tag_dictionary=args.tag_dictionary, iob_constraint=args.iob_constraint)
@@ -189,11 +241,18 @@ def _evaluate(args) -> int:
 
 
 def _run(args) -> int:
-    tagger = Tagger.load(args.model)
-    tokens, raw, fmt = _read_input(args.input, args.input_format, tagger.task)
-    t0 = time.perf_counter()
-    predicted = tagger.tag(tokens, beam=args.beam, tag_dictionary=args.tag_dictionary,
-                           iob_constraint=args.iob_constraint)
+    if _is_chain_model(args.model):
+        from ..structured.cli import load_chain_model
+        tagger = load_chain_model(args.model)
+        tokens, raw, fmt = _read_input(args.input, args.input_format, tagger.space.task)
+        t0 = time.perf_counter()
+        predicted = tagger.tag([[(t,) if isinstance(t, str) else tuple(t) for t in s] for s in tokens])
+    else:
+        tagger = Tagger.load(args.model)
+        tokens, raw, fmt = _read_input(args.input, args.input_format, tagger.task)
+        t0 = time.perf_counter()
+        predicted = tagger.tag(tokens, beam=args.beam, tag_dictionary=args.tag_dictionary,
+                               iob_constraint=args.iob_constraint)
     seconds = time.perf_counter() - t0
     if args.output is None:
         _write_output(sys.stdout, raw, predicted, fmt)
