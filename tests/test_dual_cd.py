@@ -3,7 +3,6 @@ import functools
 from pathlib import Path
 
 import mpmath
-import numba
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -14,26 +13,16 @@ from loglin.errors import InvalidInputError
 from loglin.kernels import dual_cd as dk
 from loglin.problem import MaxentProblem, problem_from_matrix
 from loglin.solvers import minimize
+from conftest import random_binary_lr
 
 DUAL_LR = ["cddual", "cddual-ls", "bn"]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def serial_numba():
-    """These problems are tiny: on a loaded machine, waking the thread pool for every
-    objective evaluation (the driver evaluates each iterate) costs far more than the work."""
-    before = numba.get_num_threads()
-    numba.set_num_threads(1)
-    yield
-    numba.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("serial_numba")
 
 
 # ---------------------------------------------------------------- problems
-def random_binary(seed=0, l=80, n=10, C=1.0, **kw):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(l, n))
-    y = np.where(X @ rng.normal(size=n) + 0.7 * rng.normal(size=l) > 0, 1, -1)
-    return binary_problem(X, y, C, **kw)
+random_binary = random_binary_lr
 
 
 def wide_binary_with_duplicates_and_zeros(C, seed=0):

@@ -1,5 +1,6 @@
 """Dual objectives, w(alpha) and the duality gap (loglin.duality), against independent computations."""
-import numba
+import functools
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -9,23 +10,13 @@ from loglin.binary import binary_problem
 from loglin.errors import InvalidInputError
 from loglin.problem import MaxentProblem, problem_from_matrix
 from loglin.solvers import minimize
+from conftest import random_binary_lr
 
 
-@pytest.fixture(autouse=True, scope="module")
-def serial_numba():
-    """These problems are tiny: on a loaded machine, waking the thread pool for every
-    objective evaluation (the driver evaluates each iterate) costs far more than the work."""
-    before = numba.get_num_threads()
-    numba.set_num_threads(1)
-    yield
-    numba.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("serial_numba")
 
 
-def random_binary(seed=0, l=60, n=8, C=2.0, **kw):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(l, n))
-    y = np.where(X @ rng.normal(size=n) + 0.5 * rng.normal(size=l) > 0, 1, -1)
-    return binary_problem(X, y, C, **kw)
+random_binary = functools.partial(random_binary_lr, l=60, n=8, C=2.0, noise=0.5)
 
 
 def merged_maxent(seed=0, contexts=40, preds=12, labels=4):

@@ -1,7 +1,6 @@
 """Randomized online EG (Algorithm 8 of Yu et al. 2011) for LR and Maxent, against TRON."""
 from pathlib import Path
 
-import numba
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -12,23 +11,13 @@ from loglin.errors import InvalidInputError
 from loglin.kernels import eg as ek
 from loglin.problem import MaxentProblem, problem_from_matrix
 from loglin.solvers import minimize
+from conftest import random_binary_lr
 
 
-@pytest.fixture(autouse=True, scope="module")
-def serial_numba():
-    """These problems are tiny: on a loaded machine, waking the thread pool for every
-    objective evaluation (the driver evaluates each iterate) costs far more than the work."""
-    before = numba.get_num_threads()
-    numba.set_num_threads(1)
-    yield
-    numba.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("serial_numba")
 
 
-def random_binary(seed=0, l=80, n=10, C=1.0, **kw):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(l, n))
-    y = np.where(X @ rng.normal(size=n) + 0.7 * rng.normal(size=l) > 0, 1, -1)
-    return binary_problem(X, y, C, **kw)
+random_binary = random_binary_lr
 
 
 def merged_maxent(seed=0):
