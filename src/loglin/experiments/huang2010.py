@@ -281,7 +281,7 @@ def fig2(out_dir: Path, quick: bool = False, datasets=None, time_limit=None, sig
     for name in datasets or _nlp_names(quick):
         ds = _build(name, quick, data_dir)
         p = head_contexts(ds.problem, QUICK_CONTEXTS) if quick else ds.problem
-        C = sigma2_factor * p.n_contexts / p.total_count        # sigma^2 = C N = factor * l
+        C = sigma2_factor       # --sigma2 factor: sigma^2 = C N = factor * l, l = N training events
         obj = p.objective(C)
         traces = run_methods(obj, solvers, time_limit=time_limit, evaluate=ds.evaluate,
                              max_iter=QUICK_ITER if quick else 100_000)
@@ -290,7 +290,7 @@ def fig2(out_dir: Path, quick: bool = False, datasets=None, time_limit=None, sig
         _save(out_dir, name, traces, f_star)
         panels[name] = (traces, f_star)
         settings.append(f"- {name}: X = {p.n_contexts:,} merged contexts, Y = {p.n_labels}, n = {p.n_features:,}, "
-                        f"#nz = {p.nnz():,}; C = sigma^2/N = {sigma2_factor:g} l/N = {C:.4g}; "
+                        f"#nz = {p.nnz():,}; C = sigma^2/N = {C:.4g} (--sigma2 {sigma2_factor:g}); "
                         f"metric = test {ds.metric_name}")
         claims += _order_claims(name, traces, f_star, ("cd", "scgis", "gis"))
         early = min(min(tr.column("seconds")[1:] or [time_limit]) for tr in traces.values())
@@ -307,7 +307,7 @@ def fig2(out_dir: Path, quick: bool = False, datasets=None, time_limit=None, sig
                            _faster_any(traces, ("lbfgs", "tron"), IS_CD, f_star, 1e-6), ""))
     plot_convergence(panels, out_dir / "fig2.png", metric_name="test accuracy / F1",
                      title=f"Huang et al. 2010, Figure 2 (sigma^2 = {sigma2_factor:g} l)")
-    settings.insert(0, f"- sigma^2 = {sigma2_factor:g} l (l = merged contexts; the paper's printed sigma^2 = 10 "
+    settings.insert(0, f"- sigma^2 = {sigma2_factor:g} l (l = training events, i.e. --sigma2 {sigma2_factor:g}; the paper's printed sigma^2 = 10 "
                     f"taken literally underfits), w0 = 0, CPU-time limit {time_limit:g}s per method (one thread)"
                     + (" (quick: bundled CoNLL-2000 slice)" if quick else ""))
     _write_summary(out_dir, "Huang et al. (2010), Figure 2: 0/1-featured NLP data", settings, panels, claims)

@@ -11,8 +11,8 @@ regression and maximum entropy models" (Machine Learning 85): Figures 2-4 and Ta
 * ``yu2011-table3`` - CDdual with xi in {0.1, 0.5, 0.9}: time to relative difference
   1e-2 (median of repeats) on the same data.
 * ``yu2011-fig3``   - Maxent on the 0/1 NLP data (section 6.2): CDdual, CDprimal,
-  L-BFGS, TRON, EG; sigma^2 = 10 l. As in loglin.experiments.huang2010, l is the
-  number of merged contexts, i.e. C = 10 l / N in LIBLINEAR's scale; the data
+  L-BFGS, TRON, EG; sigma^2 = 10 l with l the number of training events, i.e.
+  C = 10 (``--sigma2 10``) in LIBLINEAR's scale, as in loglin.experiments.huang2010; the data
   sets come from loglin.tagging.datasets.build_dataset (conll2000-pos,
   conll2000-chunk, brown); test accuracy / chunk F1 by greedy decoding.
 * ``yu2011-fig4``   - BN (Algorithm 9) vs CDdual (Algorithm 4) on the LR data.
@@ -399,7 +399,7 @@ def fig3(out_dir, quick=False, datasets=None, time_limit=None, max_iter=None, da
     for name in names:
         data = nlp_dataset(name, quick, data_dir)
         p = data.problem
-        C = sigma2_factor * p.n_contexts / p.total_count          # sigma^2 = C N = factor * l
+        C = sigma2_factor       # --sigma2 factor: sigma^2 = C N = factor * l, l = N training events
         objective = p.objective(C)
         f_star = reference(objective, max_iter=15 if quick else 150, tol=1e-9)
         evaluate = _every(data.evaluate, evaluate_every)
@@ -425,7 +425,7 @@ def fig3(out_dir, quick=False, datasets=None, time_limit=None, max_iter=None, da
                            faster(traces, "cddual", "cd", f_star, 1e-4), ""))
             claims.append((f"{data}: CDprimal is the fastest in the beginning (reaches 1e-1 before CDdual)",
                            faster(traces, "cd", "cddual", f_star, 1e-1), ""))
-    settings.insert(0, f"- sigma^2 = {sigma2_factor:g} l, l = merged contexts (see the module notes); limits "
+    settings.insert(0, f"- sigma^2 = {sigma2_factor:g} l, l = training events (--sigma2 {sigma2_factor:g}); limits "
                     f"{time_limit:g} s or {max_iter} iterations per method; alpha by (51), eps = 1e-10")
     if quick:
         settings.append("- quick mode: the bundled CoNLL-2000 slice - not a reproduction")
