@@ -144,3 +144,12 @@ def test_wide_index_dtype_is_used_past_int32():
     from loglin.problem import index_dtype
     assert index_dtype(10) == np.int32
     assert index_dtype(2**31 + 5) == np.int64
+
+
+def test_cpu_clock_records_both_times(small_multiclass):
+    obj = problem_from_matrix(*small_multiclass).objective(1.0)
+    r = minimize(obj, "lbfgs", tol=0, max_iter=5, clock="cpu")
+    assert all("wall_seconds" in rec for rec in r.trace)
+    assert "wall_seconds" not in minimize(obj, "lbfgs", max_iter=2).trace.records[-1]
+    with pytest.raises(ValueError, match="clock"):
+        minimize(obj, "lbfgs", clock="sundial")

@@ -92,42 +92,18 @@ def run_timed(objective, solver, *, time_limit, max_iter, evaluate=None, seed=0,
     ``wall_seconds`` is kept too; objective, gradient and metric are computed
     outside both clocks.
     """
-    import time
-
     import numba
-
-    from ..solvers.base import SOLVERS
-    from ..trace import Trace
     before = numba.get_num_threads()
     numba.set_num_threads(min(threads, before))
     try:
-        trace = Trace(solver=solver)
-        w = np.zeros(objective.n)
-        f, g = objective.fun_grad(w, keep_cache=False)
-        g0 = float(np.linalg.norm(g))
-        trace.add(iteration=0, seconds=0.0, wall_seconds=0.0, objective=float(f), grad_norm=g0, rel_grad=1.0,
-                  metric=None if evaluate is None else evaluate(w))
-        gen = SOLVERS[solver].func(objective, w, np.random.default_rng(seed), **options)
-        cpu = wall = 0.0
-        for it in range(1, max_iter + 1):
-            c0, w0 = time.process_time(), time.perf_counter()
-            try:
-                step = next(gen)
-            except StopIteration:
-                break
-            cpu += time.process_time() - c0
-            wall += time.perf_counter() - w0
-            f, g = objective.fun_grad(step.w, keep_cache=False)
-            gn = float(np.linalg.norm(g))
-            trace.add(iteration=it, seconds=cpu, wall_seconds=wall, objective=float(f), grad_norm=gn,
-                      rel_grad=gn / g0 if g0 > 0 else 0.0,
-                      metric=None if evaluate is None else evaluate(step.w), **step.counters)
-            if step.done or not math.isfinite(f) or cpu >= time_limit:
-                break
-        gen.close()
-        trace.meta.update(iterations=len(trace) - 1, cpu_seconds=cpu, wall_seconds=wall, threads=threads)
+        result = minimize(objective, solver, tol=0.0, max_iter=max_iter, time_limit=time_limit, evaluate=evaluate,
+                          random_state=seed, clock="cpu", **options)
     finally:
         numba.set_num_threads(before)
+    trace = result.trace
+    last = trace.records[-1]
+    trace.meta.update(iterations=result.iterations, cpu_seconds=last["seconds"], wall_seconds=last["wall_seconds"],
+                      threads=threads)
     return trace
 
 

@@ -115,41 +115,15 @@ def run(objective, solver, *, time_limit, max_iter, evaluate=None, seed=0, threa
     test metric are computed outside both clocks.
     """
     import numba
-
-    from ..solvers.base import SOLVERS
-    from ..trace import Trace
     if solver in DUAL:
         options.setdefault("eps", 0.0)          # no own stop: run to the limits, as the figures do
     before = numba.get_num_threads()
     numba.set_num_threads(min(threads, before))
     try:
-        trace = Trace(solver=solver)
-        w = np.zeros(objective.n)
-        g0 = float(np.linalg.norm(objective.fun_grad(w, keep_cache=False)[1]))
-        trace.add(iteration=0, seconds=0.0, wall_seconds=0.0, objective=float(objective.fun(w)), grad_norm=g0,
-                  rel_grad=1.0, metric=None if evaluate is None else float(evaluate(w)))
-        gen = SOLVERS[solver].func(objective, w, np.random.default_rng(seed), **options)
-        cpu = wall = 0.0
-        for it in range(1, max_iter + 1):
-            c0, w0 = time.process_time(), time.perf_counter()
-            try:
-                step = next(gen)
-            except StopIteration:
-                break
-            cpu += time.process_time() - c0
-            wall += time.perf_counter() - w0
-            f = step.f if step.f is not None else float(objective.fun(step.w))
-            gn = float(np.linalg.norm(objective.fun_grad(step.w, keep_cache=False)[1]))
-            trace.add(iteration=it, seconds=cpu, wall_seconds=wall, objective=f, grad_norm=gn,
-                      rel_grad=gn / g0 if g0 > 0 else 0.0, dual_objective=step.dual,
-                      duality_gap=None if step.dual is None else f - step.dual,
-                      metric=None if evaluate is None else float(evaluate(step.w)), **step.counters)
-            if step.done or not math.isfinite(f) or (time_limit is not None and cpu >= time_limit):
-                break
-        gen.close()
+        return minimize(objective, solver, tol=0.0, max_iter=max_iter, time_limit=time_limit, evaluate=evaluate,
+                        random_state=seed, clock="cpu", **options).trace
     finally:
         numba.set_num_threads(before)
-    return trace
 
 
 def time_to(trace, f_star, level):
