@@ -51,3 +51,30 @@ def random_binary_lr(seed=0, l=80, n=10, C=1.0, noise=0.7, **kw):
     X = rng.normal(size=(l, n))
     y = np.where(X @ rng.normal(size=n) + noise * rng.normal(size=l) > 0, 1, -1)
     return binary_problem(X, y, C, **kw)
+
+
+def shared_feature_maxent(seed=1):
+    """Real-valued Maxent data where one feature is shared by two labels of a predicate,
+    so the label-orthogonality property (48) of Yu et al. does not hold."""
+    from loglin.problem import MaxentProblem, problem_from_matrix
+    rng = np.random.default_rng(seed)
+    X = sp.random(50, 12, density=0.35, random_state=seed, format="csr")
+    X.data[:] = rng.normal(size=X.nnz)
+    q = problem_from_matrix(X, rng.integers(0, 3, size=50), all_pairs=True)
+    feat = q.map_feat.copy()
+    for p in range(0, q.n_predicates, 2):
+        feat[q.map_ptr[p] + 1] = feat[q.map_ptr[p]]
+    return MaxentProblem(ctx_ptr=q.ctx_ptr, ctx_pred=q.ctx_pred, ctx_val=q.ctx_val, map_ptr=q.map_ptr,
+                         map_label=q.map_label, map_feat=feat, ctx_count=q.ctx_count, obs_ptr=q.obs_ptr,
+                         obs_label=q.obs_label, obs_count=q.obs_count, n_features=q.n_features, labels=q.labels)
+
+
+def a9a_rows(rows):
+    """The first ``rows`` instances of the shared a9a training file (skips without the data)."""
+    from loglin.data import read_svmlight, shared_data_dir
+    root = shared_data_dir()
+    path = None if root is None else root / "a9a" / "a9a"
+    if path is None or not path.exists():
+        pytest.skip("shared a9a data not available")
+    X, y = read_svmlight(path, n_features=123)
+    return X[:rows], y[:rows]

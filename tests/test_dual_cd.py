@@ -1,6 +1,5 @@
 """Dual coordinate descent (Yu, Huang & Lin 2011): sub-problem solvers and whole solvers vs TRON."""
 import functools
-from pathlib import Path
 
 import mpmath
 import numpy as np
@@ -11,9 +10,9 @@ from loglin import duality
 from loglin.binary import binary_problem
 from loglin.errors import InvalidInputError
 from loglin.kernels import dual_cd as dk
-from loglin.problem import MaxentProblem, problem_from_matrix
+from loglin.problem import problem_from_matrix
 from loglin.solvers import minimize
-from conftest import random_binary_lr
+from conftest import a9a_rows, random_binary_lr, shared_feature_maxent
 
 DUAL_LR = ["cddual", "cddual-ls", "bn"]
 
@@ -76,35 +75,8 @@ def binary_01_maxent(seed=3):
     return problem_from_matrix(X, rng.integers(0, 5, size=70), all_pairs=True)
 
 
-def shared_feature_maxent(seed=1):
-    rng = np.random.default_rng(seed)
-    X = sp.random(50, 12, density=0.35, random_state=seed, format="csr")
-    X.data[:] = rng.normal(size=X.nnz)
-    q = problem_from_matrix(X, rng.integers(0, 3, size=50), all_pairs=True)
-    feat = q.map_feat.copy()
-    for p in range(0, q.n_predicates, 2):
-        feat[q.map_ptr[p] + 1] = feat[q.map_ptr[p]]
-    return MaxentProblem(ctx_ptr=q.ctx_ptr, ctx_pred=q.ctx_pred, ctx_val=q.ctx_val, map_ptr=q.map_ptr,
-                         map_label=q.map_label, map_feat=feat, ctx_count=q.ctx_count, obs_ptr=q.obs_ptr,
-                         obs_label=q.obs_label, obs_count=q.obs_count, n_features=q.n_features, labels=q.labels)
-
-
 def a9a_slice(rows=1000):
-    try:
-        from loglin.data.paths import shared_data_dir
-        root = shared_data_dir()
-    except ImportError:
-        root = Path(__file__).resolve().parents[2] / "shared" / "data"
-    path = None if root is None else Path(root) / "a9a" / "a9a"
-    if path is None or not path.exists():
-        pytest.skip("shared a9a data not available")
-    try:
-        from loglin.data import read_svmlight
-        X, y = read_svmlight(path, n_features=123)
-    except ImportError:
-        from sklearn.datasets import load_svmlight_file
-        X, y = load_svmlight_file(str(path), n_features=123)
-    return X[:rows], y[:rows]
+    return a9a_rows(rows)
 
 
 def reference(objective):
