@@ -1,5 +1,6 @@
 """Shared fixtures: small random problems and the location of the real data."""
 import os
+import re
 
 import numba
 import numpy as np
@@ -78,3 +79,25 @@ def a9a_rows(rows):
         pytest.skip("shared a9a data not available")
     X, y = read_svmlight(path, n_features=123)
     return X[:rows], y[:rows]
+
+
+def data_file(*parts):
+    """A file under the shared data directory (skips the test without it)."""
+    from loglin.data import shared_data_dir
+    root = shared_data_dir()
+    path = root.joinpath(*parts) if root is not None else None
+    if path is None or not path.exists():
+        pytest.skip("shared data not available (set LOGLIN_DATA)")
+    return path
+
+
+def at(path, line, message=""):
+    """Regex for a DataFormatError message: 'path:line: ...message...'."""
+    return re.escape(f"{path}:{line}: ") + ".*" + message
+
+
+def write(tmp_path, text, name="data.txt"):
+    """Write text (or bytes) to tmp_path/name and return the path."""
+    path = tmp_path / name
+    path.write_bytes(text.encode() if isinstance(text, str) else text)
+    return path

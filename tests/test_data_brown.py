@@ -6,6 +6,7 @@ import pytest
 
 from loglin.data import brown_corpus_files, read_brown, read_brown_files, shared_data_dir, simplify_brown_tag
 from loglin.errors import DataFormatError
+from conftest import at
 
 DATA = shared_data_dir()
 
@@ -16,9 +17,6 @@ def brown_dir():
         pytest.skip("shared data not available (set LOGLIN_DATA)")
     return path
 
-
-def at(path, line, message=""):
-    return re.escape(f"{path}:{line}: ") + ".*" + message
 
 
 @pytest.fixture

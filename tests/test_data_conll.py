@@ -1,32 +1,16 @@
 """Tests of loglin.data.conll: column files, CoNLL-2000 chunking, CoNLL-X/CoNLL-U, projectivity."""
 
-import re
-
 import numpy as np
 import pytest
 
 from loglin.data import (Sentence, is_projective, read_columns, read_conll2000, read_conllx,
-                         shared_data_dir, write_conllx)
+                         write_conllx)
 from loglin.errors import DataFormatError, InvalidInputError
-
-DATA = shared_data_dir()
-
-
-def data_file(*parts):
-    path = DATA.joinpath(*parts) if DATA is not None else None
-    if path is None or not path.exists():
-        pytest.skip("shared data not available (set LOGLIN_DATA)")
-    return path
+from conftest import at, data_file, write
 
 
-def at(path, line, message=""):
-    return re.escape(f"{path}:{line}: ") + ".*" + message
 
 
-def write(tmp_path, text, name="data.txt"):
-    path = tmp_path / name
-    path.write_bytes(text.encode() if isinstance(text, str) else text)
-    return path
 
 
 # ---------------------------------------------------------------- generic columns

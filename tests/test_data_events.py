@@ -7,16 +7,9 @@ import pytest
 
 from loglin.data import Events, read_events, write_events
 from loglin.errors import DataFormatError, InvalidInputError
+from conftest import at, write
 
 
-def at(path, line, message=""):
-    return re.escape(f"{path}:{line}: ") + ".*" + message
-
-
-def write(tmp_path, text, name="events.txt"):
-    path = tmp_path / name
-    path.write_bytes(text.encode() if isinstance(text, str) else text)
-    return path
 
 
 def test_binary_events_have_no_values(tmp_path):

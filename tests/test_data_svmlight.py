@@ -11,26 +11,11 @@ import scipy.sparse as sp
 
 from loglin.data import read_svmlight, shared_data_dir, write_svmlight
 from loglin.errors import DataFormatError, InvalidInputError
-
-DATA = shared_data_dir()
-
-
-def data_file(*parts):
-    path = DATA.joinpath(*parts) if DATA is not None else None
-    if path is None or not path.exists():
-        pytest.skip("shared data not available (set LOGLIN_DATA)")
-    return path
+from conftest import at, data_file, write
 
 
-def at(path, line, message=""):
-    """Regex for a DataFormatError message: 'path:line: ...message...'."""
-    return re.escape(f"{path}:{line}: ") + ".*" + message
 
 
-def write(tmp_path, text, name="data.svm"):
-    path = tmp_path / name
-    path.write_bytes(text.encode() if isinstance(text, str) else text)
-    return path
 
 
 # ---------------------------------------------------------------- parsing
