@@ -112,6 +112,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("tag", help="POS tagging / chunking: `loglin tag train|evaluate ...` or `loglin tag MODEL INPUT`",
                        add_help=False)
     p.add_argument("rest", nargs=argparse.REMAINDER)
+
+    p = sub.add_parser("parse", help="dependency parsing: `loglin parse train|evaluate ...` or `loglin parse MODEL INPUT`",
+                       add_help=False)
+    p.add_argument("rest", nargs=argparse.REMAINDER)
     return parser
 
 
@@ -344,6 +348,9 @@ def main(argv=None) -> int:
     if argv and argv[0] == "tag":
         from .tagging.cli import tag_main
         return _guard(lambda: tag_main(argv[1:]))
+    if argv and argv[0] == "parse":
+        from .parsing.cli import parse_main
+        return _guard(lambda: parse_main(argv[1:]))
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()

@@ -95,7 +95,7 @@ def wolfe_line_search(objective, w, f, g, d, alpha, max_evals=25):
     return 0.0, f, g, evals
 
 
-@register_solver("lbfgs", kinds=("maxent", "binary", "chain"), summary="limited-memory BFGS with a strong-Wolfe line search",
+@register_solver("lbfgs", kinds=("maxent", "binary", "chain", "tree"), summary="limited-memory BFGS with a strong-Wolfe line search",
                  paper="Liu & Nocedal 1989; baseline in all three papers")
 def lbfgs(objective, w, rng, memory: int = 10):
     f, g = objective.fun_grad(w, keep_cache=False)

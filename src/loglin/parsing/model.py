@@ -1,0 +1,170 @@
+"""Trained dependency parsers (CRF or M3N over arcs): parsing, UAS, saving/loading, one training entry point.
+
+    model = train_parser(train_sentences, model="crf", solver="eg", C=1.0)
+    heads = model.parse(sentences)             # list of int arrays (0 = root)
+    uas(sentences, heads)                       # {"uas": ..., "uas_no_punct": ...} in percent
+    model.save("parser.npz"); ParserModel.load("parser.npz")
+
+Solvers: "eg" (online EG, randomized order, section 7 step sizes), "eg-batch",
+"lbfgs" and "sgd" (CRF only), "cutting-plane" (M3N only).
+"""
+from __future__ import annotations
+
+import time
+import unicodedata
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import InvalidInputError, ModelFormatError
+from ..kernels import dependency as dk
+from ..kernels.maxent import _blocks
+from ..model_io import load_npz_model, save_npz_model
+from .features import ArcFeatureSpace
+
+FORMAT, VERSION = "loglin-parser", 1
+MODELS = ("crf", "m3n")
+SOLVER_NAMES = {"lbfgs": "lbfgs", "sgd": "tree-sgd", "eg": "tree-eg", "eg-batch": "tree-eg-batch",
+                "cutting-plane": "tree-cutting-plane"}
+PUNCT_TAGS = {"punct", "punc", "f", "."}   # UPOS PUNCT, Spanish CoNLL 'F*' (checked on the first letter), PTB '.'
+
+
+def is_punctuation(form: str, cpos: str, pos: str = "") -> bool:
+    """Punctuation: coarse tag PUNCT (UD), a Spanish/Catalan CoNLL tag starting with 'F' (Fc, Fp, ...),
+    or a form made only of Unicode punctuation characters (P* categories)."""
+    if cpos.lower() in PUNCT_TAGS:
+        return True
+    return bool(form) and all(unicodedata.category(ch).startswith("P") for ch in form)
+
+
+def uas(sentences, predicted_heads) -> dict:
+    """Unlabeled attachment scores in percent, punctuation included and excluded."""
+    if len(sentences) != len(predicted_heads):
+        raise InvalidInputError(f"{len(sentences)} sentences but {len(predicted_heads)} predictions")
+    right = total = right_np = total_np = 0
+    for s, pred in zip(sentences, predicted_heads):
+        ok = np.asarray(pred) == s.heads
+        punct = np.array([is_punctuation(f, c, p) for f, c, p in zip(s.forms, s.cpos, s.pos)], dtype=bool)
+        right += int(ok.sum())
+        total += len(ok)
+        right_np += int(ok[~punct].sum())
+        total_np += int((~punct).sum())
+    return {"uas": 100.0 * right / max(total, 1), "uas_no_punct": 100.0 * right_np / max(total_np, 1),
+            "tokens": total, "tokens_no_punct": total_np, "sentences": len(sentences)}
+
+
+@dataclass
+class ParserModel:
+    """Arc weights over an :class:`ArcFeatureSpace`."""
+
+    space: ArcFeatureSpace
+    w: np.ndarray
+    model: str = "crf"
+    C: float = 1.0
+    solver: str = ""
+    info: dict = field(default_factory=dict)
+
+    def parse(self, sentences) -> list[np.ndarray]:
+        """Best projective tree of every sentence (Eisner): heads[m - 1] = head of word m, 0 = root."""
+        if len(sentences) == 0:
+            return []
+        for i, s in enumerate(sentences):
+            if len(s) == 0:
+                raise InvalidInputError(f"sentence {i + 1} is empty")
+        sent_ptr, arc_off, feat_ptr, feat_idx = self.space.encode(sentences)
+        out = np.zeros(int(sent_ptr[-1]), dtype=np.int32)
+        max_len = int(np.diff(sent_ptr).max())
+        dk.decode_all(self.w, _blocks(len(sentences)), max_len, sent_ptr, arc_off, feat_ptr, feat_idx, out)
+        return [out[sent_ptr[i]:sent_ptr[i + 1]].copy() for i in range(len(sentences))]
+
+    def evaluate(self, sentences) -> dict:
+        start = time.perf_counter()
+        heads = self.parse(sentences)
+        seconds = time.perf_counter() - start
+        result = uas(sentences, heads)
+        result.update(parse_seconds=seconds, sentences_per_second=len(sentences) / max(seconds, 1e-9))
+        return result
+
+    def save(self, path) -> None:
+        meta = {"loglin_format": FORMAT, "format_version": VERSION, "model": self.model, "C": self.C,
+                "solver": self.solver, "cutoff": int(self.space.cutoff), "n_features": int(self.space.n_features),
+                "info": self.info}
+        arrays = {"w": self.w, "keys": self.space.keys, "words": np.asarray(self.space.words, dtype=str),
+                  "tags": np.asarray(self.space.tags, dtype=str), "ctags": np.asarray(self.space.ctags, dtype=str)}
+        save_npz_model(path, meta, arrays)
+
+    @classmethod
+    def load(cls, path) -> "ParserModel":
+        meta, a = load_npz_model(path, FORMAT, VERSION, required=("w", "keys", "words", "tags", "ctags"))
+        try:
+            w = a["w"].astype(np.float64)
+            keys = a["keys"].astype(np.uint64)
+            words, tags, ctags = (a[k].tolist() for k in ("words", "tags", "ctags"))
+            model, C = str(meta.get("model", "crf")), float(meta.get("C", 1.0))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ModelFormatError(f"{path}: invalid parser model ({exc})") from None
+        ok = (w.ndim == 1 and keys.ndim == 1 and len(w) == len(keys) and model in MODELS
+              and np.all(np.isfinite(w)) and min(len(words), len(tags), len(ctags)) >= 3
+              and (len(keys) < 2 or np.all(np.diff(keys) > 0)))
+        if not ok:
+            raise ModelFormatError(f"{path}: inconsistent parser model arrays")
+        space = ArcFeatureSpace(words, tags, ctags, keys, int(meta.get("cutoff", 1)))
+        return cls(space=space, w=w, model=model, C=C, solver=str(meta.get("solver", "")),
+                   info=dict(meta.get("info", {})))
+
+
+def check_options(model, solver):
+    if model not in MODELS:
+        raise InvalidInputError(f"model must be one of {MODELS}, got {model!r}")
+    if solver not in SOLVER_NAMES:
+        raise InvalidInputError(f"solver must be one of {sorted(SOLVER_NAMES)}, got {solver!r}")
+    if model == "m3n" and solver in ("lbfgs", "sgd"):
+        raise InvalidInputError(f"{solver} needs a differentiable objective: train M3N with eg, eg-batch or "
+                                "cutting-plane")
+    if model == "crf" and solver == "cutting-plane":
+        raise InvalidInputError("cutting-plane trains M3N; train a CRF with eg, eg-batch, lbfgs or sgd")
+
+
+def solve(problem, model="crf", solver="eg", C=1.0, *, tol=1e-4, gap_tol=1e-4, max_iter=100, time_limit=None,
+          random_state=0, progress=False, evaluate=None, clock="wall", **options):
+    """Run one solver on a built TreeProblem; returns the driver's Result."""
+    from ..solvers.base import minimize
+    from ..structured.eg import collins_annealing
+    from . import solvers  # noqa: F401  (register the tree solvers)
+    check_options(model, solver)
+    objective = problem.objective(C, loss="ll" if model == "crf" else "mm")
+    if solver == "eg" and options.pop("anneal", model == "crf"):
+        options["C_schedule"] = collins_annealing(C)   # section 7.1.1, as for the chain CRF
+    dual = solver in ("eg", "eg-batch", "cutting-plane")
+    return minimize(objective, SOLVER_NAMES[solver], tol=0.0 if dual else tol, max_iter=max_iter,
+                    gap_tol=gap_tol if dual else None, time_limit=time_limit, random_state=random_state,
+                    progress=progress, evaluate=evaluate, clock=clock, **options)
+
+
+def train_parser(train_sentences, model="crf", solver="eg", C=1.0, *, cutoff=1, dev_sentences=None,
+                 return_result=False, **options):
+    """Train an arc-factored CRF or M3N parser on CoNLL sentences; returns a :class:`ParserModel`.
+
+    Non-projective training trees are skipped (counted in ``model.info``). C is
+    in LIBLINEAR scale (Collins et al.'s C' = 1/C). ``dev_sentences`` adds a
+    UAS trace (``metric``) per iteration.
+    """
+    from .problem import build_tree_problem
+    check_options(model, solver)
+    start = time.perf_counter()
+    problem, space, skipped = build_tree_problem(train_sentences, cutoff=cutoff)
+    build_seconds = time.perf_counter() - start
+    evaluate = None
+    if dev_sentences is not None:
+        def evaluate(w):
+            return uas(dev_sentences, ParserModel(space, w).parse(dev_sentences))["uas"]
+    result = solve(problem, model, solver, C, evaluate=evaluate, **options)
+    info = {"train_sentences": problem.n_sentences, "non_projective_skipped": skipped,
+            "n_features": space.n_features, "feature_build_seconds": build_seconds,
+            "train_seconds": result.train_seconds, "iterations": result.iterations,
+            "stop_reason": result.stop_reason}
+    last = result.trace.records[-1] if result.trace.records else {}
+    if "effective_iterations" in last:
+        info["effective_iterations"] = last["effective_iterations"]
+    trained = ParserModel(space=space, w=result.w.copy(), model=model, C=float(C), solver=solver, info=info)
+    return (trained, result) if return_result else trained

@@ -1,0 +1,134 @@
+"""Training data of an arc-factored dependency parser, as flat arrays (Collins et al. 2008, section 8).
+
+A ``TreeProblem`` is n sentences x_i with gold trees y_i; f(x, y) = sum over
+arcs (h, m) of y of f(x, h, m). Sentence i has n_i words (``sent_ptr``) and a
+block of (n_i + 1)^2 arc slots at ``arc_off[i]`` (slot h (n_i + 1) + m is arc
+(h, m)); ``feat_ptr`` / ``feat_idx`` list each slot's feature ids (binary
+features, CSR). ``heads`` are the gold heads of all words, concatenated.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..data.conll import is_projective
+from ..errors import InvalidInputError
+from ..kernels import dependency as dk
+
+
+@dataclass
+class TreeProblem:
+    sent_ptr: np.ndarray       # (n + 1,) word offsets
+    arc_off: np.ndarray        # (n + 1,) arc slot offsets
+    feat_ptr: np.ndarray       # (slots + 1,)
+    feat_idx: np.ndarray       # int32 feature ids
+    heads: np.ndarray          # (N,) gold heads, int32 in [0, n_i]
+    n_features: int
+    weight: np.ndarray | None = None
+    emp: np.ndarray = field(init=False, repr=False)
+    reg: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self):
+        if self.weight is None:
+            self.weight = np.ones(self.n_sentences)
+        self.weight = np.asarray(self.weight, dtype=np.float64)
+        self._validate()
+        self.emp = dk.empirical_counts(self.n_features, *self.kernel_args(), self.heads, self.weight)
+        self.reg = np.ones(self.n_features)
+
+    @property
+    def n_sentences(self) -> int:
+        return len(self.sent_ptr) - 1
+
+    @property
+    def n_tokens(self) -> int:
+        return int(self.sent_ptr[-1])
+
+    @property
+    def max_len(self) -> int:
+        return int(np.diff(self.sent_ptr).max(initial=1)) or 1
+
+    def kernel_args(self):
+        return self.sent_ptr, self.arc_off, self.feat_ptr, self.feat_idx
+
+    def subset(self, sentences) -> "TreeProblem":
+        """The same feature space restricted to some sentences."""
+        idx = np.asarray(sentences, dtype=np.int64)
+        lens = np.diff(self.sent_ptr)[idx]
+        sent_ptr = np.zeros(len(idx) + 1, dtype=np.int64)
+        np.cumsum(lens, out=sent_ptr[1:])
+        arc_off = np.zeros(len(idx) + 1, dtype=np.int64)
+        np.cumsum((lens + 1) ** 2, out=arc_off[1:])
+        slots = np.concatenate([np.arange(self.arc_off[i], self.arc_off[i + 1]) for i in idx])
+        widths = np.diff(self.feat_ptr)[slots]
+        feat_ptr = np.zeros(len(slots) + 1, dtype=np.int64)
+        np.cumsum(widths, out=feat_ptr[1:])
+        take = np.concatenate([np.arange(self.feat_ptr[self.arc_off[i]], self.feat_ptr[self.arc_off[i + 1]])
+                               for i in idx])
+        heads = np.concatenate([self.heads[self.sent_ptr[i]:self.sent_ptr[i + 1]] for i in idx])
+        return TreeProblem(sent_ptr, arc_off, feat_ptr, self.feat_idx[take], heads, self.n_features,
+                           self.weight[idx])
+
+    def _validate(self):
+        n = self.n_sentences
+        if n < 1:
+            raise InvalidInputError("the training data has no sentences")
+        lens = np.diff(self.sent_ptr)
+        if np.any(lens < 1) or len(self.heads) != self.n_tokens:
+            raise InvalidInputError("sentence offsets are inconsistent with the gold heads")
+        if not np.array_equal(np.diff(self.arc_off), (lens + 1) ** 2) or self.feat_ptr[-1] != len(self.feat_idx):
+            raise InvalidInputError("arc slot offsets are inconsistent")
+        sent_of = np.repeat(np.arange(n), lens)
+        if np.any(self.heads < 0) or np.any(self.heads > lens[sent_of]):
+            raise InvalidInputError("gold head out of range")
+        if len(self.feat_idx) and (self.feat_idx.min() < 0 or self.feat_idx.max() >= self.n_features):
+            raise InvalidInputError("feature id out of range")
+        if self.weight.shape != (n,) or not np.all(np.isfinite(self.weight)) or np.any(self.weight < 0):
+            raise InvalidInputError("sentence weights must be finite, non-negative, one per sentence")
+
+    def objective(self, C: float, loss: str = "ll"):
+        from .objective import TreeObjective
+        return TreeObjective(self, C, loss=loss)
+
+
+def check_tree(heads, where=""):
+    """InvalidInputError unless heads (1-based, 0 = root) form a tree: every word reaches the root, no cycle."""
+    heads = np.asarray(heads)
+    n = len(heads)
+    for m in range(1, n + 1):
+        seen, h = 0, m
+        while h != 0:
+            h = int(heads[h - 1])
+            seen += 1
+            if seen > n:
+                raise InvalidInputError(f"{where}the heads contain a cycle through word {m}")
+
+
+def training_trees(sentences):
+    """(kept sentences, number of non-projective trees skipped); checks that every gold tree is a tree.
+
+    Non-projective trees cannot be produced by a projective parser; they are
+    skipped for training (and counted), not projectivized.
+    """
+    kept, skipped = [], 0
+    for i, s in enumerate(sentences):
+        check_tree(s.heads, f"sentence {i + 1}: ")
+        if is_projective(s.heads):
+            kept.append(s)
+        else:
+            skipped += 1
+    if not kept:
+        raise InvalidInputError("no projective training tree")
+    return kept, skipped
+
+
+def build_tree_problem(sentences, space=None, cutoff=1):
+    """(TreeProblem, ArcFeatureSpace, non-projective count) from CoNLL sentences (loglin.data.conll.Sentence)."""
+    from .features import ArcFeatureSpace
+    kept, skipped = training_trees(sentences)
+    if space is None:
+        space = ArcFeatureSpace.fit(kept, cutoff=cutoff)
+    sent_ptr, arc_off, feat_ptr, feat_idx = space.encode(kept)
+    heads = np.concatenate([s.heads for s in kept]).astype(np.int32)
+    return TreeProblem(sent_ptr, arc_off, feat_ptr, feat_idx, heads, space.n_features), space, skipped

@@ -1,0 +1,117 @@
+"""Solvers for parser objectives (kind "tree"): EG on the duals and the paper's baselines (Collins et al. 2008).
+
+* ``tree-eg`` / ``tree-eg-batch``: part-based online / batch EG (Figures 1-3) with
+  the section 7 learning rates - the loops of loglin.structured.eg run on a
+  :class:`~loglin.parsing.dual.TreeDualState`;
+* ``tree-sgd``: SGD on the CRF primal, eta0 / (1 + k/n), eta0 chosen by one pass per value (section 7.1.3);
+* ``tree-cutting-plane``: 1-slack cutting-plane structural SVM on the M3N primal (section 8 baseline),
+  loss-augmented Eisner as separation oracle.
+``lbfgs`` serves the CRF primal directly (it accepts kind "tree").
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import InvalidInputError
+from ..kernels import dependency as dk
+from ..solvers.base import Step, register_solver
+from ..structured.cutting_plane import solve_simplex_qp
+from ..structured.eg import check_state, eg_batch, eg_online
+from .dual import TreeDualState
+from .objective import TreeObjective
+
+KINDS = ("tree",)
+ETA0_GRID = (1.0, 0.1, 0.01, 0.001, 0.0001)
+
+
+def _state(objective, state):
+    if not isinstance(objective, TreeObjective):
+        raise InvalidInputError("the tree solvers train TreeObjective parsers (CRF / M3N)")
+    return TreeDualState(objective.problem, objective.loss) if state is None else check_state(objective, state)
+
+
+@register_solver("tree-eg", kinds=KINDS, summary="online EG on the parser CRF / M3N dual (arc parts)",
+                 paper="Collins et al. 2008, Figures 2-3, sections 7-8")
+def tree_eg(objective, w, rng, state=None, **options):
+    return eg_online(objective, w, rng, _state(objective, state), **options)
+
+
+@register_solver("tree-eg-batch", kinds=KINDS, summary="batch EG on the parser CRF / M3N dual",
+                 paper="Collins et al. 2008, Figure 1")
+def tree_eg_batch(objective, w, rng, state=None, **options):
+    return eg_batch(objective, w, rng, _state(objective, state), **options)
+
+
+def sgd_pass(objective, w, order, eta0, step0):
+    p = objective.problem
+    v = w.copy()
+    scale, k = dk.sgd_epoch(v, 1.0, np.asarray(order, dtype=np.int64), float(eta0), int(step0), p.n_sentences,
+                            1.0 / objective.C, p.max_len, *p.kernel_args(), p.heads, p.weight)
+    w[:] = scale * v
+    return k
+
+
+@register_solver("tree-sgd", kinds=KINDS, summary="SGD on the parser CRF primal, eta0/(1 + k/n)",
+                 paper="Collins et al. 2008 sec. 7.1.3")
+def tree_sgd(objective, w, rng, eta0="auto", validation=None):
+    if not isinstance(objective, TreeObjective) or objective.loss != "ll":
+        raise InvalidInputError("tree-sgd trains the CRF (log-linear) parser objective")
+    n = objective.problem.n_sentences
+    passes = 0
+    if eta0 == "auto":
+        best, order = (np.inf, np.inf, ETA0_GRID[0]), rng.permutation(n)
+        for e in ETA0_GRID:
+            trial = w.copy()
+            sgd_pass(objective, trial, order, e, 0)
+            passes += 1
+            if not np.all(np.isfinite(trial)):
+                continue
+            f = objective.fun(trial)
+            err = validation(trial) if validation is not None else f
+            if (err, f) < best[:2]:
+                best = (err, f, e)
+        eta0 = best[2]
+    eta0 = float(eta0)
+    if not eta0 > 0:
+        raise InvalidInputError(f"eta0 must be positive, got {eta0}")
+    k, epoch = 0, 0
+    while True:
+        epoch += 1
+        k = sgd_pass(objective, w, rng.permutation(n), eta0, k)
+        yield Step(w=w, counters={"effective_iterations": float(epoch), "eta0": eta0, "selection_passes": passes})
+
+
+@register_solver("tree-cutting-plane", kinds=KINDS, summary="1-slack cutting-plane structural SVM for parser M3N",
+                 paper="Tsochantaridis et al. 2004; Joachims et al. 2009; baseline of Collins et al. 2008 sec. 8")
+def tree_cutting_plane(objective, w, rng, epsilon=1e-6):
+    """Same algorithm as loglin.structured.cutting_plane, with loss-augmented Eisner as the oracle."""
+    if not isinstance(objective, TreeObjective) or objective.loss != "mm":
+        raise InvalidInputError("tree-cutting-plane trains the max-margin (M3N) parser objective")
+    p, C = objective.problem, objective.C
+    cuts, b, G, alpha, qp_value, passes = [], [], np.zeros((0, 0)), np.zeros(0), 0.0, 0
+    while True:
+        loss, expect = objective._pass(w, True)
+        passes += 1
+        a_new = p.emp - expect
+        b_new = loss + float(w @ a_new)
+        xi = max(0.0, float(np.max(np.array(b) - sp.vstack(cuts) @ w))) if cuts else 0.0
+        f = 0.5 * float(w @ w) + C * loss
+        if cuts and b_new - float(w @ a_new) - xi <= epsilon * max(1.0, abs(f) / C):
+            yield Step(w=w, f=f, dual=qp_value, counters={"effective_iterations": float(passes), "cuts": len(cuts)},
+                       done=True)
+            return
+        a_sparse = sp.csr_matrix(a_new)
+        col = np.array([float(a_sparse.multiply(ak).sum()) for ak in cuts] + [float(a_new @ a_new)])
+        m = len(cuts)
+        G2 = np.empty((m + 1, m + 1))
+        G2[:m, :m] = G
+        G2[m, :] = col
+        G2[:, m] = col
+        G = G2
+        cuts.append(a_sparse)
+        b.append(b_new)
+        alpha = np.append(alpha, 0.0)
+        qp_value = solve_simplex_qp(G, np.array(b), C, alpha)
+        w[:] = np.asarray(sp.vstack(cuts).T @ alpha).ravel()
+        yield Step(w=w, dual=qp_value, counters={"effective_iterations": float(passes), "cuts": len(cuts)})
