@@ -211,7 +211,8 @@ def maxent_dual_pass(order, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_
     beta[x, y] is alpha_{x,y} scaled to the simplex sum_y beta = C c(x).
     Gradient (49) with sigma^2 = 1 and the constant 1 dropped:
     G_y = log zhat_y + K_yy (zhat_y - beta_y) - v_y.
-    Returns (#pair updates, #Newton steps, max_x (max G - min G) at visit).
+    Returns (#pair updates, #Newton steps, max_x (max G - min G) at visit,
+    #contexts whose block was moved).
     """
     K = beta.shape[1]
     v = np.empty(K)
@@ -222,6 +223,7 @@ def maxent_dual_pass(order, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_
     pairs = 0
     newton = 0
     vmax = 0.0
+    updated = 0
     for s_ in range(order.shape[0]):
         x = order[s_]
         context_terms(x, w, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, v, kd)
@@ -248,11 +250,12 @@ def maxent_dual_pass(order, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_
             moved = True
             hi, lo = _argmax_argmin(G)
         if moved:
+            updated += 1
             for yy in range(K):
                 G[yy] = zhat[yy] - beta[x, yy]           # reuse G as the change of beta_x
                 beta[x, yy] = zhat[yy]
             scatter_delta(x, G, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, w)
-    return pairs, newton, vmax
+    return pairs, newton, vmax, updated
 
 
 # -- general features: (48) fails, so K^i has off-diagonal entries (eq. 46)
@@ -327,6 +330,7 @@ def maxent_dual_pass_general(order, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_lab
     pairs = 0
     newton = 0
     vmax = 0.0
+    updated = 0
     for s_ in range(order.shape[0]):
         x = order[s_]
         m = context_matrix(x, w, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, slot, touched, F)
@@ -357,6 +361,7 @@ def maxent_dual_pass_general(order, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_lab
             moved = True
             hi, lo = _argmax_argmin(G)
         if moved:
+            updated += 1
             for yy in range(K):
                 G[yy] = zhat[yy] - beta[x, yy]
                 beta[x, yy] = zhat[yy]
@@ -365,7 +370,7 @@ def maxent_dual_pass_general(order, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_lab
                 for yy in range(K):
                     acc += G[yy] * F[yy, c]
                 w[touched[c]] -= acc
-    return pairs, newton, vmax
+    return pairs, newton, vmax, updated
 
 
 # ------------------------------------------------------------ Maxent dual helpers

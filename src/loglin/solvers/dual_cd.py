@@ -16,8 +16,13 @@ regression and maximum entropy models", Machine Learning 85:41-75.
 
 One outer iteration = one pass over a random permutation of the instances
 (contexts). The sub-problem tolerance eps' starts at 1e-2 and is divided by
-10 whenever a pass needed at most l/10 Newton steps (pair updates for
-Maxent), down to min(1e-8, eps) - LIBLINEAR's -s 7 schedule. The solver
+10 whenever a pass needed at most l/10 Newton steps, down to min(1e-8, eps) -
+LIBLINEAR's -s 7 schedule. For Maxent the count is of contexts whose block
+had to move (a context needs about |Y| or more pair updates whenever w has
+moved, so counting pair updates would never tighten eps'). Algorithm 6 runs
+on each context until max G - min G <= eps' (a safety cap of
+MAX_PAIRS_PER_LABEL |Y| pair updates per visit only guards against rounding
+stalls); ``max_pairs`` caps it lower as an option. The solver
 stops itself (``done``) when the largest dual gradient violation met during a
 pass is below ``eps`` (LIBLINEAR's rule; default 0.1 like ``-s 7``). The
 dual objective, in the primal's scale, is reported every pass so that the
@@ -43,6 +48,7 @@ INNER_EPS_MIN = 1e-8       # final eps'
 INNER_SHRINK = 0.1         # eps' <- 0.1 eps' ...
 INNER_SHRINK_WHEN = 0.1    # ... when a pass took <= l/10 Newton steps
 MAX_NEWTON = 100           # Newton steps per sub-problem (LIBLINEAR's cap)
+MAX_PAIRS_PER_LABEL = 100  # safety cap of Algorithm 6: pair updates per context visit / |Y|
 
 
 class InnerTolerance:
@@ -133,7 +139,9 @@ def _maxent_dual_cd(objective, w, rng, eps, xi, max_newton, inner_eps, inner_eps
     duality.require_regularized(objective, "cddual")
     p, C = objective.problem, objective.C
     beta, active = maxent_state(objective, w, init_eps)
-    max_pairs = p.n_labels if max_pairs is None else int(max_pairs)
+    max_pairs = MAX_PAIRS_PER_LABEL * p.n_labels if max_pairs is None else int(max_pairs)
+    if max_pairs < 1:
+        raise InvalidInputError(f"max_pairs must be at least 1, got {max_pairs}")
     general = not duality.single_entry_features(p)
     scratch = GeneralScratch(p) if general else None
     args = (p.ctx_ptr, p.ctx_pred, p._val_or_empty(), p.map_ptr, p.map_label, p.map_feat, beta, w)
@@ -142,15 +150,17 @@ def _maxent_dual_cd(objective, w, rng, eps, xi, max_newton, inner_eps, inner_eps
         order = rng.permutation(active)
         used = tol.value
         if general:
-            pairs, newton, vmax = dk.maxent_dual_pass_general(order, *args, used, xi, max_newton, max_pairs,
-                                                              scratch.slot, scratch.touched, scratch.F)
+            pairs, newton, vmax, moved = dk.maxent_dual_pass_general(order, *args, used, xi, max_newton,
+                                                                     max_pairs, scratch.slot, scratch.touched,
+                                                                     scratch.F)
         else:
-            pairs, newton, vmax = dk.maxent_dual_pass(order, *args, used, xi, max_newton, max_pairs)
-        tol.after_pass(pairs, len(active))
+            pairs, newton, vmax, moved = dk.maxent_dual_pass(order, *args, used, xi, max_newton, max_pairs)
+        tol.after_pass(moved, len(active))
         dual = duality.maxent_dual_objective(p, C, beta, w) if report_dual else None
         stalled = pairs == 0 and used <= tol.floor
         yield Step(w=w, dual=dual, done=bool(vmax <= eps or stalled),
-                   counters={"pair_updates": int(pairs), "newton_steps": int(newton), "inner_eps": used,
+                   counters={"pair_updates": int(pairs), "contexts_moved": int(moved), "newton_steps": int(newton),
+                             "inner_eps": used,
                              "max_violation": float(vmax), "general_k": int(general)})
 
 
@@ -163,10 +173,10 @@ def cddual(objective, w, rng, eps=EPS, xi=XI, max_newton=MAX_NEWTON, inner_eps=I
            init_eps=duality.ME_INIT_EPS, report_dual=True):
     """Options: eps (own stop on the max dual violation), xi, max_newton,
     inner_eps / inner_eps_min (eps' schedule), eps1/eps2 (LR start (36)),
-    init_eps (Maxent start (51)), max_pairs (pair updates per context visit,
-    default |Y|: the paper solves each block to the tolerance eps', which on
-    the CoNLL-2000 slice took ~150 pair updates per context per pass for the
-    same progress per pass at twice the time; large values give the paper's),
+    init_eps (Maxent start (51)), max_pairs (cap on the pair updates of
+    Algorithm 6 per context visit; default: none but the safety cap, i.e. each
+    block solved to eps' as in the paper. On CoNLL-2000-P, max_pairs = |Y|
+    gives about the same progress per pass at ~40% of the time),
     report_dual (compute D every pass; costs O(l) logs, O(l |Y|) for Maxent)."""
     if objective_kind(objective) == "binary":
         yield from _lr_dual_cd(objective, w, rng, dk.ALG4, "cddual", eps, xi, max_newton, inner_eps,
