@@ -1,0 +1,91 @@
+"""`loglin parse train|evaluate|MODEL INPUT` on CoNLL-U (hand-written English) and CoNLL-X (Spanish slice)."""
+import json
+from pathlib import Path
+
+import pytest
+
+from loglin.cli import main
+from loglin.data.conll import read_conllx, write_conllx
+from loglin.data.paths import shared_data_dir
+
+EN = Path(__file__).parent / "data" / "parse_en.conllu"
+
+
+def _heads_column(text):
+    return [line.split("\t")[6] for line in text.splitlines() if line and not line.startswith("#")]
+
+
+def test_conllu_round_trip(tmp_path, capsys, serial_numba):
+    model = tmp_path / "en.npz"
+    assert main(["parse", "train", str(EN), "-o", str(model), "--solver", "lbfgs", "-C", "1", "--max-iter", "80",
+                 "--quiet"]) == 0
+    assert main(["parse", "evaluate", str(model), str(EN), "--json"]) == 0
+    scores = json.loads(capsys.readouterr().out)
+    assert {"uas", "uas_no_punct", "sentences_per_second"} <= set(scores)
+    assert scores["uas"] > 95 and scores["sentences"] == 12
+    out = tmp_path / "out.conllu"
+    assert main(["parse", str(model), str(EN), "-o", str(out)]) == 0
+    original, written = EN.read_text().splitlines(), out.read_text().splitlines()
+    assert len(original) == len(written)
+    for a, b in zip(original, written):          # identical except the HEAD column of word lines
+        if a.startswith("#") or not a or "-" in a.split("\t")[0]:
+            assert a == b
+        else:
+            fa, fb = a.split("\t"), b.split("\t")
+            assert fa[:6] == fb[:6] and fa[7:] == fb[7:]
+    parsed = read_conllx(out)                    # a valid CoNLL-U file again, one head per word
+    assert [len(s) for s in parsed] == [len(s) for s in read_conllx(EN)]
+    assert main(["parse", "run", str(model), str(EN)]) == 0
+    assert _heads_column(capsys.readouterr().out) == _heads_column(out.read_text())
+
+
+def test_m3n_cutting_plane_trains(tmp_path, capsys, serial_numba):
+    model = tmp_path / "m.npz"
+    assert main(["parse", "train", str(EN), "-o", str(model), "--model", "m3n", "--solver", "cutting-plane",
+                 "--max-iter", "50", "--quiet"]) == 0
+    assert main(["parse", "evaluate", str(model), str(EN)]) == 0
+    assert "UAS" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("body, message", [
+    ("1\tA\ta\tDET\t_\t_\t2\tdet\t_\n", "expected 10 columns"),
+    ("1\tA\ta\tDET\t_\t_\t7\tdet\t_\t_\n2\tb\tb\tNOUN\t_\t_\t0\troot\t_\t_\n", "expected a head in [0, 2]"),
+    ("1\tA\ta\tDET\t_\t_\tx\tdet\t_\t_\n", "expected an integer head"),
+])
+def test_malformed_files_name_file_and_line(tmp_path, capsys, body, message):
+    bad = tmp_path / "bad.conllu"
+    bad.write_text("# c\n" + body)
+    assert main(["parse", "train", str(bad), "-o", str(tmp_path / "m.npz")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and f"{bad}:2" in err
+
+
+def test_cycles_missing_files_and_bad_models(tmp_path, capsys):
+    cyc = tmp_path / "cyc.conll"
+    cyc.write_text("1\ta\ta\tX\tX\t_\t2\t_\t_\t_\n2\tb\tb\tX\tX\t_\t1\t_\t_\t_\n")
+    assert main(["parse", "train", str(cyc), "-o", str(tmp_path / "m.npz")]) == 2
+    assert "cycle" in capsys.readouterr().err
+    assert main(["parse", "evaluate", str(tmp_path / "none.npz"), str(EN)]) == 2
+    (tmp_path / "junk.npz").write_bytes(b"not a model")
+    assert main(["parse", str(tmp_path / "junk.npz"), str(EN)]) == 2
+    assert main(["parse", "train", str(EN), "-o", str(tmp_path / "m.npz"), "--model", "m3n", "--solver", "lbfgs"]) == 2
+    assert "differentiable" in capsys.readouterr().err
+
+
+def test_spanish_slice_round_trip(tmp_path, capsys, serial_numba):
+    root = shared_data_dir()
+    if root is None or not (root / "conll2007-esp" / "esp.train").is_file():
+        pytest.skip("shared CoNLL 2007 Spanish data not available")
+    train = read_conllx(root / "conll2007-esp" / "esp.train")[:120]
+    test = read_conllx(root / "conll2007-esp" / "esp.test")[:40]
+    write_conllx(tmp_path / "tr.conll", train)
+    write_conllx(tmp_path / "te.conll", test)
+    model = tmp_path / "es.npz"
+    assert main(["parse", "train", str(tmp_path / "tr.conll"), "-o", str(model), "--max-iter", "4",
+                 "--dev", str(tmp_path / "te.conll")]) == 0
+    assert "non-projective" in capsys.readouterr().out
+    assert main(["parse", "evaluate", str(model), str(tmp_path / "te.conll"), "--json"]) == 0
+    scores = json.loads(capsys.readouterr().out)
+    assert 40 < scores["uas"] <= 100 and 40 < scores["uas_no_punct"] <= 100
+    assert main(["parse", str(model), str(tmp_path / "te.conll"), "-o", str(tmp_path / "out.conll")]) == 0
+    assert len(read_conllx(tmp_path / "out.conll")) == 40
