@@ -104,7 +104,7 @@ def test_eg_dual_change_matches_recomputed_dual():
     args = (p.ctx_ptr, p.ctx_pred, p._val_or_empty(), p.map_ptr, p.map_label, p.map_feat, p.ctx_count, C)
     for x in range(0, p.n_contexts, 7):
         before = duality.maxent_dual_objective(p, C, beta)
-        accepted, _, _ = ek.maxent_eg_pass(np.array([x]), *args, beta, w, eta, 1)
+        accepted, _, _ = ek.maxent_eg_pass(np.array([x]), *args, beta, w, eta, 1, 1.05)
         after = duality.maxent_dual_objective(p, C, beta)
         assert np.allclose(w, duality.maxent_w_of_beta(p, C, beta), atol=1e-10)     # w kept as w(beta)
         assert np.allclose(beta[x].sum(), C * p.ctx_count[x])
@@ -116,3 +116,58 @@ def test_eg_options_are_checked():
     obj = random_binary().objective()
     with pytest.raises(InvalidInputError):
         minimize(obj, "eg", eta0=0.0, max_iter=1)
+
+
+# ---------------------------------------------------------------- eg and eg-ll: one implementation
+def test_eg_ll_is_eg_with_collins_defaults():
+    from loglin.solvers.eg_multiclass import EG_LL_DEFAULTS
+    obj = merged_maxent(seed=2).objective(3.0)
+    a = minimize(obj, "eg-ll", tol=0, max_iter=15, random_state=3)
+    b = minimize(obj, "eg", tol=0, max_iter=15, random_state=3, **EG_LL_DEFAULTS)
+    np.testing.assert_array_equal(a.w, b.w)
+    assert a.trace.column("effective_iterations") == b.trace.column("effective_iterations")
+
+
+@pytest.mark.parametrize("order", ["random", "cyclic"])
+def test_eg_lr_with_collins_eta_choice_and_order(order):
+    obj = random_binary(C=3.0).objective()
+    ref = f_star(obj)
+    res = eg_run(obj, eta="auto", order=order)
+    assert rel(res.f, ref) < 1e-4
+    assert_dual_rises(res, ref)
+    eff = res.trace.column("effective_iterations")[1:]
+    assert eff[0] >= 1.0 and all(b > a for a, b in zip(eff, eff[1:]))    # every trial counts as a visit
+
+
+def test_eg_proposal_is_the_normalized_multiplicative_update():
+    rng = np.random.default_rng(0)
+    b = rng.random(6) + 0.01
+    G = rng.normal(size=6)
+    log_new, new = np.empty(6), np.empty(6)
+    ek.eg_proposal(np.log(b), G, 0.3, np.log(2.5), log_new, new)
+    expected = b * np.exp(-0.3 * G)
+    np.testing.assert_allclose(new, 2.5 * expected / expected.sum(), rtol=1e-12)
+    np.testing.assert_allclose(np.exp(log_new), new, rtol=1e-12)
+
+
+def test_eg_warm_state_follows_a_path_of_C():
+    from loglin.solvers.eg import EGState
+    p = merged_maxent(seed=5)
+    state = EGState(p)
+    for C in (0.5, 4.0):
+        obj = p.objective(C)
+        res = minimize(obj, "eg", w0=state.primal_weights(C), state=state, tol=0, gap_tol=1e-9, max_iter=800,
+                       random_state=0)
+        assert rel(res.f, f_star(obj)) < 1e-6
+        np.testing.assert_allclose(state.primal_weights(C), res.w)
+        assert state.dual(C) == pytest.approx(duality.maxent_dual_objective(p, C, state.beta * C / state.C),
+                                              rel=1e-10)
+
+
+def test_eg_rejects_the_max_margin_objective_and_bad_order():
+    from loglin.structured.multiclass import MaxMarginObjective
+    p = merged_maxent()
+    with pytest.raises(InvalidInputError):
+        minimize(MaxMarginObjective(p, 1.0), "eg", max_iter=1)
+    with pytest.raises(InvalidInputError):
+        minimize(p.objective(1.0), "eg", order="sorted", max_iter=1)

@@ -94,3 +94,14 @@ def test_wrong_objective_and_unregularized_bias_are_rejected(small_multiclass):
     pb = problem_from_matrix(X, y, bias=1.0, regularize_bias=False)
     with pytest.raises(InvalidInputError):
         minimize(pb.objective(1.0), "eg-batch", max_iter=1)
+
+
+def test_eg_ll_regularization_path_warm_starts(data):
+    from loglin.solvers.eg import EGState
+    from loglin.structured.eg import regularization_path
+    rows = regularization_path(lambda C: data.objective(C), "eg-ll", [0.5, 2.0], EGState(data, init_eps=0.01),
+                               gap_tol=1e-9, max_iter=3000)
+    for row in rows:
+        ref = minimize(data.objective(row["C"]), "tron", tol=1e-11, max_iter=500).f
+        assert row["primal"] == pytest.approx(ref, rel=1e-7)
+        assert 0 <= row["relative_gap"] <= 1e-9

@@ -246,14 +246,14 @@ def mnist_anneal(out_dir: Path, quick=False, n_train=59000, its=None):
 def mnist_path(out_dir: Path, quick=False, n_train=59000, its=None):
     """Table 2: warm-started path over C' = 1000 * 0.7^k with a relative gap tolerance of 1e-3."""
     import loglin.solvers.eg_multiclass  # noqa: F401
+    from ..solvers.eg import EGState
     from ..structured.eg import regularization_path
-    from ..structured.multiclass import MulticlassDualState
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     problem, val, note = _mnist(quick, n_train)
     n_values = 6 if quick else 12
     Cps = [1000.0 * 0.7 ** k for k in range(n_values)]
-    state = MulticlassDualState(problem, "ll")
+    state = EGState(problem, init_eps=0.01)      # eg-ll is loglin.solvers.eg; its warm-start state
     rows = regularization_path(lambda C: problem.objective(C), "eg-ll", [1.0 / c for c in Cps], state,
                                gap_tol=1e-3, max_iter=60 if quick else 200, evaluate=val, eta=0.5,
                                updates_per_step=max(1, problem.n_contexts // 2))

@@ -5,6 +5,12 @@ LR instance i has (alpha_i, C_i - alpha_i) summing to C_i, Maxent context x
 has beta_x summing to C c(x). The update (52) is multiplicative and
 normalized, so it does not depend on that scaling.
 
+The adaptive step of Collins et al. (section 7) / Algorithm 8 is shared with
+the multi-class D-LL / D-MM passes of kernels/eg_multiclass through three
+helpers: :func:`eg_proposal` (the normalized multiplicative update (52) in log
+space), :func:`improves` (the acceptance test on the exact dual change) and
+:func:`next_rate` (x ``growth`` after a success, halving after a failure).
+
 The change of the dual (54) costs O(|Y|) under (48) (O(|Y| m) in general).
 Its entropy part is written as  sum_y d_y log b'_y + b_y log1p(d_y / b_y)
 (d = b' - b) for small relative moves, which is the difference
@@ -31,9 +37,46 @@ def _entropy_change(b, d, new, log_new):
     return new * log_new - b * np.log(b)
 
 
+# ------------------------------------------------------------ the shared adaptive EG step
+HALVE = 0.5
+
+
+@njit(cache=True, inline="always")
+def eg_proposal(log_b, G, eta, log_total, log_new, new):
+    """(52) in log space: log_new_y = log b_y - eta G_y + const, normalized so that sum new = exp(log_total)."""
+    K = log_b.shape[0]
+    m = -np.inf
+    for yy in range(K):
+        log_new[yy] = log_b[yy] - eta * G[yy]
+        if log_new[yy] > m:
+            m = log_new[yy]
+    z = 0.0
+    for yy in range(K):
+        z += np.exp(log_new[yy] - m)
+    lz = m + np.log(z) - log_total
+    for yy in range(K):
+        log_new[yy] -= lz
+        new[yy] = np.exp(log_new[yy])
+
+
+@njit(cache=True, inline="always")
+def improves(change, tol):
+    """Keep a trial step only if the exact dual change is finite and not above ``tol``."""
+    return np.isfinite(change) and change <= tol
+
+
+@njit(cache=True, inline="always")
+def next_rate(eta, j, accepted, growth):
+    """Per-example rate rule: x growth (1.05) after an accepted step, halve after a rejected trial."""
+    if accepted:
+        eta[j] *= growth
+    else:
+        eta[j] *= HALVE
+
+
 # ------------------------------------------------------------ LR
 @njit(cache=True)
-def lr_eg_pass(picks, indptr, indices, data, y, cost, qdiag, alpha, alpha_c, w, eta, max_trial):
+def lr_eg_pass(picks, indptr, indices, data, y, cost, qdiag, alpha, alpha_c, w, eta, max_trial, growth):
     """len(picks) EG steps on instances drawn by the caller.
 
     Two-coordinate EG on (alpha_i, C_i - alpha_i): with r = log(alpha/(C - alpha))
@@ -73,40 +116,22 @@ def lr_eg_pass(picks, indptr, indices, data, y, cost, qdiag, alpha, alpha_c, w, 
             else:
                 change = (_entropy_change(c1, z, n1, np.log(n1)) + _entropy_change(c2, -z, n2, np.log(n2))
                           + b * z + 0.5 * a * z * z)
-            if change <= 0.0 and np.isfinite(change):
-                eta[i] *= 1.05
+            ok = improves(change, 0.0)
+            next_rate(eta, i, ok, growth)
+            if ok:
                 coef = z * y[i]
                 for k in range(indptr[i], indptr[i + 1]):
                     w[indices[k]] += coef * data[k]
                 alpha[i], alpha_c[i] = n1, n2
                 accepted += 1
                 break
-            eta[i] *= 0.5
     return accepted, trials, vmax
 
 
 # ------------------------------------------------------------ Maxent
-@njit(cache=True, inline="always")
-def _eg_proposal(beta_x, G, v, eta, total, new, log_new):
-    """(52): new_y = total * softmax((1 - eta) log beta_y + eta v_y); G_y = log beta_y - v_y."""
-    K = beta_x.shape[0]
-    m = -np.inf
-    for yy in range(K):
-        log_new[yy] = np.log(beta_x[yy]) - eta * G[yy]
-        if log_new[yy] > m:
-            m = log_new[yy]
-    z = 0.0
-    for yy in range(K):
-        z += np.exp(log_new[yy] - m)
-    lz = m + np.log(z) - np.log(total)
-    for yy in range(K):
-        log_new[yy] -= lz
-        new[yy] = np.exp(log_new[yy])
-
-
 @njit(cache=True)
 def maxent_eg_pass(picks, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, ctx_count, C,
-                   beta, w, eta, max_trial):
+                   beta, w, eta, max_trial, growth):
     """len(picks) EG steps under (48): K^i diagonal, so (54) costs O(|Y|)."""
     K = beta.shape[1]
     v = np.empty(K)
@@ -114,6 +139,7 @@ def maxent_eg_pass(picks, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_fe
     G = np.empty(K)
     new = np.empty(K)
     log_new = np.empty(K)
+    log_b = np.empty(K)
     delta = np.empty(K)
     accepted = 0
     trials = 0
@@ -126,14 +152,15 @@ def maxent_eg_pass(picks, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_fe
         context_terms(x, w, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, v, kd)
         gmax, gmin = -np.inf, np.inf
         for yy in range(K):
-            G[yy] = np.log(beta[x, yy]) - v[yy]          # (53) up to a constant
+            log_b[yy] = np.log(beta[x, yy])
+            G[yy] = log_b[yy] - v[yy]                    # (53) up to a constant
             gmax, gmin = max(gmax, G[yy]), min(gmin, G[yy])
         vmax = max(vmax, gmax - gmin)
         if gmax == gmin:
             continue
         for _ in range(max_trial):
             trials += 1
-            _eg_proposal(beta[x], G, v, eta[x], total, new, log_new)
+            eg_proposal(log_b, G, eta[x], np.log(total), log_new, new)
             change = 0.0
             for yy in range(K):
                 if new[yy] < TINY * total:             # underflow: would leave the simplex interior
@@ -143,26 +170,27 @@ def maxent_eg_pass(picks, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_fe
                 delta[yy] = d
                 change += (_entropy_change(beta[x, yy], d, new[yy], log_new[yy]) - d * v[yy]
                            + 0.5 * kd[yy] * d * d)
-            if change <= 0.0 and np.isfinite(change):
-                eta[x] *= 1.05
+            ok = improves(change, 0.0)
+            next_rate(eta, x, ok, growth)
+            if ok:
                 scatter_delta(x, delta, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, w)
                 for yy in range(K):
                     beta[x, yy] = new[yy]
                 accepted += 1
                 break
-            eta[x] *= 0.5
     return accepted, trials, vmax
 
 
 @njit(cache=True)
 def maxent_eg_pass_general(picks, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, ctx_count, C,
-                           beta, w, eta, max_trial, slot, touched, F):
+                           beta, w, eta, max_trial, growth, slot, touched, F):
     """EG with the full K^i: the quadratic part of (54) is 1/2 ||F^T delta||^2."""
     K = beta.shape[1]
     v = np.empty(K)
     G = np.empty(K)
     new = np.empty(K)
     log_new = np.empty(K)
+    log_b = np.empty(K)
     delta = np.empty(K)
     Kmat = np.empty((K, K))
     accepted = 0
@@ -177,14 +205,15 @@ def maxent_eg_pass_general(picks, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label
         gram_and_scores(F, m, touched, w, Kmat, v)
         gmax, gmin = -np.inf, np.inf
         for yy in range(K):
-            G[yy] = np.log(beta[x, yy]) - v[yy]
+            log_b[yy] = np.log(beta[x, yy])
+            G[yy] = log_b[yy] - v[yy]
             gmax, gmin = max(gmax, G[yy]), min(gmin, G[yy])
         vmax = max(vmax, gmax - gmin)
         if gmax == gmin:
             continue
         for _ in range(max_trial):
             trials += 1
-            _eg_proposal(beta[x], G, v, eta[x], total, new, log_new)
+            eg_proposal(log_b, G, eta[x], np.log(total), log_new, new)
             change = 0.0
             for yy in range(K):
                 if new[yy] < TINY * total:
@@ -193,16 +222,15 @@ def maxent_eg_pass_general(picks, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label
                 d = new[yy] - beta[x, yy]
                 delta[yy] = d
                 change += _entropy_change(beta[x, yy], d, new[yy], log_new[yy]) - d * v[yy]
-            if not np.isfinite(change):
-                eta[x] *= 0.5
-                continue
-            quad = 0.0
-            for y1 in range(K):
-                for y2 in range(K):
-                    quad += delta[y1] * Kmat[y1, y2] * delta[y2]
-            change += 0.5 * quad
-            if change <= 0.0 and np.isfinite(change):
-                eta[x] *= 1.05
+            if np.isfinite(change):
+                quad = 0.0
+                for y1 in range(K):
+                    for y2 in range(K):
+                        quad += delta[y1] * Kmat[y1, y2] * delta[y2]
+                change += 0.5 * quad
+            ok = improves(change, 0.0)
+            next_rate(eta, x, ok, growth)
+            if ok:
                 for c in range(m):
                     acc = 0.0
                     for yy in range(K):
@@ -212,5 +240,4 @@ def maxent_eg_pass_general(picks, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label
                     beta[x, yy] = new[yy]
                 accepted += 1
                 break
-            eta[x] *= 0.5
     return accepted, trials, vmax

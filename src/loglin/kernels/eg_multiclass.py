@@ -16,6 +16,7 @@ and the exact change of Q = sum_j c_j term_j (+/-) + C/2 ||w(u)||^2 is
 import numpy as np
 from numba import njit, prange
 
+from .eg import eg_proposal, improves, next_rate
 from .maxent import _scatter_context, _value, context_scores
 
 
@@ -33,21 +34,15 @@ def _block_term(logu, yj, K, mm):
 
 
 @njit(cache=True)
-def _propose(logu, v, yj, eta, mm, out):
+def _propose(logu, v, yj, eta, mm, out, G, scratch):
+    """The shared EG step (kernels.eg.eg_proposal) with G_y = log u_y - v_y (LL) or -(e_y + v_y) (MM)."""
     K = v.shape[0]
-    m = -np.inf
     for y in range(K):
         if mm:
-            out[y] = logu[y] + eta * (v[y] + (1.0 if y != yj else 0.0))
+            G[y] = -(v[y] + (1.0 if y != yj else 0.0))
         else:
-            out[y] = (1.0 - eta) * logu[y] + eta * v[y]
-        m = max(m, out[y])
-    z = 0.0
-    for y in range(K):
-        z += np.exp(out[y] - m)
-    lz = m + np.log(z)
-    for y in range(K):
-        out[y] -= lz
+            G[y] = logu[y] - v[y]
+    eg_proposal(logu, G, eta, 0.0, out, scratch)
 
 
 @njit(cache=True)
@@ -75,13 +70,18 @@ def _sq_norm_tracked(x, coef, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, ma
 def online_pass(picks, eta, adapt, max_trial, C, mm, wu, obs_ctx, obs_label, obs_count, ctx_ptr, ctx_pred, ctx_val,
                 map_ptr, map_label, map_feat, logu, term, max_width):
     """EG updates of the blocks in ``picks`` in that order, halving eta[j] until the dual improves
-    (x1.05 after an accepted step when ``adapt``). Returns (accepted, trials, sum of dual changes)."""
+    (x1.05 after an accepted step when ``adapt``; kernels.eg.next_rate). Returns (accepted, trials, sum of
+    dual changes). D-LL on a MaxentProblem is also solved by the ``eg`` solver (merged contexts, O(|Y|)
+    change (54)); this pass serves D-MM and the dual states of loglin.structured.multiclass."""
     K = logu.shape[1]
     n_feat = wu.shape[0]
     v = np.empty(K)
     new = np.empty(K)
+    G = np.empty(K)
+    scratch = np.empty(K)
     delta = np.empty(K)
     d = np.zeros(n_feat)
+    growth = 1.05 if adapt else 1.0
     mark = np.full(n_feat, -1, dtype=np.int64)
     touched = np.empty(max(max_width, 1), dtype=np.int64)
     accepted, trials, total = 0, 0, 0.0
@@ -98,7 +98,7 @@ def online_pass(picks, eta, adapt, max_trial, C, mm, wu, obs_ctx, obs_label, obs
             v[y] *= C
         for _ in range(max_trial):
             trials += 1
-            _propose(logu[j], v, yj, eta[j], mm, new)
+            _propose(logu[j], v, yj, eta[j], mm, new, G, scratch)
             lin = 0.0
             for y in range(K):
                 delta[y] = np.exp(new[y]) - np.exp(logu[j, y])
@@ -109,7 +109,9 @@ def online_pass(picks, eta, adapt, max_trial, C, mm, wu, obs_ctx, obs_label, obs
             new_term = _block_term(new, yj, K, mm)
             change = sign * c * (new_term - term[j]) - c * lin + 0.5 * C * c * c * sq
             tol = 1e-13 * (abs(c * new_term) + abs(c * term[j]) + c * abs(lin) + 1.0)
-            if np.isfinite(change) and change <= tol:
+            ok = improves(change, tol)
+            next_rate(eta, j, ok, growth)
+            if ok:
                 for y in range(K):
                     delta[y] *= -c
                     logu[j, y] = new[y]
@@ -117,10 +119,7 @@ def online_pass(picks, eta, adapt, max_trial, C, mm, wu, obs_ctx, obs_label, obs
                 term[j] = new_term
                 total += change
                 accepted += 1
-                if adapt:
-                    eta[j] *= 1.05
                 break
-            eta[j] *= 0.5
     return accepted, trials, total
 
 
@@ -137,13 +136,15 @@ def batch_proposal(eta, C, mm, wu, bounds, obs_ctx, obs_label, obs_count, ctx_pt
     for b in prange(nb):
         v = np.empty(K)
         new = np.empty(K)
+        G = np.empty(K)
+        scratch = np.empty(K)
         for j in range(bounds[b], bounds[b + 1]):
             x, yj, c = obs_ctx[j], obs_label[j], obs_count[j]
             if eta != 0.0:
                 context_scores(x, wu, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, v)
                 for y in range(K):
                     v[y] *= C
-                _propose(logu[j], v, yj, eta, mm, new)
+                _propose(logu[j], v, yj, eta, mm, new, G, scratch)
             else:
                 for y in range(K):
                     new[y] = logu[j, y]

@@ -1,17 +1,31 @@
-"""Randomized online exponentiated gradient on the dual (EG).
+"""Randomized online exponentiated gradient on the dual (EG), for LR and Maxent.
 
-Collins, Globerson, Koo, Carreras & Bartlett (2008), as given for LR and
-Maxent by Yu, Huang & Lin (2011), Algorithm 8 and eqs. (52)-(54): pick an
-instance (context) at random, move its block of dual variables by the
-normalized multiplicative update (52), and keep the move only if the dual
-decreases ((54), O(|Y|) under (48)); a failed trial halves that example's
-learning rate eta_i, at most ``max_trial`` times, and a success multiplies it
-by 1.05. Every eta_i starts at 0.5.
+One implementation of two papers' descriptions of the same method:
+
+* Yu, Huang & Lin (2011), Algorithm 8 and eqs. (52)-(54): pick an instance
+  (context) at random, move its block of dual variables by the normalized
+  multiplicative update (52) and keep the move only if the dual decreases
+  ((54), O(|Y|) under (48)); a failed trial halves that example's rate
+  eta_i, at most ``max_trial`` times, a success multiplies it by 1.05.
+* Collins, Globerson, Koo, Carreras & Bartlett (2008), LLEG-Online
+  (Figure 2) on the multi-class log-linear dual D-LL (4), with the step-size
+  rules of section 7 (the same halving / x1.05), ``eta="auto"`` (eta_ini, the
+  largest rate of a halving grid whose updates improve the dual on >= 95% of
+  a random 10% of the data), random or cyclic ("deterministic") order, C
+  annealing (section 7.1.1, ``C_schedule``) and warm starts over a path of C
+  (section 7.1.2, ``state=`` an :class:`EGState`). ``eg-ll`` is this solver
+  with Collins et al.'s defaults (``eta="auto"``, ``max_trial=30``, 1% of
+  the mass off the observed labels at the start); see solvers/eg_multiclass.
 
 For LR the block of instance i is (alpha_i, C_i - alpha_i); for Maxent it is
-beta_x on the simplex of total C c(x) (see :mod:`loglin.duality`). One outer
-iteration = l random picks (with replacement). The start is the one of the
-dual CD methods ((36) / (51)), or the dual point of a non-zero initial w.
+beta_x on the simplex of total C c(x) over *merged* contexts (Collins' one
+block per observed event j is the same dual after summing the blocks of
+equal contexts, beta_x = C sum_j c_j u_j; see :mod:`loglin.duality`). One
+outer iteration = l picks (``updates_per_step`` to change it). The start is
+the one of the dual CD methods ((36) / (51)), or the dual point of a
+non-zero initial w. The trace counts *effective iterations*: every trial
+rate is a visit of its example, divided by l (plus the visits spent
+choosing eta_ini).
 """
 from __future__ import annotations
 
@@ -23,57 +37,204 @@ from ..kernels import eg as ek
 from .base import Step, objective_kind, register_solver
 from .dual_cd import GeneralScratch, lr_state, maxent_state
 
-ETA0 = 0.5           # initial per-example learning rate
-MAX_TRIAL = 10       # halvings per visit (left to the user by the paper)
+ETA0 = 0.5                  # initial per-example learning rate (Yu et al.)
+MAX_TRIAL = 10              # halvings per visit (left to the user by the paper)
+GROWTH = 1.05               # x1.05 after an accepted step (both papers)
+ETA_GRID = tuple(0.5 ** k for k in range(0, 11))   # eta_ini candidates: 1, 1/2, ..., 1/1024
+ETA_FRACTION, ETA_TARGET = 0.10, 0.95               # Collins et al. section 7: 10% of the data, 95%
+REFRESH_EVERY = 20          # epochs between exact recomputations of w(beta) (rounding drift)
+
+
+class EGState:
+    """A Maxent dual point kept between runs (warm starts along a C path, section 7.1.2).
+
+    ``beta`` sums to C c(x) over each context at the current ``C``; changing C
+    rescales beta and w(beta) together (both are linear in C at fixed
+    u = beta / (C c(x))). ``rates`` are the per-context learning rates.
+    """
+
+    loss = "ll"
+
+    def __init__(self, problem, init_eps=duality.ME_INIT_EPS, C=1.0):
+        self.problem = problem
+        self.C = float(C)
+        self.beta = duality.maxent_initial_beta(problem, self.C, init_eps)
+        self.w = duality.maxent_w_of_beta(problem, self.C, self.beta)
+        self.rates = None
+
+    @classmethod
+    def from_objective(cls, objective, w, init_eps):
+        state = cls.__new__(cls)
+        state.problem, state.C, state.rates = objective.problem, float(objective.C), None
+        work = np.array(w, dtype=np.float64)
+        state.beta, _ = maxent_state(objective, work, init_eps)   # (51), or beta from a non-zero w
+        state.w = work
+        return state
+
+    def at(self, C):
+        """Rescale the point to the dual of C."""
+        C = float(C)
+        if C != self.C:
+            scale = C / self.C
+            self.beta *= scale
+            self.w *= scale
+            self.C = C
+        return self
+
+    def refresh(self):
+        self.w = duality.maxent_w_of_beta(self.problem, self.C, self.beta)
+
+    def primal_weights(self, C):
+        return self.w * (float(C) / self.C)
+
+    def dual(self, C):
+        scale = float(C) / self.C
+        return duality.maxent_dual_objective(self.problem, float(C), self.beta * scale, self.w * scale)
 
 
 @register_solver("eg", kinds=("binary", "maxent"),
-                 summary="randomized online exponentiated gradient on the dual",
-                 paper="Collins et al. 2008; Yu, Huang & Lin 2011, Algorithm 8")
-def eg(objective, w, rng, eta0=ETA0, max_trial=MAX_TRIAL, eps=0.0, eps1=duality.LR_EPS1,
-       eps2=duality.LR_EPS2, init_eps=duality.ME_INIT_EPS, report_dual=True):
-    """Options: eta0, max_trial, eps (stop when the largest dual violation seen
-    in a pass is <= eps; 0 = never), eps1/eps2/init_eps (starting point),
-    report_dual (compute D each pass)."""
-    if eta0 <= 0 or max_trial < 1:
-        raise InvalidInputError("eta0 must be positive and max_trial at least 1")
+                 summary="randomized online exponentiated gradient on the dual (LR / Maxent; eg-ll is the same)",
+                 paper="Yu, Huang & Lin 2011, Algorithm 8; Collins et al. 2008, Figure 2 and section 7")
+def eg(objective, w, rng, eta=ETA0, eta0=None, max_trial=MAX_TRIAL, order="random", C_schedule=None, state=None,
+       updates_per_step=None, eps=0.0, eps1=duality.LR_EPS1, eps2=duality.LR_EPS2, init_eps=duality.ME_INIT_EPS,
+       report_dual=True):
+    """Options: eta (initial rate, or "auto" for Collins' eta_ini on 10% of the data; eta0 is a synonym),
+    max_trial, order ("random" with replacement, or "cyclic"), C_schedule (epoch -> C, Maxent: annealing),
+    state (EGState to warm-start from and update, Maxent), updates_per_step (picks per outer iteration,
+    default l), eps (stop when the largest dual violation seen in a pass is <= eps; 0 = never),
+    eps1/eps2/init_eps (starting point), report_dual (compute D each pass)."""
+    eta = eta if eta0 is None else eta0
+    if not (eta == "auto" or (np.isscalar(eta) and float(eta) > 0)) or max_trial < 1:
+        raise InvalidInputError(f"eta must be positive or 'auto' (got {eta!r}) and max_trial at least 1")
+    if order not in ("random", "cyclic"):
+        raise InvalidInputError(f"order must be 'random' or 'cyclic', got {order!r}")
+    if getattr(objective, "loss", "ll") != "ll":
+        raise InvalidInputError("eg solves the log-linear dual; for the max-margin objective use eg-mm")
     duality.require_regularized(objective, "eg")
     if objective_kind(objective) == "binary":
-        yield from _lr_eg(objective, w, rng, eta0, max_trial, eps, eps1, eps2, report_dual)
+        if C_schedule is not None or state is not None:
+            raise InvalidInputError("C_schedule and state are options of eg on Maxent problems")
+        yield from _lr_eg(objective, w, rng, eta, max_trial, order, updates_per_step, eps, eps1, eps2,
+                          report_dual)
     else:
-        yield from _maxent_eg(objective, w, rng, eta0, max_trial, eps, init_eps, report_dual)
+        yield from _maxent_eg(objective, w, rng, eta, max_trial, order, C_schedule, state, updates_per_step, eps,
+                              init_eps, report_dual)
 
 
-def _lr_eg(objective, w, rng, eta0, max_trial, eps, eps1, eps2, report_dual):
+# ---------------------------------------------------------------------- shared driver of the passes
+def _picks(active, rng, order, per_step, cursor):
+    if order == "random":
+        return active[rng.integers(0, len(active), size=per_step)], cursor
+    idx = (cursor + np.arange(per_step)) % len(active)
+    return active[idx], (cursor + per_step) % len(active)
+
+
+def choose_eta_ini(run_pass, active, rng, snapshot, restore, grid=ETA_GRID, fraction=ETA_FRACTION,
+                   target=ETA_TARGET):
+    """Collins et al. section 7: the largest rate in ``grid`` whose single trial improves the dual on
+    >= ``target`` of a random ``fraction`` of the examples. ``run_pass(picks, rates, max_trial, growth)``
+    runs EG on the current point; ``snapshot()`` / ``restore(s)`` undo it. Returns (eta_ini, visits)."""
+    sample = rng.choice(active, size=max(1, int(fraction * len(active))), replace=False)
+    saved = snapshot()
+    visits = 0
+    try:
+        for eta in grid:
+            accepted, trials, _ = run_pass(sample, eta, 1, 1.0)
+            visits += trials
+            restore(saved)
+            if accepted >= target * len(sample):
+                return eta, visits
+        return grid[-1], visits
+    finally:
+        restore(saved)
+
+
+def _epochs(run_pass, active, rng, eta, max_trial, order, per_step, rates, C_of, set_C, eps, dual_of, extra):
+    """The outer loop shared by LR and Maxent: yields (w-free) Step fields once per ``per_step`` picks."""
+    n = len(active)
+    visits = 0
+    if np.isnan(rates[active[0]]):                  # NaN marks "not set": not a warm start with its own rates
+        if eta == "auto":
+            eta, visits = choose_eta_ini(
+                lambda picks, e, mt, g: run_pass(picks, np.full(rates.shape, e), mt, g), active, rng, *extra["undo"])
+        rates[:] = float(eta)
+    cursor = done = 0
+    while True:
+        C_now = C_of(done // n + 1)
+        set_C(C_now)
+        picks, cursor = _picks(active, rng, order, per_step, cursor)
+        accepted, trials, vmax = run_pass(picks, rates, max_trial, GROWTH)
+        visits += trials
+        done += per_step
+        if (done // n) > ((done - per_step) // n) and (done // n) % REFRESH_EVERY == 0:
+            extra["refresh"]()
+        counters = {"accepted": int(accepted), "trials": int(trials), "max_violation": float(vmax),
+                    "effective_iterations": visits / n, "eta_median": float(np.median(rates[active]))}
+        counters.update(extra["counters"])
+        if C_of is not extra["fixed_C"]:
+            counters["C_current"] = C_now
+        yield dual_of(), counters, bool(vmax <= eps)
+
+
+def _lr_eg(objective, w, rng, eta, max_trial, order, per_step, eps, eps1, eps2, report_dual):
     p = objective.problem
     X = p.X
     alpha, alpha_c, active, qdiag = lr_state(objective, w, eps1, eps2)
-    eta = np.full(p.n_instances, float(eta0))
-    while True:
-        picks = active[rng.integers(0, len(active), size=len(active))] if len(active) else active
-        accepted, trials, vmax = ek.lr_eg_pass(picks, X.indptr, X.indices, X.data, p.y, p.cost, qdiag,
-                                               alpha, alpha_c, w, eta, max_trial)
-        dual = duality.lr_dual_objective(p, alpha, alpha_c, w) if report_dual else None
-        yield Step(w=w, dual=dual, done=bool(vmax <= eps or len(active) == 0),
-                   counters={"accepted": int(accepted), "trials": int(trials), "max_violation": float(vmax)})
+    if len(active) == 0:
+        yield Step(w=w, done=True)
+        return
+    rates = np.full(p.n_instances, np.nan)
+
+    def run_pass(picks, r, mt, growth):
+        return ek.lr_eg_pass(picks, X.indptr, X.indices, X.data, p.y, p.cost, qdiag, alpha, alpha_c, w, r, mt,
+                             growth)
+
+    def snapshot():
+        return alpha.copy(), alpha_c.copy(), w.copy()
+
+    def restore(s):
+        alpha[:], alpha_c[:], w[:] = s
+
+    fixed = lambda epoch: None                       # noqa: E731 (LR has one C per instance)
+    extra = {"undo": (snapshot, restore), "refresh": lambda: None, "counters": {}, "fixed_C": fixed}
+    dual_of = (lambda: duality.lr_dual_objective(p, alpha, alpha_c, w)) if report_dual else (lambda: None)
+    for dual, counters, done in _epochs(run_pass, active, rng, eta, max_trial, order,
+                                        per_step or len(active), rates, fixed, lambda C: None, eps, dual_of, extra):
+        yield Step(w=w, dual=dual, done=done, counters=counters)
 
 
-def _maxent_eg(objective, w, rng, eta0, max_trial, eps, init_eps, report_dual):
-    p, C = objective.problem, objective.C
-    beta, active = maxent_state(objective, w, init_eps)
-    eta = np.full(p.n_contexts, float(eta0))
+def _maxent_eg(objective, w, rng, eta, max_trial, order, C_schedule, state, per_step, eps, init_eps, report_dual):
+    p = objective.problem
+    if state is None:
+        state = EGState.from_objective(objective, w, init_eps)
+    elif not isinstance(state, EGState) or state.problem is not p:
+        raise InvalidInputError("state must be an loglin.solvers.eg.EGState of the same problem")
+    fixed = lambda epoch: objective.C                # noqa: E731
+    C_of = fixed if C_schedule is None else C_schedule
+    state.at(C_of(1))
+    active = np.flatnonzero(p.ctx_count > 0).astype(np.int64)
+    if state.rates is None or len(state.rates) != p.n_contexts:
+        state.rates = np.full(p.n_contexts, np.nan)
     general = not duality.single_entry_features(p)
     scratch = GeneralScratch(p) if general else None
-    args = (p.ctx_ptr, p.ctx_pred, p._val_or_empty(), p.map_ptr, p.map_label, p.map_feat, p.ctx_count, C,
-            beta, w, eta, max_trial)
-    while True:
-        picks = active[rng.integers(0, len(active), size=len(active))]
+    tables = (p.ctx_ptr, p.ctx_pred, p._val_or_empty(), p.map_ptr, p.map_label, p.map_feat, p.ctx_count)
+
+    def run_pass(picks, r, mt, growth):
         if general:
-            accepted, trials, vmax = ek.maxent_eg_pass_general(picks, *args, scratch.slot, scratch.touched,
-                                                               scratch.F)
-        else:
-            accepted, trials, vmax = ek.maxent_eg_pass(picks, *args)
-        dual = duality.maxent_dual_objective(p, C, beta, w) if report_dual else None
-        yield Step(w=w, dual=dual, done=bool(vmax <= eps),
-                   counters={"accepted": int(accepted), "trials": int(trials), "max_violation": float(vmax),
-                             "general_k": int(general)})
+            return ek.maxent_eg_pass_general(picks, *tables, state.C, state.beta, state.w, r, mt, growth,
+                                             scratch.slot, scratch.touched, scratch.F)
+        return ek.maxent_eg_pass(picks, *tables, state.C, state.beta, state.w, r, mt, growth)
+
+    def snapshot():
+        return state.beta.copy(), state.w.copy()
+
+    def restore(s):
+        state.beta[:], state.w[:] = s
+
+    extra = {"undo": (snapshot, restore), "refresh": state.refresh, "counters": {"general_k": int(general)},
+             "fixed_C": fixed}
+    dual_of = (lambda: state.dual(objective.C)) if report_dual else (lambda: None)
+    for dual, counters, done in _epochs(run_pass, active, rng, eta, max_trial, order, per_step or len(active),
+                                        state.rates, C_of, state.at, eps, dual_of, extra):
+        w[:] = state.w
+        yield Step(w=w, dual=dual, done=done, counters=counters)

@@ -2,13 +2,16 @@
 
 Solvers on the Maxent problems of the core (p(y|x) proportional to exp(w.f(x, y))):
 
-* ``eg-ll``       online EG on D-LL (4), the paper's LLEG-Online: random (Figure 2) or
-                  cyclic order, section 7 step sizes, C annealing (section 7.1.1);
+* ``eg-ll``       online EG on D-LL (4), the paper's LLEG-Online: an alias of ``eg``
+                  (loglin.solvers.eg, the same algorithm as Yu et al.'s Algorithm 8) with
+                  Collins' defaults; random (Figure 2) or cyclic order, section 7 step
+                  sizes, C annealing (section 7.1.1), warm starts (``state=EGState``);
 * ``eg-batch``    batch EG on D-LL (Figure 1, LLEG-Batch);
 * ``eg-mm``       online EG on D-MM (5) for the multi-class hinge (MMEG-Online);
 * ``eg-mm-batch`` batch EG on D-MM (MMEG-Batch).
 
-(``eg`` is the randomized online EG of Yu et al. 2011, Algorithm 8, on the merged-context dual.)
+(``eg`` is the randomized online EG of Yu et al. 2011, Algorithm 8, on the merged-context dual; the
+multi-class D-LL of Collins et al. is that dual before merging equal contexts.)
 
 Scales: the core's primal is LIBLINEAR's 1/2 ||w||^2 + C sum loss; the paper's is
 sum loss + C'/2 ||w||^2, so C' = 1/C, w = C w(u), and the dual is reported as
@@ -21,6 +24,7 @@ from ..objective import MaxentObjective
 from ..structured import eg as _eg
 from ..structured.multiclass import MaxMarginObjective, MulticlassDualState, require_plain_regularizer
 from .base import register_solver
+from .eg import eg
 
 PAPER = "Collins, Globerson, Koo, Carreras & Bartlett 2008 (JMLR)"
 
@@ -37,10 +41,21 @@ def _state(objective, state, loss, method):
     return _eg.check_state(objective, state)
 
 
-@register_solver("eg-ll", kinds=("maxent",), summary="online EG on the log-linear dual (LLEG-Online)",
+EG_LL_DEFAULTS = {"eta": "auto", "max_trial": 30, "init_eps": 0.01}
+
+
+@register_solver("eg-ll", kinds=("maxent",),
+                 summary="alias of eg (one implementation) with Collins et al.'s defaults: eta_ini chosen on 10% of "
+                         "the data, maxTrial 30, 1% of each block off the observed labels at the start",
                  paper=PAPER + ", Figure 2, section 7")
-def eg_ll(objective, w, rng, state=None, **options):
-    return _eg.eg_online(objective, w, rng, _state(objective, state, "ll", "eg-ll"), **options)
+def eg_ll(objective, w, rng, **options):
+    """LLEG-Online is Algorithm 8 of Yu et al. (2011) on the same dual: loglin.solvers.eg.eg."""
+    if not isinstance(objective, MaxentObjective):
+        raise InvalidInputError("eg-ll needs a MaxentObjective (problem.objective(C)); for the max-margin "
+                                "objective use eg-mm / eg-mm-batch")
+    for key, value in EG_LL_DEFAULTS.items():
+        options.setdefault(key, value)
+    return eg(objective, w, rng, **options)
 
 
 @register_solver("eg-batch", kinds=("maxent",), summary="batch EG on the log-linear dual (LLEG-Batch)",
