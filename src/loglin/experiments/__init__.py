@@ -5,7 +5,7 @@ this package merges them for ``loglin reproduce NAME``.
 """
 import importlib
 
-_MODULES = ("huang2010", "yu2011", "collins2008")
+_MODULES = ("huang2010", "yu2011", "collins2008", "collins2008_parsing")
 
 
 def _collect():
