@@ -1,0 +1,69 @@
+"""benchmarks/run [--quick] [--only NAME ...] [--repeats 3] [--out DIR]: every comparison, then SUMMARY.md.
+
+Comparisons (names for --only): a9a, news20 (binary LR vs LIBLINEAR and scikit-learn),
+conll-pos, conll-chunk (Maxent vs scikit-learn multinomial), crf (chain CRF and tagging vs
+CRFsuite), costmodel (time per pass vs a streaming bound), jit (compile vs cached start-up).
+Installs nothing; needs the bench extra (liblinear-official, scikit-learn, python-crfsuite).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from . import common
+
+ALL = ("a9a", "news20", "conll-pos", "conll-chunk", "crf", "costmodel", "jit")
+QUICK = ("a9a", "conll-pos", "crf", "costmodel", "jit")
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(prog="benchmarks/run", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="smoke test: small slices, 1 repeat (< 60 s)")
+    ap.add_argument("--only", nargs="+", choices=ALL, default=None, help="run only these comparisons")
+    ap.add_argument("--repeats", type=int, default=None, help="repeats per comparison (default 3; 1 with --quick)")
+    ap.add_argument("--out", type=Path, default=common.RESULTS, help="output directory")
+    ap.add_argument("--crf-solvers", default=None, help="loglin chain solvers to race (default eg-annealed)")
+    args = ap.parse_args(argv)
+    if args.repeats is None:
+        args.repeats = 1 if args.quick else 3
+    if args.repeats < 1:
+        ap.error("--repeats must be at least 1")
+    return args
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    try:
+        import liblinear.liblinearutil  # noqa: F401
+        import pycrfsuite  # noqa: F401
+        import scipy.optimize  # noqa: F401  (loads SciPy's OpenBLAS before we limit it)
+        import sklearn.linear_model  # noqa: F401
+        from threadpoolctl import threadpool_limits
+    except ImportError as exc:
+        raise SystemExit(f"benchmarks need the 'bench' extra ({exc}); run: pip install -e .[bench]")
+    names = args.only or (QUICK if args.quick else ALL)
+    started = time.time()
+    # BLAS on one thread for every tool (LIBLINEAR and CRFsuite are single-threaded)
+    with threadpool_limits(limits=1, user_api="blas"):
+        for name in names:
+            t0 = time.time()
+            print(f"== {name}", file=sys.stderr, flush=True)
+            module = _module(name)
+            module.main(args, name) if name in ("a9a", "news20", "conll-pos", "conll-chunk") else module.main(args)
+            print(f"== {name}: {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
+    from . import summary
+    summary.main(args)
+    print(f"total {time.time() - started:.0f} s", file=sys.stderr)
+    return 0
+
+
+def _module(name):
+    import importlib
+    mod = {"a9a": "binary", "news20": "binary", "conll-pos": "maxent", "conll-chunk": "maxent"}.get(name, name)
+    return importlib.import_module(f"benchmarks.{mod}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
