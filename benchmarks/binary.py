@@ -42,7 +42,7 @@ def load(name, quick):
 
 
 # ----------------------------------------------------------------------------- loglin
-def run_ours(obj, solver, p_ref, seed):
+def run_ours(obj, solver, p_ref, seed, stop=STOP_BELOW):
     from loglin.solvers.base import SOLVERS, _load_all_solvers
     _load_all_solvers()
     w = np.zeros(obj.n)
@@ -62,7 +62,7 @@ def run_ours(obj, solver, p_ref, seed):
             cpu += c1 - c0
             f = obj.fun(step.w)                       # outside the clocks
             points.append((wall, cpu, f))
-            if step.done or common.rel_diff(f, p_ref) <= STOP_BELOW:
+            if step.done or common.rel_diff(f, p_ref) <= stop:
                 break
         gen.close()
     return points, mem.mb
@@ -123,12 +123,13 @@ def main(args, name):
               "sklearn saga": (sklearn_fit(X, y, C, "saga"), HALF_DECADES[:13] if not args.quick else HALF_DECADES[:5])}
     for fit, ladder in sweeps.values():
         fit(ladder[0])                                                 # warm-up call
-    jobs = [("loglin cddual", "trace", lambda rep: run_ours(obj, "cddual", p_ref, rep)),
-            ("loglin tron", "trace", lambda rep: run_ours(obj, "tron", p_ref, rep))]
+    stop = 1e-5 if args.quick else STOP_BELOW
+    jobs = [("loglin cddual", "trace", lambda rep: run_ours(obj, "cddual", p_ref, rep, stop)),
+            ("loglin tron", "trace", lambda rep: run_ours(obj, "tron", p_ref, rep, stop))]
     for tool, (fit, ladder) in sweeps.items():
         budget = 3.0 if args.quick else SWEEP_BUDGET
         jobs.append((tool, "sweep", lambda rep, f=fit, l=ladder, b=budget:
-                     _sweep(f, fun, l, p_ref, b)))
+                     _sweep(f, fun, l, p_ref, b, stop)))
     runs = {tool: [] for tool, _, _ in jobs}
     memory = {tool: [] for tool, _, _ in jobs}
     for rep in range(args.repeats):
@@ -157,8 +158,8 @@ def main(args, name):
     return result
 
 
-def _sweep(fit, fun, ladder, p_ref, budget):
-    points, _ = common.run_sweep(fit, fun, ladder, stop_below=(p_ref, STOP_BELOW), time_budget=budget)
+def _sweep(fit, fun, ladder, p_ref, budget, stop):
+    points, _ = common.run_sweep(fit, fun, ladder, stop_below=(p_ref, stop), time_budget=budget)
     peaks = [p[4] for p in points if p[4] is not None]
     return [p[:4] for p in points], (max(peaks) if peaks else None)
 

@@ -15,15 +15,17 @@ from pathlib import Path
 from . import common
 
 ALL = ("a9a", "news20", "conll-pos", "conll-chunk", "crf", "costmodel", "jit")
-QUICK = ("a9a", "conll-pos", "crf", "costmodel", "jit")
+QUICK = ("a9a", "costmodel")          # the smoke test: small slices, < 60 s
 
 
 def parse_args(argv):
     ap = argparse.ArgumentParser(prog="benchmarks/run", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="smoke test: small slices, 1 repeat (< 60 s)")
+    ap.add_argument("--quick", action="store_true", help="smoke test: a9a slices only (a9a, costmodel), 1 repeat, < 60 s; with --only, small slices of those")
     ap.add_argument("--only", nargs="+", choices=ALL, default=None, help="run only these comparisons")
     ap.add_argument("--repeats", type=int, default=None, help="repeats per comparison (default 3; 1 with --quick)")
     ap.add_argument("--out", type=Path, default=common.RESULTS, help="output directory")
+    ap.add_argument("--maxent-slice", action="store_true",
+                    help="Maxent comparisons on the bundled CoNLL-2000 slice instead of the full corpus")
     ap.add_argument("--crf-solvers", default=None, help="loglin chain solvers to race (default eg-annealed)")
     args = ap.parse_args(argv)
     if args.repeats is None:
