@@ -11,20 +11,26 @@ Sequential methods (SCGIS, CD) keep S_w(x, y) and T_w(x) of eq. (1) and
 update them by eqs. (18)-(19) after each sub-problem. To keep them finite for
 any w they are stored *per context up to a positive factor*:
 
-    S[y, x] = S_w(x, y) / m(x),   T[x] = T_w(x) / m(x),
+    S[x, y] = S_w(x, y) / m(x),   T[x] = T_w(x) / m(x),
 
 (only the ratio P_w(y|x) = S / T is ever used). S is label-major (K x X):
-feature t = (predicate p, label y) reads S[y, x] for the sorted contexts x of
+feature t = (predicate p, label y) reads S[x, y] for the sorted contexts x of
 column p, so long columns stream through memory instead of touching one
-cache line per context. Guards (see :func:`_update_context`):
+cache line per context. T[x], the largest T[x] since its last exact sum
+(T_top) and the count c(x) share one 32-byte record R[x], so a column pass
+touches two cache lines per (x, y). Guards (:func:`_scale_entry`,
+:func:`_repair_row`):
 
 * a context whose T[x] exceeds 1e150 is rescaled to T[x] = 1;
-* T[x] is a running sum with absolute error ~ eps * (largest T[x] since it
-  was last summed exactly), so it is re-summed from S once it falls below
-  1e-6 of that; all of T is re-summed at the start of every outer iteration;
+* T[x] is a running sum with absolute error ~ eps * T_top, so it is
+  re-summed from S once it falls below 1e-6 of T_top; all of T is re-summed
+  at the start of every outer iteration;
 * entries that underflowed (S < 1e-290) cannot be scaled back up, so a
   context is rebuilt from w (its scores, K exps) when such an entry is about
-  to grow, when T[x] falls below 1e-150, or when T[x] is not finite.
+  to grow, or when the exact T[x] is below 1e-150 or not finite.
+
+CD evaluates A_t^CD (eq. 17) and applies (18)-(19) in the same column pass
+and undoes the step from a saved copy in the rare case that (35) fails.
 
 In the line search, 1 + P (e^{zf} - 1) is re-formed without cancellation
 when it is below 1e-4 (P near 1 and a large negative step).
@@ -44,9 +50,9 @@ from numba import njit, prange
 
 from .maxent import context_scores
 
-N_EXP, N_LOG, NEWTON, LINE_SEARCH, UNIT, SKIP, RESCALE = range(7)
+N_EXP, N_LOG, NEWTON, LINE_SEARCH, UNIT, SKIP, RESCALE, SERIES = range(8)
 COUNTER_NAMES = ("n_exp", "n_log", "newton_steps", "line_search_steps", "unit_steps",
-                 "upper_bound_skips", "rescaled_rows")
+                 "upper_bound_skips", "rescaled_rows", "series_evaluations")
 
 SCGIS, CD = 0, 1                 # sub-problem of a sequential pass
 TINY_T, HUGE_T = 1e-150, 1e150   # rebuild / rescale a row of S outside this range
@@ -57,95 +63,125 @@ MAX_EXP_TOTAL = 50.0             # an exactly solved sub-problem moves z * f^s b
 SMALL_ARG = 1e-4                 # below this 1 + P (e^{zf} - 1) is re-formed without cancellation
 MAX_NEWTON = 100                 # Newton iterations per exactly-solved sub-problem
 MAX_LINE_SEARCH = 60             # lambda = 1, beta, ..., beta^59
+SERIES_TERMS = 12                # A_t^CD of 0/1 features by its power series when |e^z - 1| <= SERIES_MAX:
+SERIES_MAX = 0.0625              # the truncation error is below 0.0625^12 / 13 ~ 3e-16 of the first term
+SERIES_NEGLIGIBLE = 1e-17        # P_w(y|x) below this adds only to M_1 of the series
 
 
 # ------------------------------------------------------------ S_w and T_w
+# Per-context record R[x] = (T[x], T_top[x], c(x), unused): one 32-byte record, so a
+# column pass touches two cache lines per (x, y), S[x, y] and R[x], not four.
+
+TOTAL, TOP, COUNT = 0, 1, 2      # fields of a context record
+RECORD = 4
+
+
+def context_records(ctx_count):
+    """R with c(x) filled in; T and T_top are set by :func:`init_scores`."""
+    R = np.zeros((ctx_count.shape[0], RECORD))
+    R[:, COUNT] = ctx_count
+    return R
 
 
 @njit(cache=True)
-def _fill_row(x, w, rows, S, T, scores):
-    """S[:, x] = exp(sum_t w_t f_t(x, .) - max), T[x] = sum_y S[y, x]."""
+def _fill_row(x, w, rows, S, R, scores):
+    """S[x, :] = exp(sum_t w_t f_t(x, .) - max), T[x] = T_top[x] = sum_y S[x, y]."""
     ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat = rows
     context_scores(x, w, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, scores)
     m = scores.max()
     total = 0.0
     for y in range(scores.shape[0]):
-        S[y, x] = math.exp(scores[y] - m)
-        total += S[y, x]
-    T[x] = total
+        S[x, y] = math.exp(scores[y] - m)
+        total += S[x, y]
+    R[x, TOTAL] = total
+    R[x, TOP] = total
 
 
 @njit(cache=True, parallel=True)
-def init_scores(w, rows, S, T):
+def init_scores(w, rows, S, R):
     """S_w and T_w of eq. (1) for every context (X * K exp operations)."""
-    n_labels = S.shape[0]
-    n_ctx = S.shape[1]
+    n_labels = S.shape[1]
+    n_ctx = S.shape[0]
     nb = min(n_ctx, 64)
     for b in prange(nb):
         scores = np.empty(n_labels)
         for x in range(b * n_ctx // nb, (b + 1) * n_ctx // nb):
-            _fill_row(x, w, rows, S, T, scores)
+            _fill_row(x, w, rows, S, R, scores)
 
 
 @njit(cache=True, parallel=True)
-def resum_totals(S, T, T_top):
-    """T[x] = sum_y S[y, x] exactly (undoes drift from repeated eq. (19))."""
-    n_ctx = S.shape[1]
+def resum_totals(S, R):
+    """T[x] = sum_y S[x, y] exactly (undoes drift from repeated eq. (19))."""
+    n_ctx = S.shape[0]
     nb = min(n_ctx, 64)
     for b in prange(nb):
         lo, hi = b * n_ctx // nb, (b + 1) * n_ctx // nb
-        T[lo:hi] = 0.0
-        for y in range(S.shape[0]):
-            for x in range(lo, hi):
-                T[x] += S[y, x]
-        T_top[lo:hi] = T[lo:hi]
-
-
-@njit(cache=True, inline="always")
-def _update_context(x, y, factor, S, T, T_top):
-    """Eqs. (18)-(19) for one (x, y): S *= factor, T += S_old (factor - 1).
-
-    The running sum carries an absolute error of about eps * T_top, the
-    largest T[x] since the row was last summed exactly; so the row is re-summed
-    once T[x] < CANCEL * T_top. A row whose T grows past HUGE_T is rescaled
-    (small entries may underflow to 0). Returns 0, 1 (row rescaled or
-    re-summed), or 2: the caller must rebuild the row from w, because an
-    underflowed entry is being scaled up, or T fell below TINY_T (so entries
-    that underflowed may no longer be negligible), or T is not finite.
-    """
-    s_old = S[y, x]
-    if s_old < TINY_S and factor > 1.0:
-        return 2                 # S_w > 0 underflowed earlier (0 or subnormal): its true value may matter now
-    s_new = s_old * factor
-    S[y, x] = s_new
-    t_new = T[x] + (s_new - s_old)
-    top = max(T_top[x], t_new)
-    status = 0
-    if not t_new > CANCEL * top:
-        t_new = 0.0
-        for k in range(S.shape[0]):
-            t_new += S[k, x]
-        top = t_new
-        status = 1
-    if not (t_new > TINY_T and t_new < np.inf):
-        return 2                 # shrunk or degenerate row: entries that underflowed may matter
-    if t_new > HUGE_T:
-        inv = 1.0 / t_new
-        for k in range(S.shape[0]):
-            S[k, x] *= inv
-        t_new = top = 1.0
-        status = 1
-    T[x] = t_new
-    T_top[x] = top
-    return status
+        for x in range(lo, hi):
+            _resum_row(x, S, R)
 
 
 @njit(cache=True)
-def _update_column(t, z, w, rows, cols, feat_pred, feat_label, S, T, T_top, scores, counters):
-    """w_t += z and the matching updates (18)-(19) of S_w, T_w."""
+def _resum_row(x, S, R):
+    total = 0.0
+    for k in range(S.shape[1]):
+        total += S[x, k]
+    R[x, TOTAL] = total
+    R[x, TOP] = total
+    return total
+
+
+@njit(cache=True, inline="always")
+def _scale_entry(x, y, factor, S, R):
+    """Eqs. (18)-(19) for one (x, y) on the fast path: S *= factor, T += S_old (factor - 1).
+
+    Returns 0 when done, or the repair the row needs first (nothing written):
+    1 re-sum T from S after writing S (the running sum would lose its relative
+    accuracy: T[x] < CANCEL * T_top, or T left [TINY_T, HUGE_T]), 2 rebuild the
+    row from w (an entry that underflowed, S < TINY_S, is about to grow: its true
+    value may matter now).
+    """
+    s_old = S[x, y]
+    if s_old < TINY_S and factor > 1.0:
+        return 2
+    s_new = s_old * factor
+    S[x, y] = s_new
+    t_new = R[x, TOTAL] + (s_new - s_old)
+    if t_new > CANCEL * R[x, TOP] and t_new > TINY_T and t_new < HUGE_T:
+        R[x, TOTAL] = t_new
+        if t_new > R[x, TOP]:
+            R[x, TOP] = t_new
+        return 0
+    return 1
+
+
+@njit(cache=True)
+def _repair_row(x, status, w, rows, S, R, scores, counters):
+    """Finish eq. (19) for a row :func:`_scale_entry` left: re-sum, rescale, or rebuild from w.
+
+    A row whose T exceeds HUGE_T is rescaled to T = 1 (small entries may
+    underflow to 0); one whose T fell below TINY_T or is not finite (entries
+    that underflowed may no longer be negligible) is rebuilt (K exps).
+    """
+    counters[RESCALE] += 1
+    if status == 1:
+        total = _resum_row(x, S, R)
+        if total > HUGE_T and total < np.inf:
+            inv = 1.0 / total
+            for k in range(S.shape[1]):
+                S[x, k] *= inv
+            R[x, TOTAL] = R[x, TOP] = 1.0
+            return
+        if total > TINY_T and total < np.inf:
+            return
+    _fill_row(x, w, rows, S, R, scores)
+    counters[N_EXP] += S.shape[1]
+
+
+@njit(cache=True)
+def _update_column(t, z, w, rows, cols, S, R, scores, counters, p, y):
+    """w_t += z and the matching updates (18)-(19) of S_w, T_w on column p, label y."""
     w[t] += z
     col_ptr, col_ctx, col_val = cols
-    p, y = feat_pred[t], feat_label[t]
     binary = col_val.shape[0] == 0
     factor = 1.0
     if binary:
@@ -156,17 +192,13 @@ def _update_column(t, z, w, rows, cols, feat_pred, feat_label, S, T, T_top, scor
             factor = math.exp(z * col_val[k])
             counters[N_EXP] += 1
         x = col_ctx[k]
-        status = _update_context(x, y, factor, S, T, T_top)
-        if status == 2:
-            _fill_row(x, w, rows, S, T, scores)      # degenerate row: rebuild from w
-            T_top[x] = T[x]
-            counters[N_EXP] += S.shape[0]
+        status = _scale_entry(x, y, factor, S, R)
         if status != 0:
-            counters[RESCALE] += 1
+            _repair_row(x, status, w, rows, S, R, scores, counters)
 
 
 @njit(cache=True, inline="always")
-def _column_moments(p, y, cols, ctx_count, S, T):
+def _column_moments(p, y, cols, S, R):
     """E = sum c(x) P v,  V2 = sum c(x) P v^2,  M2 = sum c(x) (P v)^2 over column p.
 
     With f_t(x, y) = v on the column, E is sum_{x,y} c(x) P_w(y|x) f_t(x,y)
@@ -178,8 +210,8 @@ def _column_moments(p, y, cols, ctx_count, S, T):
     for k in range(col_ptr[p], col_ptr[p + 1]):
         x = col_ctx[k]
         v = 1.0 if binary else col_val[k]
-        pv = S[y, x] / T[x] * v
-        c = ctx_count[x]
+        pv = S[x, y] / R[x, TOTAL] * v
+        c = R[x, COUNT]
         E += c * pv
         V2 += c * pv * v
         M2 += c * pv * pv
@@ -316,63 +348,161 @@ def iis_pass(w, reg, C, emp, occ_ptr, occ_entry, map_pred, map_label, cols, ctx_
 
 
 @njit(cache=True, inline="always")
-def _cd_log_ratio(p, y, z, cols, ctx_count, S, T, counters):
-    """sum_x c(x) log(T_{w+z e_t}(x) / T_w(x)) = sum_x c(x) log(1 + P_w(y|x)(e^{z f_t(x,y)} - 1)), eq. (17).
+def _log_ratio_term(x, y, v, z, em1, S, R, counters):
+    """log(T_{w+z e_t}(x) / T_w(x)) = log(1 + P_w(y|x)(e^{z v} - 1)), the summand of eq. (17).
 
-    Where 1 + P (e^{zf} - 1) is small (P near 1, large negative step) it is
-    re-formed as (sum_{y' != y} S + S e^{zf}) / T without cancellation;
-    a zero or non-finite ratio rejects the step (returns inf).
+    Where 1 + P (e^{zv} - 1) is small (P near 1, large negative step) it is
+    re-formed as (sum_{y' != y} S + S e^{zv}) / T without cancellation; a zero
+    or non-finite ratio gives -inf / nan, which rejects the step.
+    """
+    u = S[x, y] / R[x, TOTAL] * em1
+    if 1.0 + u >= SMALL_ARG or not u == u:
+        return math.log1p(u)
+    rest = 0.0
+    for yy in range(S.shape[1]):
+        if yy != y:
+            rest += S[x, yy]
+    arg = (rest + S[x, y] * math.exp(z * v)) / R[x, TOTAL]     # not em1 + 1: it rounds to 0
+    counters[N_EXP] += 1
+    if not (arg > 0.0 and arg < np.inf):
+        return np.nan
+    return math.log(arg)
+
+
+@njit(cache=True, inline="always")
+def _column_power_sums(p, y, cols, S, R, sums):
+    """sums[k-1] = M_k = sum_x c(x) P_w(y|x)^k over column p, k = 1..SERIES_TERMS (0/1 data).
+
+    M_1 = E of eq. (32) and M_1 - M_2 the data part of A_t^CD''(0), eq. (31);
+    the rest make A_t^CD(z) an O(1) sum (:func:`_series_log_ratio`).
+    """
+    col_ptr, col_ctx, _ = cols
+    sums[:] = 0.0
+    for k in range(col_ptr[p], col_ptr[p + 1]):
+        x = col_ctx[k]
+        P = S[x, y] / R[x, TOTAL]
+        term = R[x, COUNT] * P
+        sums[0] += term
+        if P > SERIES_NEGLIGIBLE:            # else P^k, k >= 2, is below rounding of this context's first term
+            for j in range(1, SERIES_TERMS):
+                term *= P
+                sums[j] += term
+
+
+@njit(cache=True, inline="always")
+def _series_log_ratio(em1, sums):
+    """sum_x c(x) log(1 + P_x (e^z - 1)) = sum_k (-1)^(k+1) (e^z - 1)^k M_k / k, eq. (17) for 0/1 data.
+
+    The alternating series converges for |e^z - 1| < 1 (P_x <= 1); used only for
+    |e^z - 1| <= SERIES_MAX, where the omitted terms are below rounding. O(1) per
+    line-search step instead of O(|Omega_t|) logs.
+    """
+    total = 0.0
+    power = 1.0
+    for j in range(SERIES_TERMS):
+        power *= em1
+        term = power * sums[j] / (j + 1)
+        total += term if j % 2 == 0 else -term
+    return total
+
+
+@njit(cache=True, inline="always")
+def _expm1_and_exp(a, counters):
+    """(e^a - 1, e^a), both to full relative precision: one exp unless a < -1/2."""
+    counters[N_EXP] += 1
+    em1 = math.expm1(a)
+    if a > -0.5:
+        return em1, 1.0 + em1
+    counters[N_EXP] += 1
+    return em1, math.exp(a)
+
+
+@njit(cache=True)
+def _step_and_measure(t, p, y, z, w, rows, cols, S, R, saved, scores, counters):
+    """w_t += z with (18)-(19) *and* sum_x c(x) log(T_new(x) / T_w(x)) of eq. (17), in one column pass.
+
+    Near the optimum lambda = 1 is accepted almost always (Theorem 6), so the
+    O(|Omega_t|) evaluation of A_t^CD and the update share one pass over the
+    column instead of two. ``saved`` keeps the old S[x, y], T[x], T_top[x] so
+    that :func:`_undo_step` can put them back when (35) fails. Rows that need a
+    repair (:func:`_repair_row`) are marked in ``saved[k, 3]`` and repaired only
+    once the step is accepted. Returns the sum (nan if a ratio was not finite).
     """
     col_ptr, col_ctx, col_val = cols
     binary = col_val.shape[0] == 0
-    total = 0.0
-    em1 = 0.0
+    w[t] += z
+    factor = em1 = 0.0
     if binary:
-        em1 = math.expm1(z)
-        counters[N_EXP] += 1
-    for k in range(col_ptr[p], col_ptr[p + 1]):
+        em1, factor = _expm1_and_exp(z, counters)      # for the whole column (section 4.3)
+    lo, hi = col_ptr[p], col_ptr[p + 1]
+    total = 0.0
+    v = 1.0
+    for k in range(lo, hi):
         x = col_ctx[k]
         if not binary:
-            em1 = math.expm1(z * col_val[k])
-            counters[N_EXP] += 1
-        u = S[y, x] / T[x] * em1
-        if 1.0 + u >= SMALL_ARG or not u == u:
-            total += ctx_count[x] * math.log1p(u)
-        else:
-            rest = 0.0
-            for yy in range(S.shape[0]):
-                if yy != y:
-                    rest += S[yy, x]
-            v = 1.0 if binary else col_val[k]
-            arg = (rest + S[y, x] * math.exp(z * v)) / T[x]     # not em1 + 1: it rounds to 0
-            counters[N_EXP] += 1
-            if not (arg > 0.0 and arg < np.inf):
-                return np.inf
-            total += ctx_count[x] * math.log(arg)
-    counters[N_LOG] += col_ptr[p + 1] - col_ptr[p]
+            v = col_val[k]
+            em1, factor = _expm1_and_exp(z * v, counters)
+        total += R[x, COUNT] * _log_ratio_term(x, y, v, z, em1, S, R, counters)
+        i = k - lo
+        saved[i, 0] = S[x, y]
+        saved[i, 1] = R[x, TOTAL]
+        saved[i, 2] = R[x, TOP]
+        saved[i, 3] = _scale_entry(x, y, factor, S, R)
+    counters[N_LOG] += hi - lo
     return total
 
 
 @njit(cache=True)
-def cd_direction_and_step(p, y, w_t, r, C, emp_t, gamma, beta, use_bound, f_max, omega, cols, ctx_count,
-                          S, T, counters):
-    """Algorithm 3, steps 1-2: one Newton direction (34) and backtracking on (35).
+def _finish_step(p, y, w, rows, cols, S, R, saved, scores, counters):
+    """The step is accepted: repair the rows :func:`_step_and_measure` marked."""
+    col_ptr, col_ctx, _ = cols
+    lo = col_ptr[p]
+    for k in range(lo, col_ptr[p + 1]):
+        status = saved[k - lo, 3]
+        if status != 0.0:
+            _repair_row(col_ctx[k], int(status), w, rows, S, R, scores, counters)
+
+
+@njit(cache=True)
+def _undo_step(t, p, y, w_t, w, cols, S, R, saved):
+    """The step is rejected: w_t, S[x, y], T[x], T_top[x] exactly as they were."""
+    w[t] = w_t
+    col_ptr, col_ctx, _ = cols
+    lo = col_ptr[p]
+    for k in range(lo, col_ptr[p + 1]):
+        x = col_ctx[k]
+        S[x, y] = saved[k - lo, 0]
+        R[x, TOTAL] = saved[k - lo, 1]
+        R[x, TOP] = saved[k - lo, 2]
+
+
+@njit(cache=True)
+def cd_step(t, p, y, w, r, C, emp_t, gamma, beta, use_bound, f_max, omega, rows, cols, S, R, saved, sums,
+            scores, counters):
+    """Algorithm 3 for coordinate t: Newton direction (34), backtracking on (35), w_t += z, (18)-(19).
 
     With ``use_bound`` the O(1) test (38) on the upper bound (39) is tried
-    first at each lambda, and the O(|Omega_t|) evaluation of A_t^CD(z), eq.
-    (17), is skipped when it holds. For 0/1 data e^{z f_t(x,y)} = e^z, so a
-    line-search step costs one exp (section 4.3). Returns the accepted z
-    (0 when no lambda passes).
+    first at each lambda; when it holds the O(|Omega_t|) evaluation of
+    A_t^CD(z), eq. (17), is skipped. Otherwise the evaluation and the update
+    share one column pass (:func:`_step_and_measure`), undone if (35) fails.
+    For 0/1 data e^{z f_t(x,y)} = e^z: one exp per line-search step (section
+    4.3), and for small steps A_t^CD(z) is the O(1) power series of
+    :func:`_series_log_ratio` over sums gathered with E in the same pass.
+    Returns the accepted z (0 when no lambda passes).
     """
-    E, V2, M2 = _column_moments(p, y, cols, ctx_count, S, T)
+    w_t = w[t]
+    binary = cols[2].shape[0] == 0
+    if binary:
+        _column_power_sums(p, y, cols, S, R, sums)
+        E, V2, M2 = sums[0], sums[0], sums[1]
+    else:
+        E, V2, M2 = _column_moments(p, y, cols, S, R)
     g = r * w_t + C * (E - emp_t)            # A_t^CD'(0), eq. (30)
     h = r + C * (V2 - M2)                    # A_t^CD''(0), eq. (31)
     if g == 0.0 or not h > 0.0:
         return 0.0
     counters[NEWTON] += 1
     d = -g / h                               # eq. (34)
-    col_ptr, col_ctx, col_val = cols
-    binary = col_val.shape[0] == 0
     lam = 1.0
     for trial in range(MAX_LINE_SEARCH):
         z = lam * d
@@ -387,12 +517,27 @@ def cd_direction_and_step(p, y, w_t, r, C, emp_t, gamma, beta, use_bound, f_max,
                 counters[SKIP] += 1
                 if trial == 0:
                     counters[UNIT] += 1
+                _update_column(t, z, w, rows, cols, S, R, scores, counters, p, y)
                 return z
-        total = _cd_log_ratio(p, y, z, cols, ctx_count, S, T, counters)
+        if binary:
+            counters[N_EXP] += 1
+            em1 = math.expm1(z)              # one exp per line-search step (section 4.3)
+            if abs(em1) <= SERIES_MAX:
+                counters[SERIES] += 1
+                if q + C * _series_log_ratio(em1, sums) <= target:      # (35), A_t^CD by its series
+                    if trial == 0:
+                        counters[UNIT] += 1
+                    _update_column(t, z, w, rows, cols, S, R, scores, counters, p, y)
+                    return z
+                lam *= beta
+                continue
+        total = _step_and_measure(t, p, y, z, w, rows, cols, S, R, saved, scores, counters)
         if q + C * total <= target:                            # (35) with A_t^CD of (17)
             if trial == 0:
                 counters[UNIT] += 1
+            _finish_step(p, y, w, rows, cols, S, R, saved, scores, counters)
             return z
+        _undo_step(t, p, y, w_t, w, cols, S, R, saved)
         lam *= beta
     return 0.0
 
@@ -402,14 +547,21 @@ def cd_direction_and_step(p, y, w_t, r, C, emp_t, gamma, beta, use_bound, f_max,
 
 @njit(cache=True)
 def sequential_pass(method, order, w, reg, C, emp, newton_tol, gamma, beta, use_bound,
-                    rows, cols, feat_pred, feat_label, pred_max, pred_count, ctx_count, S, T, T_top, counters):
+                    rows, cols, feat_pred, feat_label, pred_max, pred_count, S, R, counters):
     """One outer iteration of Algorithm 1: for t in order, solve A_t, w_t += z, eqs. (18)-(19).
 
     ``method`` is SCGIS (A_t^SCGIS minimized by Newton to |A_t'| <= newton_tol)
-    or CD (Algorithm 3). ``pred_max[p]`` is f_t^# (eq. 14) and ``pred_count[p]``
-    is N Ptilde_t (eq. 40) for the features on predicate p.
+    or CD (Algorithm 3, which applies its own step). ``pred_max[p]`` is f_t^#
+    (eq. 14) and ``pred_count[p]`` is N Ptilde_t (eq. 40) for the features on
+    predicate p. S, R: see the module notes.
     """
-    scores = np.empty(S.shape[0])
+    scores = np.empty(S.shape[1])
+    col_ptr = cols[0]
+    longest = 0
+    for p in range(col_ptr.shape[0] - 1):
+        longest = max(longest, col_ptr[p + 1] - col_ptr[p])
+    saved = np.empty((longest if method == CD else 0, 4))
+    sums = np.zeros(SERIES_TERMS)
     for i in range(order.shape[0]):
         t = order[i]
         p = feat_pred[t]
@@ -420,13 +572,13 @@ def sequential_pass(method, order, w, reg, C, emp, newton_tol, gamma, beta, use_
             continue
         y = feat_label[t]
         if method == SCGIS:
-            E, V2, M2 = _column_moments(p, y, cols, ctx_count, S, T)
+            E, V2, M2 = _column_moments(p, y, cols, S, R)
             z = newton_exp_surrogate(r, w[t], C, emp[t], E, pred_max[p], newton_tol, counters)
+            if z != 0.0 and math.isfinite(z):
+                _update_column(t, z, w, rows, cols, S, R, scores, counters, p, y)
         else:
-            z = cd_direction_and_step(p, y, w[t], r, C, emp[t], gamma, beta, use_bound, pred_max[p],
-                                      pred_count[p], cols, ctx_count, S, T, counters)
-        if z != 0.0 and math.isfinite(z):
-            _update_column(t, z, w, rows, cols, feat_pred, feat_label, S, T, T_top, scores, counters)
+            cd_step(t, p, y, w, r, C, emp[t], gamma, beta, use_bound, pred_max[p], pred_count[p], rows, cols,
+                    S, R, saved, sums, scores, counters)
 
 
 # ------------------------------------------------------------- f^# helpers

@@ -237,10 +237,9 @@ def sequential_update(data, w, rng, method, *, shuffle=False, newton_tol=NEWTON_
     for data with negative values.
     """
     use_bound = bool(use_bound) and not data.negative
-    S = np.empty((data.n_labels, data.n_contexts))          # label-major, see kernels.scaling
-    T = np.empty(data.n_contexts)
-    T_top = np.empty(data.n_contexts)          # largest T[x] since row x was last summed exactly
-    ks.init_scores(w, data.rows, S, T)
+    S = np.empty((data.n_contexts, data.n_labels))          # context-major, see kernels.scaling
+    R = ks.context_records(data.ctx_count)                   # T_w(x), its guard, c(x)
+    ks.init_scores(w, data.rows, S, R)
     first = True
     tol = newton_tol * data.C * data.total_count
     n = len(w)
@@ -249,11 +248,11 @@ def sequential_update(data, w, rng, method, *, shuffle=False, newton_tol=NEWTON_
         if first:
             counters[ks.N_EXP] += S.size
             first = False
-        ks.resum_totals(S, T, T_top)
+        ks.resum_totals(S, R)
         order = rng.permutation(n) if shuffle else np.arange(n)
         ks.sequential_pass(method, order, w, data.reg, data.C, data.emp, tol, gamma, beta, use_bound,
                            data.rows, data.cols, data.feat_pred, data.feat_label, data.pred_max,
-                           data.pred_count, data.ctx_count, S, T, T_top, counters)
+                           data.pred_count, S, R, counters)
         yield Step(w=w, counters=counters_dict(counters))
 
 
