@@ -49,6 +49,24 @@ def log_softmax_inplace(s):
     return log_t
 
 
+@njit(cache=True)
+def softmax_inplace(s):
+    """Turn scores into probabilities P_w(y|x) with one exp per label; return log T (stable).
+
+    (log_softmax_inplace followed by exp would take two exps per label.)
+    """
+    m = s.max()
+    total = 0.0
+    for y in range(s.shape[0]):
+        e = np.exp(s[y] - m)
+        s[y] = e
+        total += e
+    inv = 1.0 / total
+    for y in range(s.shape[0]):
+        s[y] *= inv
+    return m + np.log(total)
+
+
 def _blocks(n):
     nb = max(1, min(get_num_threads(), n // 256 if n >= 256 else 1))
     return np.linspace(0, n, nb + 1).astype(np.int64)
@@ -90,10 +108,10 @@ def loss_and_expectation(w, bounds, n_labels, ctx_ptr, ctx_pred, ctx_val, map_pt
         for x in range(bounds[b], bounds[b + 1]):
             context_scores(x, w, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, s)
             c = ctx_count[x]
-            loss[b] += c * log_softmax_inplace(s)
-            if want_grad or store:
-                for y in range(n_labels):
-                    s[y] = np.exp(s[y])
+            if not (want_grad or store):
+                loss[b] += c * log_softmax_inplace(s)
+            else:
+                loss[b] += c * softmax_inplace(s)
                 if store:
                     prob_out[x, :] = s
                 if want_grad:
