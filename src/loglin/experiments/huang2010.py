@@ -82,7 +82,8 @@ def _warm_up(objective, solvers, options):
         pass
 
 
-def run_timed(objective, solver, *, time_limit, max_iter, evaluate=None, seed=0, threads=1, **options):
+def run_timed(objective, solver, *, time_limit, max_iter, evaluate=None, final_evaluate=None, seed=0, threads=1,
+              **options):
     """Run one solver from w = 0; a driver-like trace timed in process CPU seconds on ``threads`` threads.
 
     On the shared machine these figures are made on, wall-clock time is mostly
@@ -104,6 +105,8 @@ def run_timed(objective, solver, *, time_limit, max_iter, evaluate=None, seed=0,
     last = trace.records[-1]
     trace.meta.update(iterations=result.iterations, cpu_seconds=last["seconds"], wall_seconds=last["wall_seconds"],
                       threads=threads)
+    if final_evaluate is not None:                  # the metric at the last w (the trace samples it sparsely)
+        trace.meta["final_metric"] = float(final_evaluate(result.w))
     return trace
 
 
@@ -114,7 +117,7 @@ def run_methods(objective, solvers, *, time_limit, max_iter=100_000, evaluate=No
     for name in solvers:
         ev = None if evaluate is None else _sparse_evaluator(evaluate)
         traces[name] = run_timed(objective, name, time_limit=time_limit, max_iter=max_iter, evaluate=ev,
-                                 **(options or {}).get(name, {}))
+                                 final_evaluate=evaluate, **(options or {}).get(name, {}))
     return traces
 
 
@@ -269,6 +272,7 @@ def fig2(out_dir: Path, quick: bool = False, datasets=None, time_limit=None, sig
                         f"#nz = {p.nnz():,}; C = sigma^2/N = {C:.4g} (--sigma2 {sigma2_factor:g}); "
                         f"metric = test {ds.metric_name}")
         claims += _order_claims(name, traces, f_star, ("cd", "scgis", "gis"))
+        claims.append(_metric_agreement(name, traces, ds.metric_name))
         early = min(min(tr.column("seconds")[1:] or [time_limit]) for tr in traces.values())
         t_probe = max(early, 0.05 * time_limit)
         def at(tr):                                  # relative difference reached by time t_probe
@@ -288,6 +292,19 @@ def fig2(out_dir: Path, quick: bool = False, datasets=None, time_limit=None, sig
                     + (" (quick: bundled CoNLL-2000 slice)" if quick else ""))
     _write_summary(out_dir, "Huang et al. (2010), Figure 2: 0/1-featured NLP data", settings, panels, claims)
     return panels
+
+
+METRIC_AGREEMENT = 0.1      # acceptance: all methods' final test accuracy / F1 within 0.1 (points)
+
+
+def _metric_agreement(data, traces, metric_name):
+    """Claim: every method ends at the same test accuracy / F1 (within METRIC_AGREEMENT)."""
+    final = {s: tr.meta.get("final_metric") for s, tr in traces.items()}
+    final = {s: v for s, v in final.items() if v is not None}
+    spread = max(final.values()) - min(final.values()) if final else math.nan
+    note = ", ".join(f"{s} {v:.2f}" for s, v in final.items())
+    return (f"{data}: all methods end at the same test {metric_name} (spread <= {METRIC_AGREEMENT:g})",
+            bool(spread <= METRIC_AGREEMENT) if final else None, f"final {metric_name}: {note}; spread {spread:.3f}")
 
 
 def _faster_any(traces, group_a, group_b, f_star, level):
