@@ -65,6 +65,11 @@ def probe(env, cwd, a9a):
     return out
 
 
+def _last_error(text):
+    lines = [ln.strip() for ln in text.splitlines() if "error" in ln.lower()]
+    return lines[0][:160] if lines else "unknown error"
+
+
 def main(args):
     from loglin.data import shared_data_dir
     a9a = shared_data_dir() / "a9a" / "a9a"
@@ -83,8 +88,17 @@ def main(args):
                                   "--no-index", "--target", str(target), str(common.ROOT)], capture_output=True, text=True,
                                  timeout=900)
             if pip.returncode != 0:
-                res["installed"] = {"error": "pip install failed: " + pip.stderr[-1500:]}
+                # the venv's setuptools may be older than pyproject's build requirement and --no-index
+                # cannot fetch a newer one: lay the package out as a wheel install would (a plain copy of
+                # src/loglin without caches, outside the source tree) and say so
+                import shutil
+                res["installed copy, how"] = ("pip install failed (" + _last_error(pip.stderr) + "); "
+                                              "package directory copied to a temporary site dir instead")
+                shutil.copytree(common.ROOT / "src" / "loglin", target / "loglin",
+                                ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"))
             else:
+                res["installed copy, how"] = "pip install --no-deps --no-build-isolation --target (non-editable)"
+            if (target / "loglin").is_dir():
                 env2 = dict(base, PYTHONPATH=str(target))
                 res["installed copy, 1st process"] = probe(env2, tmp, a9a)
                 res["installed copy, 2nd process"] = probe(env2, tmp, a9a)
@@ -111,6 +125,9 @@ def render(res):
             lines.append(f"| {name} | error: {r['error'][-200:]!r} |")
             continue
         lines.append(f"| {name} | " + " | ".join(f"{r[c]:.2f}" for c in cols) + f" | {r['loglin_file']} |")
+    how = res["results"].get("installed copy, how")
+    if how:
+        lines += ["", f"Installed copy: {how}."]
     n = res["results"].get("installed copy, cache index files written")
     if n is not None:
         lines += ["", f"Numba cache index files (*.nbi) written next to the installed modules: {n}."]
