@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from ..errors import InvalidInputError
-from .tagger import DEFAULT_BEAM, DEFAULT_C, DEFAULT_SOLVER, Tagger
+from .tagger import DEFAULT_BEAM, DEFAULT_C, DEFAULT_SOLVER, DEFAULT_TOL, TASK_DEFAULTS, Tagger
 
 SUBCOMMANDS = ("train", "evaluate", "run")
 
@@ -88,20 +88,25 @@ def add_tag_commands(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--task", choices=("pos", "chunk"), default="pos", help="default %(default)s")
     p.add_argument("--format", choices=("conll2000", "brown", "columns"), default="conll2000",
                    help="training data format; default %(default)s")
-    p.add_argument("--solver", default=DEFAULT_SOLVER, help="solver name; default %(default)s")
+    p.add_argument("--solver", default=None,
+                   help=f"solver name; default {DEFAULT_SOLVER} (the library default) for maxent, lbfgs for crf/m3n")
     reg = p.add_mutually_exclusive_group()
     reg.add_argument("-C", dest="C", type=float, default=None, help=f"regularization constant; default {DEFAULT_C:g}")
     reg.add_argument("--sigma2", type=float, default=None, help="Gaussian prior variance, same as -C (papers: 10)")
-    p.add_argument("--cutoff", type=int, default=5, help="predicate cut-off (OpenNLP: 5); default %(default)s")
+    p.add_argument("--cutoff", type=int, default=None,
+                   help=f"predicate cut-off (OpenNLP: 5); default {TASK_DEFAULTS['pos']['cutoff']} for pos, "
+                        f"{TASK_DEFAULTS['chunk']['cutoff']} for chunk (chosen on held-out training data)")
     p.add_argument("--rare-threshold", type=_rare, default=None,
                    help="words seen fewer times get spelling predicates; 'all' (default) as OpenNLP")
     p.add_argument("--beam", type=int, default=DEFAULT_BEAM, help="beam size stored in the model; default %(default)s")
     p.add_argument("--tag-dictionary", action="store_true", help="restrict known words to their training tags")
     p.add_argument("--iob-constraint", action=argparse.BooleanOptionalAction, default=None,
                    help="chunking: allow I-X only after B-X/I-X (default on for chunking, as OpenNLP)")
-    p.add_argument("--all-pairs", action="store_true",
-                   help="a weight for every (predicate, label) pair, not only pairs seen in training")
-    p.add_argument("--tol", type=float, default=1e-3, help="relative gradient tolerance; default %(default)g")
+    p.add_argument("--all-pairs", action=argparse.BooleanOptionalAction, default=None,
+                   help="a weight for every (predicate, label) pair, not only pairs seen in training (OpenNLP); "
+                        "default on for chunk, off for pos (chosen on held-out training data)")
+    p.add_argument("--tol", type=float, default=None,
+                   help=f"relative gradient tolerance; default {DEFAULT_TOL:g} (maxent; crf/m3n: 1e-3)")
     p.add_argument("--max-iter", type=int, default=1000, help="default %(default)s")
     p.add_argument("--time-limit", type=float, default=None, help="training seconds limit")
     p.add_argument("--test", type=Path, default=None, help="evaluate on this gold file after training")
@@ -157,7 +162,11 @@ def _train(args) -> int:
     C = args.sigma2 if args.sigma2 is not None else (args.C if args.C is not None else DEFAULT_C)
     sentences = _read_gold(args.train, args.format, args.task)
     if args.model != "maxent":
+        args.solver = args.solver or "lbfgs"
+        args.tol = 1e-3 if args.tol is None else args.tol
         return _train_chain(args, C, sentences)
+    args.solver = args.solver or DEFAULT_SOLVER
+    args.tol = DEFAULT_TOL if args.tol is None else args.tol
     progress = not args.quiet and not args.json and sys.stderr.isatty()
     tagger = Tagger.train(sentences, args.task, C=C, solver=args.solver, cutoff=args.cutoff,
                           rare_threshold=args.rare_threshold, beam=args.beam, tag_dictionary=args.tag_dictionary,
