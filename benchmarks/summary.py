@@ -47,8 +47,18 @@ def main(args):
         for clock in ("cpu", "wall"):
             sp = None if res is None else res["speedup_vs"]["sklearn lbfgs"][clock].get("1e-04")
             who = None if res is None else res["best_ours"][clock].get("1e-04", [None, None])[1]
-            rows.append(_row(f"{name}: sklearn lbfgs time / our best to 1e-4 ({clock})", sp, 5.0, ">=", src,
-                             f"our best: {who}" if who else ""))
+            note = f"our best: {who}" if who else ""
+            ours = None if res is None else res["best_ours"][clock].get("1e-04", [None, None])[0]
+            if sp is None and ours:
+                # scikit-learn never reached 1e-4: its longest call (which did not) bounds its time from below
+                c = 0 if clock == "wall" else 1
+                longest = max(p[c] for run in res["runs"]["sklearn lbfgs"] for p in run)
+                sp_lb = longest / ours
+                rows.append(_row(f"{name}: sklearn lbfgs time / our best to 1e-4 ({clock})", sp_lb, 5.0, ">=", src,
+                                 note + f"; scikit-learn did not reach 1e-4 within its budget: ≥ {sp_lb:.1f}× "
+                                 "is a lower bound (its longest call, which fell short, over our time)"))
+                continue
+            rows.append(_row(f"{name}: sklearn lbfgs time / our best to 1e-4 ({clock})", sp, 5.0, ">=", src, note))
     crf = common.load_result("crf", out)
     if crf is not None:
         ref = crf["tools"]["CRFsuite lbfgs"]
@@ -71,6 +81,20 @@ def main(args):
                                  "costmodel.md", "reads the data twice (gather + scatter)"))
     else:
         rows.append(_row("batch passes / streaming bound", None, 3.0, "<=", "costmodel.md"))
+    rows.append("")
+    rows += ["Notes on the rows (why a target is missed, what would close it):", "",
+             "- Streaming-bound rows: the bound streams the index arrays once; fun_grad and hess_vec must read "
+             "them twice (gather the scores, then scatter the gradient / Hv), so 2× is their floor before any "
+             "arithmetic. fun_grad also takes one exp per (context, label) (Maxent) or one exp + log1p per row (LR: "
+             "a9a has only ~14 non-zeros per row, so the transcendental per row weighs like ~20 non-zeros). Closing "
+             "the rest needs fusing gather and scatter per block of contexts (the context's entries are still in "
+             "cache) and a vectorized exp.",
+             "- Maxent rows: measured on the bundled CoNLL-2000 slice when the file says so (the full-corpus runs of "
+             "scikit-learn take far longer than the time this shared machine allowed); 'not reached' for scikit-learn "
+             "means it did not reach the level within its CPU budget, so the true speed-up is larger than the budget "
+             "ratio shown in the file.",
+             "- news20 rows are the same comparison as a9a, not stated targets. A tolerance-sweep time is an "
+             "upper bound (the fastest call at a half-decade ladder of tolerances).", ""]
     jit = common.load_result("jit", out)
     lines = ["# Issue 7 targets: summary of the last benchmark run", "",
              f"Written {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} by `benchmarks/run` from the JSON files in "
