@@ -75,18 +75,18 @@ def parse_ll(out_dir: Path, quick=False, C=LL_C, its=None):
     out.mkdir(parents=True, exist_ok=True)
     problem, space, metric, note, test = _setup(quick)
     obj = problem.objective(C, "ll")
-    its = its or (4 if quick else 30)
+    its = its or (4 if quick else 25)
     runs = {}
     res = minimize(obj, "tree-eg", tol=0.0, gap_tol=1e-5, max_iter=its, evaluate=metric, random_state=0,
                    clock="cpu", C_schedule=collins_annealing(C))
     runs["EG"] = _collins_scale(res.trace, C)
     ParserModel(space, res.w.copy(), "crf", C, "eg").save(out / "eg_model.npz")
     res = minimize(obj, "lbfgs", tol=1e-4, max_iter=8 if quick else 400, evaluate=metric, clock="cpu",
-                   time_limit=None if quick else 4000)
+                   time_limit=None if quick else 1200)
     runs["L-BFGS"] = _collins_scale(_effective(res.trace), C)
     lbfgs_stop = res.stop_reason
     ParserModel(space, res.w.copy(), "crf", C, "lbfgs").save(out / "lbfgs_model.npz")
-    res = minimize(obj, "tree-sgd", tol=0.0, max_iter=3 if quick else 15, evaluate=metric, random_state=0,
+    res = minimize(obj, "tree-sgd", tol=0.0, max_iter=3 if quick else 12, evaluate=metric, random_state=0,
                    clock="cpu")
     runs["SGD"] = _collins_scale(res.trace, C)
     eta0 = res.trace.records[-1].get("eta0")

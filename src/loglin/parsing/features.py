@@ -5,6 +5,7 @@ artificial root, outside the sentence = a boundary symbol), the templates are
 
     unigram   hw.hp  hw  hp  mw.mp  mw  mp
     bigram    hw.hp.mw.mp  hp.mw.mp  hw.mw.mp  hw.hp.mp  hw.hp.mw  hw.mw  hp.mp  hc.mc
+    prefix    the unigram and bigram templates with words replaced by their 5-character prefixes
     between   hc.bc.mc for every distinct coarse tag bc strictly between h and m
     context   hp.hp+1.mp-1.mp  hp-1.hp.mp-1.mp  hp.hp+1.mp.mp+1  hp-1.hp.mp.mp+1, and the same on coarse tags
 
@@ -22,6 +23,7 @@ import numpy as np
 from numba import njit, prange
 
 UNK, ROOT, BOUNDARY = 0, 1, 2
+PREFIX = 5
 SPECIALS = ("<unk>", "<root>", "<boundary>")
 N_TEMPLATES = 32
 _M1 = np.uint64(0x9E3779B97F4A7C15)
@@ -53,9 +55,10 @@ def _dist_dir(h, m):
 
 
 @njit(cache=True)
-def arc_keys(W, P, Cp, o, n, h, m, mark, out):
+def arc_keys(W, W5, P, Cp, o, n, h, m, mark, out):
     """The feature hashes of arc (h, m) of a sentence whose token ids start at o (root first); returns the count."""
     hw, hp, hc, mw, mp, mc = W[o + h], P[o + h], Cp[o + h], W[o + m], P[o + m], Cp[o + m]
+    h5, m5 = W5[o + h], W5[o + m]
     hp_l = P[o + h - 1] if h > 0 else BOUNDARY
     hp_r = P[o + h + 1] if h < n else BOUNDARY
     mp_l = P[o + m - 1] if m > 0 else BOUNDARY
@@ -89,7 +92,15 @@ def arc_keys(W, P, Cp, o, n, h, m, mark, out):
         out[k + 19] = _key(20, x, hc_l, hc, mc_l, mc)
         out[k + 20] = _key(21, x, hc, hc_r, mc, mc_r)
         out[k + 21] = _key(22, x, hc_l, hc, mc, mc_r)
-        k += 22
+        out[k + 22] = _key(24, x, h5, hp, 0, 0)
+        out[k + 23] = _key(25, x, h5, 0, 0, 0)
+        out[k + 24] = _key(26, x, m5, mp, 0, 0)
+        out[k + 25] = _key(27, x, m5, 0, 0, 0)
+        out[k + 26] = _key(28, x, h5, hp, m5, mp)
+        out[k + 27] = _key(29, x, h5, m5, 0, 0)
+        out[k + 28] = _key(30, x, hp, m5, mp, 0)
+        out[k + 29] = _key(31, x, h5, hp, mp, 0)
+        k += 30
     lo, hi = (h, m) if h < m else (m, h)
     for b in range(lo + 1, hi):
         bc = Cp[o + b]
@@ -105,7 +116,7 @@ def arc_keys(W, P, Cp, o, n, h, m, mark, out):
 
 @njit(cache=True)
 def max_keys(n_cpos):
-    return 44 + 2 * n_cpos
+    return 60 + 2 * n_cpos
 
 
 # ------------------------------------------------------------------ open-addressing index of kept hashes
@@ -138,7 +149,7 @@ def _lookup(tk, tv, key):
 
 
 @njit(cache=True)
-def gold_keys(W, P, Cp, sent_ptr, heads, n_cpos):
+def gold_keys(W, W5, P, Cp, sent_ptr, heads, n_cpos):
     """All feature hashes of all gold arcs (with repetitions)."""
     n_sent = sent_ptr.shape[0] - 1
     total = 0
@@ -148,21 +159,21 @@ def gold_keys(W, P, Cp, sent_ptr, heads, n_cpos):
         o = sent_ptr[i] + i
         n = sent_ptr[i + 1] - sent_ptr[i]
         for m in range(1, n + 1):
-            total += arc_keys(W, P, Cp, o, n, heads[sent_ptr[i] + m - 1], m, mark, buf)
+            total += arc_keys(W, W5, P, Cp, o, n, heads[sent_ptr[i] + m - 1], m, mark, buf)
     out = np.empty(total, dtype=np.uint64)
     k = 0
     for i in range(n_sent):
         o = sent_ptr[i] + i
         n = sent_ptr[i + 1] - sent_ptr[i]
         for m in range(1, n + 1):
-            c = arc_keys(W, P, Cp, o, n, heads[sent_ptr[i] + m - 1], m, mark, buf)
+            c = arc_keys(W, W5, P, Cp, o, n, heads[sent_ptr[i] + m - 1], m, mark, buf)
             out[k:k + c] = buf[:c]
             k += c
     return out
 
 
 @njit(cache=True, parallel=True)
-def _count_arcs(W, P, Cp, sent_ptr, arc_off, tk, tv, n_cpos, counts):
+def _count_arcs(W, W5, P, Cp, sent_ptr, arc_off, tk, tv, n_cpos, counts):
     for i in prange(sent_ptr.shape[0] - 1):
         buf = np.empty(max_keys(n_cpos), dtype=np.uint64)
         mark = np.zeros(n_cpos, dtype=np.int64)
@@ -172,7 +183,7 @@ def _count_arcs(W, P, Cp, sent_ptr, arc_off, tk, tv, n_cpos, counts):
             for m in range(1, n + 1):
                 if h == m:
                     continue
-                c = arc_keys(W, P, Cp, o, n, h, m, mark, buf)
+                c = arc_keys(W, W5, P, Cp, o, n, h, m, mark, buf)
                 kept = 0
                 for j in range(c):
                     if _lookup(tk, tv, buf[j]) >= 0:
@@ -181,7 +192,7 @@ def _count_arcs(W, P, Cp, sent_ptr, arc_off, tk, tv, n_cpos, counts):
 
 
 @njit(cache=True, parallel=True)
-def _fill_arcs(W, P, Cp, sent_ptr, arc_off, tk, tv, n_cpos, feat_ptr, feat_idx):
+def _fill_arcs(W, W5, P, Cp, sent_ptr, arc_off, tk, tv, n_cpos, feat_ptr, feat_idx):
     for i in prange(sent_ptr.shape[0] - 1):
         buf = np.empty(max_keys(n_cpos), dtype=np.uint64)
         mark = np.zeros(n_cpos, dtype=np.int64)
@@ -191,7 +202,7 @@ def _fill_arcs(W, P, Cp, sent_ptr, arc_off, tk, tv, n_cpos, feat_ptr, feat_idx):
             for m in range(1, n + 1):
                 if h == m:
                     continue
-                c = arc_keys(W, P, Cp, o, n, h, m, mark, buf)
+                c = arc_keys(W, W5, P, Cp, o, n, h, m, mark, buf)
                 q = feat_ptr[arc_off[i] + h * (n + 1) + m]
                 for j in range(c):
                     f = _lookup(tk, tv, buf[j])
@@ -209,8 +220,12 @@ class ArcFeatureSpace:
     ctags: list
     keys: np.ndarray
     cutoff: int = 1
+    prefixes: list | None = None
 
     def __post_init__(self):
+        if self.prefixes is None:
+            self.prefixes = list(SPECIALS)
+        self._w5 = {s: i for i, s in enumerate(self.prefixes)}
         self._w = {s: i for i, s in enumerate(self.words)}
         self._p = {s: i for i, s in enumerate(self.tags)}
         self._c = {s: i for i, s in enumerate(self.ctags)}
@@ -224,50 +239,52 @@ class ArcFeatureSpace:
     @classmethod
     def fit(cls, sentences, cutoff=1):
         """Vocabularies of the training sentences and the gold-arc features seen >= cutoff times."""
-        words, tags, ctags = (list(SPECIALS) for _ in range(3))
-        seen_w, seen_p, seen_c = set(words), set(tags), set(ctags)
+        words, tags, ctags, prefixes = (list(SPECIALS) for _ in range(4))
+        seen_w, seen_p, seen_c, seen_5 = set(words), set(tags), set(ctags), set(prefixes)
         for s in sentences:
             for x, seen, out in ((map(str.lower, s.forms), seen_w, words), (s.pos, seen_p, tags),
-                                 (s.cpos, seen_c, ctags)):
+                                 (s.cpos, seen_c, ctags), ((f.lower()[:PREFIX] for f in s.forms), seen_5, prefixes)):
                 for v in x:
                     if v not in seen:
                         seen.add(v)
                         out.append(v)
-        space = cls(words, tags, ctags, np.zeros(0, dtype=np.uint64), cutoff)
-        W, P, Cp, sent_ptr = space.token_ids(sentences)
+        space = cls(words, tags, ctags, np.zeros(0, dtype=np.uint64), cutoff, prefixes)
+        W, W5, P, Cp, sent_ptr = space.token_ids(sentences)
         heads = np.concatenate([s.heads for s in sentences]).astype(np.int32)
-        keys, counts = np.unique(gold_keys(W, P, Cp, sent_ptr, heads, len(ctags)), return_counts=True)
+        keys, counts = np.unique(gold_keys(W, W5, P, Cp, sent_ptr, heads, len(ctags)), return_counts=True)
         space.keys = keys[counts >= cutoff]
         space._table = build_table(space.keys)
         return space
 
     def token_ids(self, sentences):
-        """(W, P, C, sent_ptr): id arrays with the root token first in every sentence (unknown -> 0)."""
+        """(W, W5, P, C, sent_ptr): id arrays (words, 5-prefixes, tags, coarse tags), the root token first in
+        every sentence (unknown -> 0)."""
         lens = np.array([len(s) for s in sentences], dtype=np.int64)
         sent_ptr = np.zeros(len(sentences) + 1, dtype=np.int64)
         np.cumsum(lens, out=sent_ptr[1:])
-        W, P, Cp = [], [], []
+        W, W5, P, Cp = [], [], [], []
         for s in sentences:
+            W5.append(ROOT)
+            W5.extend(self._w5.get(x.lower()[:PREFIX], UNK) for x in s.forms)
             W.append(ROOT)
             P.append(ROOT)
             Cp.append(ROOT)
             W.extend(self._w.get(x.lower(), UNK) for x in s.forms)
             P.extend(self._p.get(x, UNK) for x in s.pos)
             Cp.extend(self._c.get(x, UNK) for x in s.cpos)
-        return (np.array(W, dtype=np.int64), np.array(P, dtype=np.int64), np.array(Cp, dtype=np.int64),
-                sent_ptr)
+        return tuple(np.array(a, dtype=np.int64) for a in (W, W5, P, Cp)) + (sent_ptr,)
 
     def encode(self, sentences):
         """(sent_ptr, arc_off, feat_ptr, feat_idx): the kept features of every arc slot of every sentence."""
-        W, P, Cp, sent_ptr = self.token_ids(sentences)
+        W, W5, P, Cp, sent_ptr = self.token_ids(sentences)
         lens = np.diff(sent_ptr)
         arc_off = np.zeros(len(sentences) + 1, dtype=np.int64)
         np.cumsum((lens + 1) ** 2, out=arc_off[1:])
         counts = np.zeros(int(arc_off[-1]), dtype=np.int64)
         tk, tv = self._table
-        _count_arcs(W, P, Cp, sent_ptr, arc_off, tk, tv, len(self.ctags), counts)
+        _count_arcs(W, W5, P, Cp, sent_ptr, arc_off, tk, tv, len(self.ctags), counts)
         feat_ptr = np.zeros(len(counts) + 1, dtype=np.int64)
         np.cumsum(counts, out=feat_ptr[1:])
         feat_idx = np.empty(int(feat_ptr[-1]), dtype=np.int32)
-        _fill_arcs(W, P, Cp, sent_ptr, arc_off, tk, tv, len(self.ctags), feat_ptr, feat_idx)
+        _fill_arcs(W, W5, P, Cp, sent_ptr, arc_off, tk, tv, len(self.ctags), feat_ptr, feat_idx)
         return sent_ptr, arc_off, feat_ptr, feat_idx

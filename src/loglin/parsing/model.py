@@ -90,25 +90,26 @@ class ParserModel:
                 "solver": self.solver, "cutoff": int(self.space.cutoff), "n_features": int(self.space.n_features),
                 "info": self.info}
         arrays = {"w": self.w, "keys": self.space.keys, "words": np.asarray(self.space.words, dtype=str),
-                  "tags": np.asarray(self.space.tags, dtype=str), "ctags": np.asarray(self.space.ctags, dtype=str)}
+                  "tags": np.asarray(self.space.tags, dtype=str), "ctags": np.asarray(self.space.ctags, dtype=str),
+                  "prefixes": np.asarray(self.space.prefixes, dtype=str)}
         save_npz_model(path, meta, arrays)
 
     @classmethod
     def load(cls, path) -> "ParserModel":
-        meta, a = load_npz_model(path, FORMAT, VERSION, required=("w", "keys", "words", "tags", "ctags"))
+        meta, a = load_npz_model(path, FORMAT, VERSION, required=("w", "keys", "words", "tags", "ctags", "prefixes"))
         try:
             w = a["w"].astype(np.float64)
             keys = a["keys"].astype(np.uint64)
-            words, tags, ctags = (a[k].tolist() for k in ("words", "tags", "ctags"))
+            words, tags, ctags, prefixes = (a[k].tolist() for k in ("words", "tags", "ctags", "prefixes"))
             model, C = str(meta.get("model", "crf")), float(meta.get("C", 1.0))
         except (KeyError, TypeError, ValueError) as exc:
             raise ModelFormatError(f"{path}: invalid parser model ({exc})") from None
         ok = (w.ndim == 1 and keys.ndim == 1 and len(w) == len(keys) and model in MODELS
-              and np.all(np.isfinite(w)) and min(len(words), len(tags), len(ctags)) >= 3
+              and np.all(np.isfinite(w)) and min(len(words), len(tags), len(ctags), len(prefixes)) >= 3
               and (len(keys) < 2 or np.all(np.diff(keys) > 0)))
         if not ok:
             raise ModelFormatError(f"{path}: inconsistent parser model arrays")
-        space = ArcFeatureSpace(words, tags, ctags, keys, int(meta.get("cutoff", 1)))
+        space = ArcFeatureSpace(words, tags, ctags, keys, int(meta.get("cutoff", 1)), prefixes)
         return cls(space=space, w=w, model=model, C=C, solver=str(meta.get("solver", "")),
                    info=dict(meta.get("info", {})))
 
