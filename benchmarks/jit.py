@@ -92,8 +92,11 @@ def main(args):
                 # cannot fetch a newer one: lay the package out as a wheel install would (a plain copy of
                 # src/loglin without caches, outside the source tree) and say so
                 import shutil
-                res["installed copy, how"] = ("pip install failed (" + _last_error(pip.stderr) + "); "
-                                              "package directory copied to a temporary site dir instead")
+                from importlib.metadata import version
+                res["installed copy, how"] = (f"pip install failed offline (build backend: this environment's "
+                                              f"setuptools {version('setuptools')}, pyproject requires >= 77; "
+                                              f"{_last_error(pip.stderr)}); the package directory was copied to "
+                                              "a temporary site dir instead (what a wheel install lays out)")
                 shutil.copytree(common.ROOT / "src" / "loglin", target / "loglin",
                                 ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"))
             else:
@@ -125,6 +128,17 @@ def render(res):
             lines.append(f"| {name} | error: {r['error'][-200:]!r} |")
             continue
         lines.append(f"| {name} | " + " | ".join(f"{r[c]:.2f}" for c in cols) + f" | {r['loglin_file']} |")
+    pairs = (("source tree, cold (empty NUMBA_CACHE_DIR)", "source tree, cached (same NUMBA_CACHE_DIR)"),
+             ("installed copy, 1st process", "installed copy, 2nd process"))
+    for cold, warm in pairs:
+        a, b = res["results"].get(cold), res["results"].get(warm)
+        if isinstance(a, dict) and isinstance(b, dict) and "error" not in a and "error" not in b:
+            lines.append(f"| compile cost = {cold.split(',')[0]}: 1st − 2nd | " +
+                         " | ".join(f"{a[c] - b[c]:.2f}" for c in cols) + " | |")
+    lines += ["", "The first-call columns include the calls' own work (the Maxent TRON column: ~8 s of real "
+              "Newton-CG work on the slice, its first step runs many CG iterations), so the compile cost is the "
+              "difference row. The cached start-up of a process that trains LR is the import plus well under a "
+              "second of kernel loading."]
     how = res["results"].get("installed copy, how")
     if how:
         lines += ["", f"Installed copy: {how}."]

@@ -10,14 +10,18 @@ import time
 from . import common
 
 
+def _missed(factor):
+    return f"missed by {100 * (factor - 1):.1f}%" if factor < 1.1 else f"missed by {factor:.2f}×"
+
+
 def _row(target, measured, limit, kind, source, note=""):
     """kind '<=' (ratio must not exceed limit) or '>=' (speed-up must reach limit)."""
     if measured is None:
         verdict = "not measured / not reached"
     elif kind == "<=":
-        verdict = "held" if measured <= limit else f"missed by {measured / limit:.2f}×"
+        verdict = "held" if measured <= limit else _missed(measured / limit)
     else:
-        verdict = "held" if measured >= limit else f"missed by {limit / measured:.2f}×"
+        verdict = "held" if measured >= limit else _missed(limit / measured)
     shown = "—" if measured is None else f"{measured:.2f}×"
     return f"| {target} | {shown} | {kind} {limit:g}× | {verdict} | {source} | {note} |"
 
@@ -76,9 +80,17 @@ def main(args):
     if cm is not None:
         for case in cm["cases"]:
             bound = case["bounds"]["stream"]
+            nlp = case["name"].startswith("CoNLL")
+            why = "the target's data (0/1 NLP)" if nlp else "reported only: not NLP data; one exp + log1p per ~14 non-zeros"
             for k in ("fun_grad", "hess_vec"):
                 rows.append(_row(f"{case['name']}: {k} pass / streaming bound", case["kernels"][k] / bound, 3.0, "<=",
-                                 "costmodel.md", "reads the data twice (gather + scatter)"))
+                                 "costmodel.md", f"reads the data twice (gather + scatter); {why}"))
+            if nlp:
+                for solver in ("lbfgs", "gis"):
+                    v = case["solvers"].get(solver, {})
+                    if "cpu_per_iteration" in v:
+                        rows.append(_row(f"{case['name']}: {solver} outer iteration / streaming bound",
+                                         v["cpu_per_iteration"] / bound, 3.0, "<=", "costmodel.md", why))
     else:
         rows.append(_row("batch passes / streaming bound", None, 3.0, "<=", "costmodel.md"))
     rows.append("")
