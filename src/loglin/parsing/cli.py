@@ -23,7 +23,7 @@ import numpy as np
 from ..errors import InvalidInputError
 
 SUBCOMMANDS = ("train", "evaluate", "run")
-DEFAULT_C, DEFAULT_SOLVER, DEFAULT_MAX_ITER, DEFAULT_CUTOFF = 0.1, "eg", 30, 1
+DEFAULT_C, DEFAULT_SOLVER, DEFAULT_MAX_ITER, DEFAULT_CUTOFF = 0.1, "eg", 25, 1
 _TOKEN_ID = re.compile(r"\d+")
 
 
