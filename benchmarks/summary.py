@@ -105,6 +105,15 @@ def main(args):
              "scikit-learn take far longer than the time this shared machine allowed); 'not reached' for scikit-learn "
              "means it did not reach the level within its CPU budget, so the true speed-up is larger than the budget "
              "ratio shown in the file.",
+             "- Maxent vs scikit-learn (missed): on the all-pairs problem both L-BFGS codes need about the same "
+             "number of iterations (80 to ~2e-2), but one of our iterations costs ~0.25 s CPU against scikit-learn's "
+             "~0.10 s: our kernels visit every (context, predicate, label) entry through the map_label / map_feat "
+             "index arrays (two extra int arrays streamed per non-zero), scikit-learn multiplies the sparse context "
+             "matrix by a dense predicates × labels block, contiguous over the labels. A dense-block fast path for "
+             "all-pairs / predicate × label layouts in kernels/maxent.py would close the per-iteration gap; dual CD "
+             "(our best at 1e-2) is not faster than L-BFGS here at σ² = 10. The 5× target is far off.",
+             "- a9a / news20 rows were measured before the LR kernel change (one exp per row, two partial sums); "
+             "kernels-ab.md shows that change alone (fun_grad 0.81× median CPU).",
              "- news20 rows are the same comparison as a9a, not stated targets. A tolerance-sweep time is an "
              "upper bound (the fastest call at a half-decade ladder of tolerances).", ""]
     jit = common.load_result("jit", out)
