@@ -89,7 +89,8 @@ def add_tag_commands(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("conll2000", "brown", "columns"), default="conll2000",
                    help="training data format; default %(default)s")
     p.add_argument("--solver", default=None,
-                   help=f"solver name; default {DEFAULT_SOLVER} (the library default) for maxent, lbfgs for crf/m3n")
+                   help=f"solver name; default {DEFAULT_SOLVER} for maxent (measured several times faster than the "
+                        "library default tron on CoNLL-2000 chunking), lbfgs for crf/m3n")
     reg = p.add_mutually_exclusive_group()
     reg.add_argument("-C", dest="C", type=float, default=None, help=f"regularization constant; default {DEFAULT_C:g}")
     reg.add_argument("--sigma2", type=float, default=None, help="Gaussian prior variance, same as -C (papers: 10)")

@@ -23,11 +23,15 @@ from ..features.extract import SPECIALS, FeatureExtractor
 from ..model_io import load_npz_model, save_npz_model
 from .beam import DecodeInput, beam_decode
 from .conlleval import conlleval
-from ..training import DEFAULT_SOLVER as LIBRARY_DEFAULT_SOLVER
 
 FORMAT = "loglin-tagger"
 FORMAT_VERSION = 1
-DEFAULT_SOLVER = LIBRARY_DEFAULT_SOLVER      # the library-wide default (loglin.training)
+# Tagging trains with the primal coordinate descent of Huang et al. (2010), not the
+# library-wide default (loglin.training.DEFAULT_SOLVER, tron): on CoNLL2000-C (cut-off 1,
+# all pairs, C = 10) cd reaches rel. gradient 1e-4 in 12 passes / 146 CPU s
+# (objective 14,250; F1 93.35) while tron's first iteration alone takes 55 CPU s
+# and leaves the objective at 1,130,912 (cd after 55 s: 18,566).
+DEFAULT_SOLVER = "cd"
 DEFAULT_C = 10.0
 DEFAULT_BEAM = 3
 TASKS = ("pos", "chunk")
