@@ -88,3 +88,19 @@ def test_bad_input_gives_one_line_and_exit_2(tmp_path, capsys, monkeypatch, argv
 def test_help_runs_as_a_program():
     out = subprocess.run([sys.executable, "-m", "loglin.cli", "train", "--help"], capture_output=True, text=True)
     assert out.returncode == 0 and "--sigma2" in out.stdout and "LIBLINEAR" in out.stdout
+
+
+def test_reproduce_lists_and_passes_options(tmp_path, capsys):
+    assert main(["reproduce"]) == 0
+    assert "huang2010-fig4" in capsys.readouterr().out.split()
+    out = tmp_path / "fig4"
+    assert main(["reproduce", "huang2010-fig4", "--quick", "--datasets", "a9a", "--time-limit", "0.3",
+                 "--out", str(out)]) == 0
+    summary = (out / "summary.md").read_text()
+    assert "a9a" in summary and "news20" not in summary
+
+
+def test_reproduce_refuses_options_an_experiment_lacks(tmp_path, capsys):
+    assert main(["reproduce", "huang2010-table3", "--solvers", "cd", "--out", str(tmp_path)]) != 0
+    assert "does not take --solvers" in capsys.readouterr().err
+    assert main(["reproduce", "huang2010-fig2", "--time-limit", "-1", "--out", str(tmp_path)]) != 0

@@ -108,6 +108,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name", nargs="?", help="experiment name; omit to list them")
     p.add_argument("--out", type=Path, default=None, help="output folder (default: runs/NAME)")
     p.add_argument("--quick", action="store_true", help="small slices, for a smoke test")
+    p.add_argument("--datasets", default=None,
+                   help="comma-separated data sets, for experiments that take several (e.g. conll2000-pos,conll2000-chunk)")
+    p.add_argument("--solvers", default=None, help="comma-separated solvers, for experiments that compare several")
+    p.add_argument("--time-limit", type=float, default=None,
+                   help="seconds (CPU) per method and data set, for experiments that race solvers")
 
     p = sub.add_parser("tag", help="POS tagging / chunking: `loglin tag train|evaluate ...` or `loglin tag MODEL INPUT`",
                        add_help=False)
@@ -309,11 +314,32 @@ def cmd_reproduce(args):
         return 0
     if args.name not in REPRODUCE:
         raise LoglinError(f"unknown experiment {args.name!r}; choose from {', '.join(sorted(REPRODUCE))}")
+    experiment = REPRODUCE[args.name]
+    options = _experiment_options(args, experiment)
     out = args.out or Path("runs") / args.name
     out.mkdir(parents=True, exist_ok=True)
-    REPRODUCE[args.name](out, quick=args.quick)
+    experiment(out, quick=args.quick, **options)
     print(f"wrote {out}")
     return 0
+
+
+def _experiment_options(args, experiment):
+    """--datasets/--solvers/--time-limit as keyword arguments, refused by name if the experiment has no such knob."""
+    import inspect
+    options = {}
+    if args.datasets:
+        options["datasets"] = tuple(d.strip() for d in args.datasets.split(",") if d.strip())
+    if args.solvers:
+        options["solvers"] = tuple(s.strip() for s in args.solvers.split(",") if s.strip())
+    if args.time_limit is not None:
+        if not args.time_limit > 0:
+            raise LoglinError(f"--time-limit must be positive, got {args.time_limit}")
+        options["time_limit"] = args.time_limit
+    accepted = inspect.signature(inspect.unwrap(experiment)).parameters
+    for key in options:
+        if key not in accepted:
+            raise LoglinError(f"{args.name} does not take --{key.replace('_', '-')}")
+    return options
 
 
 def _train_tagger(args):

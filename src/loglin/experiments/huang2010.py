@@ -26,6 +26,7 @@ small slices in well under a minute.
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
 from pathlib import Path
@@ -489,9 +490,9 @@ def fig4(out_dir: Path, quick: bool = False, datasets=None, time_limit=None,
 
 
 def _reproduce(fn):
+    @functools.wraps(fn)
     def run(out_dir: Path, quick: bool = False, **kw):
         return fn(Path(out_dir), quick=quick, **kw)
-    run.__doc__ = fn.__doc__
     return run
 
 
