@@ -97,3 +97,78 @@ def test_merged_contexts_equal_unmerged_sum():
     S = X @ w.reshape(8, K)
     direct = np.sum(np.log(np.exp(S).sum(axis=1)) - S[np.arange(len(y)), y]) + 0.5 * w @ w
     assert prob.objective(1.0).fun(w) == pytest.approx(direct, rel=1e-12)
+
+
+# ------------------------------------------------ dense all-pairs fast path vs the generic map path
+
+def _permuted_numbering(problem, seed):
+    """The same model with features renumbered at random: not the dense layout, so the generic kernels run."""
+    from loglin.problem import MaxentProblem
+    perm = np.random.default_rng(seed).permutation(problem.n_features)
+    reg = np.empty_like(problem.reg)
+    reg[perm] = problem.reg
+    return MaxentProblem(ctx_ptr=problem.ctx_ptr, ctx_pred=problem.ctx_pred, ctx_val=problem.ctx_val,
+                         map_ptr=problem.map_ptr, map_label=problem.map_label, map_feat=perm[problem.map_feat],
+                         ctx_count=problem.ctx_count, obs_ptr=problem.obs_ptr, obs_label=problem.obs_label,
+                         obs_count=problem.obs_count, n_features=problem.n_features, labels=problem.labels,
+                         reg=reg), perm
+
+
+def _rel(a, b):
+    return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300))
+
+
+def _assert_paths_agree(problem, C, seed, permuted=True):
+    from loglin.objective import MaxentObjective
+    dense = MaxentObjective(problem, C)
+    generic = MaxentObjective(problem, C, dense_path=False)
+    assert problem.dense_pairs and dense.dense_path and not generic.dense_path
+    rng = np.random.default_rng(seed)
+    w = 0.3 * rng.standard_normal(problem.n_features)
+    v = rng.standard_normal(problem.n_features)
+    others = [(generic, np.arange(problem.n_features))]
+    if permuted:
+        other, perm = _permuted_numbering(problem, seed)
+        assert not other.dense_pairs
+        others.append((other.objective(C), perm))
+    fd, gd = dense.fun_grad(w)
+    dense.accept()
+    hd = dense.hess_vec(v)
+    for obj, perm in others:
+        wp, vp = np.empty_like(w), np.empty_like(v)
+        wp[perm], vp[perm] = w, v                     # feature t of the dense problem is perm[t] there
+        f, g = obj.fun_grad(wp)
+        obj.accept()
+        h = obj.hess_vec(vp)
+        assert abs(fd - f) <= 1e-12 * abs(f)
+        assert abs(dense.fun(w) - obj.fun(wp)) <= 1e-12 * abs(f)
+        assert _rel(gd, g[perm]) <= 1e-12
+        assert _rel(hd, h[perm]) <= 1e-12
+
+
+@pytest.mark.parametrize("kind", ["binary", "real", "signed"])
+def test_dense_path_matches_generic_path(kind):
+    rng = np.random.default_rng(3)
+    X = random_sparse(200, 30, 0.15, seed=4, binary=kind == "binary", nonneg=kind != "signed")
+    y = rng.integers(0, 5, 200)
+    weights = rng.uniform(0.2, 3.0, 200)
+    problem = problem_from_matrix(X, y, sample_weight=weights, all_pairs=True, bias=1.0, regularize_bias=False)
+    assert problem.binary == (kind == "binary")
+    _assert_paths_agree(problem, 2.5, seed=5)
+
+
+def test_dense_path_matches_generic_path_on_conll_slice():
+    from loglin.tagging.datasets import build_dataset, bundled_conll2000_small
+    problem = build_dataset("conll2000-chunk", data_dir=bundled_conll2000_small()[0].parent,
+                            all_pairs=True).problem
+    _assert_paths_agree(problem, 10.0, seed=6, permuted=False)
+
+
+def test_dense_path_refused_for_other_layouts():
+    from loglin.objective import MaxentObjective
+    X = random_sparse(60, 12, 0.3, seed=7, binary=True)
+    problem = problem_from_matrix(X, np.arange(60) % 3, all_pairs=True, label_subset=[1, 2])
+    assert not problem.dense_pairs
+    with pytest.raises(ValueError):
+        MaxentObjective(problem, 1.0, dense_path=True)
+    assert not MaxentObjective(problem, 1.0).dense_path

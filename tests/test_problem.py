@@ -123,3 +123,30 @@ def test_negative_feature_check_on_request():
     with pytest.raises(InvalidInputError, match="non-negative"):
         problem_from_matrix(X, [0, 1], check_nonnegative=True)
     assert problem_from_matrix(X, [0, 1]).has_negative_features()
+
+
+def test_dense_pairs_layout_detected():
+    """All-pairs builders number feature (p, y) as p*K + y; other layouts are not flagged."""
+    from loglin.problem import MaxentProblem
+    X = random_sparse(40, 9, 0.3, seed=11, binary=True)
+    y = np.arange(40) % 4
+    full = problem_from_matrix(X, y, all_pairs=True, bias=1.0)
+    assert full.dense_pairs
+    K = full.n_labels
+    pred_of_entry = np.repeat(np.arange(full.n_predicates), np.diff(full.map_ptr))
+    assert np.array_equal(full.map_feat, pred_of_entry * K + full.map_label)
+    assert not problem_from_matrix(X, y, all_pairs=True, label_subset=[1]).dense_pairs
+    X = X.tolil()
+    X[:, 0] = 0.0                                   # predicate 0 only seen with one label
+    X[0, 0] = 1.0
+    X = X.tocsr()
+    assert not problem_from_matrix(X, y, all_pairs=False).dense_pairs
+    swapped = full.map_feat.copy()
+    swapped[[0, 1]] = swapped[[1, 0]]
+    other = MaxentProblem(ctx_ptr=full.ctx_ptr, ctx_pred=full.ctx_pred, ctx_val=full.ctx_val,
+                          map_ptr=full.map_ptr, map_label=full.map_label, map_feat=swapped,
+                          ctx_count=full.ctx_count, obs_ptr=full.obs_ptr, obs_label=full.obs_label,
+                          obs_count=full.obs_count, n_features=full.n_features, labels=full.labels)
+    assert not other.dense_pairs
+    events = problem_from_events(["a", "b", "c", "a"], [["x", "y"], ["y"], ["x", "z"], ["z"]], all_pairs=True)
+    assert events.dense_pairs

@@ -43,7 +43,8 @@ class MaxentObjective(Objective):
 
     kind = "maxent"
 
-    def __init__(self, problem, C: float, keep_hessian: bool = True):
+    def __init__(self, problem, C: float, keep_hessian: bool = True, dense_path: bool | None = None):
+        """``dense_path``: use the dense all-pairs kernels (None: when problem.dense_pairs)."""
         super().__init__()
         if not np.isfinite(C) or C <= 0:
             raise ValueError(f"C must be positive and finite, got {C}")
@@ -57,9 +58,16 @@ class MaxentObjective(Objective):
         self._pending = np.empty(shape)
         self._args = (problem.ctx_ptr, problem.ctx_pred, problem._val_or_empty(),
                       problem.map_ptr, problem.map_label, problem.map_feat)
+        dense_ok = bool(getattr(problem, "dense_pairs", False))
+        if dense_path and not dense_ok:
+            raise ValueError("dense_path=True needs a problem in the dense all-pairs layout")
+        self.dense_path = dense_ok if dense_path is None else bool(dense_path)
 
     def _pass(self, w, out, want_grad):
         p = self.problem
+        if self.dense_path:
+            return mk.dense_loss_and_expectation(w, self._bounds, p.n_labels, *self._args[:3], p.ctx_count, out,
+                                                 want_grad)
         return mk.loss_and_expectation(w, self._bounds, p.n_labels, *self._args, p.ctx_count, out, want_grad)
 
     def fun(self, w):
@@ -82,7 +90,10 @@ class MaxentObjective(Objective):
     def hess_vec(self, v):
         self.n_hess_vec += 1
         p = self.problem
-        hv = mk.hessian_vector(v, self._bounds, p.n_labels, *self._args, p.ctx_count, self._prob)
+        if self.dense_path:
+            hv = mk.dense_hessian_vector(v, self._bounds, p.n_labels, *self._args[:3], p.ctx_count, self._prob)
+        else:
+            hv = mk.hessian_vector(v, self._bounds, p.n_labels, *self._args, p.ctx_count, self._prob)
         return self.reg * v + self.C * hv
 
     def total_count(self):

@@ -81,6 +81,7 @@ class MaxentProblem:
     occ_ptr: np.ndarray = field(init=False, repr=False)
     occ_entry: np.ndarray = field(init=False, repr=False)
     emp: np.ndarray = field(init=False, repr=False)
+    _dense_pairs: bool = field(init=False, repr=False, default=False)
 
     def __post_init__(self):
         self._validate()
@@ -98,6 +99,7 @@ class MaxentProblem:
         np.cumsum(np.bincount(self.map_feat, minlength=self.n_features), out=self.occ_ptr[1:])
         if self.reg is None:
             self.reg = np.ones(self.n_features)
+        self._dense_pairs = self._detect_dense_pairs()
         from .kernels.maxent import empirical_feature_counts
         self.emp = empirical_feature_counts(self.n_features, self.ctx_ptr, self.ctx_pred, self._val_or_empty(),
                                             self.map_ptr, self.map_label, self.map_feat,
@@ -125,6 +127,25 @@ class MaxentProblem:
     def total_count(self) -> float:
         """N, the weighted number of training events."""
         return float(self.ctx_count.sum())
+
+    @property
+    def dense_pairs(self) -> bool:
+        """True for the all-pairs layout: feature p*K + y is (predicate p, label y) for every p, y.
+
+        Then w is a dense P x K block W (row p = the predicate's K weights) and
+        the kernels can read W[p, :] contiguously instead of going through the map.
+        """
+        return self._dense_pairs
+
+    def _detect_dense_pairs(self) -> bool:
+        P, K, n_map = self.n_predicates, self.n_labels, len(self.map_feat)
+        if n_map != P * K or self.n_features != n_map:
+            return False
+        if not np.array_equal(self.map_ptr, np.arange(P + 1, dtype=np.int64) * K):
+            return False
+        if not np.array_equal(self.map_feat, np.arange(n_map)):
+            return False
+        return bool((self.map_label.reshape(P, K) == np.arange(K, dtype=self.map_label.dtype)).all())
 
     def nnz(self) -> int:
         """#nz of Huang et al. eq. (4): non-zeros f_t(x, y) over all (x, y)."""

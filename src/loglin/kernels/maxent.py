@@ -212,3 +212,112 @@ def sgd_epoch(w_scaled, scale, order, eta0, step0, n_ctx_total, lam, weight_per_
             g[y] *= -eta / scale
         _scatter_context(x, g, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, w_scaled)
     return scale, k
+
+
+# ---------------------------------------------------------------- dense all-pairs layout
+# When feature p*K + y is (predicate p, label y) for every p and y (MaxentProblem.dense_pairs),
+# w is a dense P x K block W and context_scores is  s = sum_p phi_p(x) W[p, :]  (what
+# scikit-learn computes as X @ W): the map's label and feature arrays need not be read, and
+# the inner loop over the K labels is contiguous, so LLVM vectorizes it. The summation order
+# is the generic kernels' (predicates of x in order, labels in order), so results agree.
+
+
+@njit(cache=True, inline="always")
+def dense_context_scores(x, w, n_labels, ctx_ptr, ctx_pred, ctx_val, out):
+    """out[y] = sum_p phi_p(x) w[p*K + y]  (context_scores for the dense layout)."""
+    for y in range(n_labels):
+        out[y] = 0.0
+    if ctx_val.shape[0] == 0:
+        for k in range(ctx_ptr[x], ctx_ptr[x + 1]):
+            base = ctx_pred[k] * n_labels
+            for y in range(n_labels):
+                out[y] += w[base + y]
+    else:
+        for k in range(ctx_ptr[x], ctx_ptr[x + 1]):
+            base = ctx_pred[k] * n_labels
+            v = ctx_val[k]
+            for y in range(n_labels):
+                out[y] += v * w[base + y]
+
+
+@njit(cache=True, inline="always")
+def _dense_scatter_context(x, coef, n_labels, ctx_ptr, ctx_pred, ctx_val, acc):
+    """acc[p*K + y] += phi_p(x) coef[y]  (_scatter_context for the dense layout)."""
+    if ctx_val.shape[0] == 0:
+        for k in range(ctx_ptr[x], ctx_ptr[x + 1]):
+            base = ctx_pred[k] * n_labels
+            for y in range(n_labels):
+                acc[base + y] += coef[y]
+    else:
+        for k in range(ctx_ptr[x], ctx_ptr[x + 1]):
+            base = ctx_pred[k] * n_labels
+            v = ctx_val[k]
+            for y in range(n_labels):
+                acc[base + y] += v * coef[y]
+
+
+@njit(cache=True, parallel=True)
+def dense_loss_and_expectation(w, bounds, n_labels, ctx_ptr, ctx_pred, ctx_val, ctx_count, prob_out,
+                               want_grad):
+    """loss_and_expectation for the dense all-pairs layout (same outputs)."""
+    nb = bounds.shape[0] - 1
+    n_features = w.shape[0]
+    loss = np.zeros(nb)
+    acc = np.zeros((nb if want_grad else 1, n_features))
+    store = prob_out.shape[0] > 0
+    for b in prange(nb):
+        s = np.empty(n_labels)
+        g = acc[b]
+        for x in range(bounds[b], bounds[b + 1]):
+            dense_context_scores(x, w, n_labels, ctx_ptr, ctx_pred, ctx_val, s)
+            c = ctx_count[x]
+            if not (want_grad or store):
+                loss[b] += c * log_softmax_inplace(s)
+            else:
+                loss[b] += c * softmax_inplace(s)
+                if store:
+                    prob_out[x, :] = s
+                if want_grad:
+                    for y in range(n_labels):
+                        s[y] *= c
+                    _dense_scatter_context(x, s, n_labels, ctx_ptr, ctx_pred, ctx_val, g)
+    expect = np.zeros(n_features)
+    if want_grad:
+        for b in range(nb):
+            expect += acc[b]
+    return loss.sum(), expect
+
+
+@njit(cache=True, parallel=True)
+def dense_hessian_vector(v, bounds, n_labels, ctx_ptr, ctx_pred, ctx_val, ctx_count, prob):
+    """hessian_vector for the dense all-pairs layout (same output)."""
+    nb = bounds.shape[0] - 1
+    acc = np.zeros((nb, v.shape[0]))
+    for b in prange(nb):
+        u = np.empty(n_labels)
+        g = acc[b]
+        for x in range(bounds[b], bounds[b + 1]):
+            dense_context_scores(x, v, n_labels, ctx_ptr, ctx_pred, ctx_val, u)
+            mean = 0.0
+            for y in range(n_labels):
+                mean += prob[x, y] * u[y]
+            c = ctx_count[x]
+            for y in range(n_labels):
+                u[y] = c * prob[x, y] * (u[y] - mean)
+            _dense_scatter_context(x, u, n_labels, ctx_ptr, ctx_pred, ctx_val, g)
+    out = np.zeros(v.shape[0])
+    for b in range(nb):
+        out += acc[b]
+    return out
+
+
+@njit(cache=True)
+def dense_decision_rows(w, n_labels, ctx_ptr, ctx_pred, ctx_val):
+    """decision_rows for the dense all-pairs layout (same output)."""
+    n = ctx_ptr.shape[0] - 1
+    out = np.empty((n, n_labels))
+    s = np.empty(n_labels)
+    for x in range(n):
+        dense_context_scores(x, w, n_labels, ctx_ptr, ctx_pred, ctx_val, s)
+        out[x, :] = s
+    return out

@@ -1,0 +1,98 @@
+"""A/B of the dense all-pairs Maxent kernels (issue 7): generic map kernels vs the dense path.
+
+    NUMBA_NUM_THREADS=1 python -m benchmarks.dense_ab [--full] [--repeats N] [--out DIR]
+
+On an all-pairs problem (feature p*K + y = (predicate p, label y), MaxentProblem.dense_pairs)
+the same MaxentObjective is built twice, dense_path=False (kernels.maxent.loss_and_expectation /
+hessian_vector through map_label / map_feat) and the default (dense_loss_and_expectation /
+dense_hessian_vector reading w as a P x K block). Per pass: fun_grad (with the Hessian cache,
+what L-BFGS and TRON call) and hess_vec, process CPU time, A and B alternated, medians.
+f, gradient and Hv are checked to agree before timing. Data: the bundled CoNLL-2000 slice
+(POS and chunking); --full adds the full CoNLL2000-P.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+
+import numpy as np
+
+from . import common
+
+
+def _time(fn, arg):
+    c = time.process_time()
+    fn(arg)
+    return time.process_time() - c
+
+
+def ab(problem, repeats, C=10.0, seed=0):
+    from loglin.objective import MaxentObjective
+    generic = MaxentObjective(problem, C, dense_path=False)
+    dense = MaxentObjective(problem, C)
+    assert dense.dense_path, "the problem is not in the dense all-pairs layout"
+    rng = np.random.default_rng(seed)
+    w = 0.05 * rng.standard_normal(problem.n_features)
+    v = rng.standard_normal(problem.n_features)
+    fa, ga = generic.fun_grad(w)
+    fb, gb = dense.fun_grad(w)
+    generic.accept()
+    dense.accept()
+    ha, hb = generic.hess_vec(v), dense.hess_vec(v)
+    rel = lambda a, b: float(np.abs(a - b).max() / max(np.abs(a).max(), 1e-300))
+    agree = {"f": abs(fa - fb) / abs(fa), "grad": rel(ga, gb), "hv": rel(ha, hb)}
+    times = {k: [] for k in ("generic fun_grad", "dense fun_grad", "generic hess_vec", "dense hess_vec")}
+    for i in range(repeats):
+        order = (("generic", generic), ("dense", dense)) if i % 2 == 0 else (("dense", dense), ("generic", generic))
+        for name, obj in order:
+            times[f"{name} fun_grad"].append(_time(obj.fun_grad, w))
+            times[f"{name} hess_vec"].append(_time(obj.hess_vec, v))
+    med = {k: 1e3 * statistics.median(t) for k, t in times.items()}
+    return {"agree_rel": agree, "median_ms": med, "min_ms": {k: 1e3 * min(t) for k, t in times.items()},
+            "repeats": repeats, "n_contexts": problem.n_contexts, "n_labels": problem.n_labels,
+            "n_predicates": problem.n_predicates, "binary": problem.binary}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--full", action="store_true", help="also the full CoNLL2000-P")
+    ap.add_argument("--repeats", type=int, default=20)
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args(argv)
+    from numba import get_num_threads
+    from loglin.tagging.datasets import build_dataset, bundled_conll2000_small
+    load0 = common.loadavg()
+    slice_dir = bundled_conll2000_small()[0].parent
+    cases = [("CoNLL-2000 slice, POS", "conll2000-pos", slice_dir, args.repeats),
+             ("CoNLL-2000 slice, chunking", "conll2000-chunk", slice_dir, args.repeats)]
+    if args.full:
+        cases.append(("CoNLL2000-P (full)", "conll2000-pos", None, max(3, args.repeats // 4)))
+    res = {}
+    for label, name, data_dir, reps in cases:
+        problem = build_dataset(name, data_dir=data_dir, all_pairs=True).problem
+        res[label] = ab(problem, reps)
+        print(label, res[label], file=sys.stderr, flush=True)
+    result = {"benchmark": "dense-ab", "results": res, "threads": get_num_threads(), "loadavg_before": load0,
+              "loadavg_after": common.loadavg(), "machine": common.machine()}
+    lines = ["# Maxent dense all-pairs kernels: generic map path vs dense path (A/B, alternating)", "",
+             f"Process CPU time per pass, median (min) over the repeats, {get_num_threads()} Numba thread(s). "
+             f"Load average before {load0}, after {result['loadavg_after']}. All-pairs problems "
+             "(build_dataset(..., all_pairs=True)), C = 10, random w.", "",
+             "| data | contexts × labels | pass | generic ms | dense ms | dense / generic | max rel. diff |",
+             "|---|---|---|---|---|---|---|"]
+    for label, r in res.items():
+        for pass_, key in (("fun_grad", "grad"), ("hess_vec", "hv")):
+            g, d = r["median_ms"][f"generic {pass_}"], r["median_ms"][f"dense {pass_}"]
+            gm, dm = r["min_ms"][f"generic {pass_}"], r["min_ms"][f"dense {pass_}"]
+            diff = max(r["agree_rel"][key], r["agree_rel"]["f"]) if key == "grad" else r["agree_rel"][key]
+            lines.append(f"| {label} | {r['n_contexts']} × {r['n_labels']} | {pass_} | {g:.1f} ({gm:.1f}) | "
+                         f"{d:.1f} ({dm:.1f}) | {d / g:.2f}× | {diff:.1e} |")
+    lines += ["", "How measured: benchmarks/dense_ab.py docstring.", ""]
+    common.write("dense-ab", "\n".join(lines), result, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
