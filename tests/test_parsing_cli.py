@@ -89,3 +89,18 @@ def test_spanish_slice_round_trip(tmp_path, capsys, serial_numba):
     assert 40 < scores["uas"] <= 100 and 40 < scores["uas_no_punct"] <= 100
     assert main(["parse", str(model), str(tmp_path / "te.conll"), "-o", str(tmp_path / "out.conll")]) == 0
     assert len(read_conllx(tmp_path / "out.conll")) == 40
+
+
+def test_info_recognises_parser_models(tmp_path, capsys, serial_numba):
+    model = tmp_path / "en.npz"
+    assert main(["parse", "train", str(EN), "-o", str(model), "--max-iter", "3", "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["info", str(model), "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    from loglin.parsing.model import ParserModel
+    parser = ParserModel.load(model)
+    assert info["kind"] == "parser" and info["model"] == parser.model and info["solver"] == parser.solver
+    assert info["n_features"] == parser.space.n_features == len(parser.w)
+    assert info["train_sentences"] == 12
+    assert main(["info", str(model)]) == 0
+    assert "kind: parser" in capsys.readouterr().out

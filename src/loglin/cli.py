@@ -282,6 +282,14 @@ def cmd_info(args):
                 "labels": tagger.labels[:50], "beam": tagger.beam, **tagger.info}
         print(json.dumps(info, default=str) if args.json else "\n".join(f"{k}: {v}" for k, v in info.items()))
         return 0
+    if model_format(args.model) == "loglin-parser":
+        from .parsing.model import ParserModel
+        parser = ParserModel.load(args.model)
+        info = {"kind": "parser", "model": parser.model, "solver": parser.solver, "C": parser.C,
+                "cutoff": parser.space.cutoff, "n_features": parser.space.n_features,
+                "nonzero_weights": int(np.count_nonzero(parser.w)), **parser.info}
+        print(json.dumps(info, default=str) if args.json else "\n".join(f"{k}: {v}" for k, v in info.items()))
+        return 0
     model = _load_model(args.model)
     info = {"kind": model.kind, "labels": [str(c) for c in model.labels[:50]], "n_labels": len(model.labels),
             "n_inputs": model.n_inputs, "n_weights": int(model.w.size), "bias": model.bias,
