@@ -6,7 +6,8 @@ artificial root, outside the sentence = a boundary symbol), the templates are
     unigram   hw.hp  hw  hp  mw.mp  mw  mp
     bigram    hw.hp.mw.mp  hp.mw.mp  hw.mw.mp  hw.hp.mp  hw.hp.mw  hw.mw  hp.mp  hc.mc
     prefix    the unigram and bigram templates with words replaced by their 5-character prefixes
-    between   hc.bc.mc for every distinct coarse tag bc strictly between h and m
+    between   hc.bc.mc for every distinct coarse tag bc strictly between h and m, and hp.bp.mp for every
+              distinct fine tag bp (McDonald et al. use both tag sets)
     context   hp.hp+1.mp-1.mp  hp-1.hp.mp-1.mp  hp.hp+1.mp.mp+1  hp-1.hp.mp.mp+1, and the same on coarse tags
 
 each emitted twice: alone and conjoined with the arc's direction and distance
@@ -25,7 +26,7 @@ from numba import njit, prange
 UNK, ROOT, BOUNDARY = 0, 1, 2
 PREFIX = 5
 SPECIALS = ("<unk>", "<root>", "<boundary>")
-N_TEMPLATES = 32
+N_TEMPLATES = 33
 _M1 = np.uint64(0x9E3779B97F4A7C15)
 _M2 = np.uint64(0xBF58476D1CE4E5B9)
 _M3 = np.uint64(0x94D049BB133111EB)
@@ -55,7 +56,7 @@ def _dist_dir(h, m):
 
 
 @njit(cache=True)
-def arc_keys(W, W5, P, Cp, o, n, h, m, mark, out):
+def arc_keys(W, W5, P, Cp, o, n, h, m, mark, fine_mark, out):
     """The feature hashes of arc (h, m) of a sentence whose token ids start at o (root first); returns the count."""
     hw, hp, hc, mw, mp, mc = W[o + h], P[o + h], Cp[o + h], W[o + m], P[o + m], Cp[o + m]
     h5, m5 = W5[o + h], W5[o + m]
@@ -111,12 +112,21 @@ def arc_keys(W, W5, P, Cp, o, n, h, m, mark, out):
             k += 2
     for b in range(lo + 1, hi):
         mark[Cp[o + b]] = 0
+    for b in range(lo + 1, hi):            # the same on fine tags
+        bp = P[o + b]
+        if fine_mark[bp] == 0:
+            fine_mark[bp] = 1
+            out[k] = _key(32, 0, hp, bp, mp, 0)
+            out[k + 1] = _key(32, dd, hp, bp, mp, 0)
+            k += 2
+    for b in range(lo + 1, hi):
+        fine_mark[P[o + b]] = 0
     return k
 
 
 @njit(cache=True)
-def max_keys(n_cpos):
-    return 60 + 2 * n_cpos
+def max_keys(n_cpos, n_pos):
+    return 60 + 2 * n_cpos + 2 * n_pos
 
 
 # ------------------------------------------------------------------ open-addressing index of kept hashes
@@ -149,41 +159,43 @@ def _lookup(tk, tv, key):
 
 
 @njit(cache=True)
-def gold_keys(W, W5, P, Cp, sent_ptr, heads, n_cpos):
+def gold_keys(W, W5, P, Cp, sent_ptr, heads, n_cpos, n_pos):
     """All feature hashes of all gold arcs (with repetitions)."""
     n_sent = sent_ptr.shape[0] - 1
     total = 0
-    buf = np.empty(max_keys(n_cpos), dtype=np.uint64)
+    buf = np.empty(max_keys(n_cpos, n_pos), dtype=np.uint64)
     mark = np.zeros(n_cpos, dtype=np.int64)
+    fine_mark = np.zeros(n_pos, dtype=np.int64)
     for i in range(n_sent):
         o = sent_ptr[i] + i
         n = sent_ptr[i + 1] - sent_ptr[i]
         for m in range(1, n + 1):
-            total += arc_keys(W, W5, P, Cp, o, n, heads[sent_ptr[i] + m - 1], m, mark, buf)
+            total += arc_keys(W, W5, P, Cp, o, n, heads[sent_ptr[i] + m - 1], m, mark, fine_mark, buf)
     out = np.empty(total, dtype=np.uint64)
     k = 0
     for i in range(n_sent):
         o = sent_ptr[i] + i
         n = sent_ptr[i + 1] - sent_ptr[i]
         for m in range(1, n + 1):
-            c = arc_keys(W, W5, P, Cp, o, n, heads[sent_ptr[i] + m - 1], m, mark, buf)
+            c = arc_keys(W, W5, P, Cp, o, n, heads[sent_ptr[i] + m - 1], m, mark, fine_mark, buf)
             out[k:k + c] = buf[:c]
             k += c
     return out
 
 
 @njit(cache=True, parallel=True)
-def _count_arcs(W, W5, P, Cp, sent_ptr, arc_off, tk, tv, n_cpos, counts):
+def _count_arcs(W, W5, P, Cp, sent_ptr, arc_off, tk, tv, n_cpos, n_pos, counts):
     for i in prange(sent_ptr.shape[0] - 1):
-        buf = np.empty(max_keys(n_cpos), dtype=np.uint64)
+        buf = np.empty(max_keys(n_cpos, n_pos), dtype=np.uint64)
         mark = np.zeros(n_cpos, dtype=np.int64)
+        fine_mark = np.zeros(n_pos, dtype=np.int64)
         o = sent_ptr[i] + i
         n = sent_ptr[i + 1] - sent_ptr[i]
         for h in range(n + 1):
             for m in range(1, n + 1):
                 if h == m:
                     continue
-                c = arc_keys(W, W5, P, Cp, o, n, h, m, mark, buf)
+                c = arc_keys(W, W5, P, Cp, o, n, h, m, mark, fine_mark, buf)
                 kept = 0
                 for j in range(c):
                     if _lookup(tk, tv, buf[j]) >= 0:
@@ -192,17 +204,18 @@ def _count_arcs(W, W5, P, Cp, sent_ptr, arc_off, tk, tv, n_cpos, counts):
 
 
 @njit(cache=True, parallel=True)
-def _fill_arcs(W, W5, P, Cp, sent_ptr, arc_off, tk, tv, n_cpos, feat_ptr, feat_idx):
+def _fill_arcs(W, W5, P, Cp, sent_ptr, arc_off, tk, tv, n_cpos, n_pos, feat_ptr, feat_idx):
     for i in prange(sent_ptr.shape[0] - 1):
-        buf = np.empty(max_keys(n_cpos), dtype=np.uint64)
+        buf = np.empty(max_keys(n_cpos, n_pos), dtype=np.uint64)
         mark = np.zeros(n_cpos, dtype=np.int64)
+        fine_mark = np.zeros(n_pos, dtype=np.int64)
         o = sent_ptr[i] + i
         n = sent_ptr[i + 1] - sent_ptr[i]
         for h in range(n + 1):
             for m in range(1, n + 1):
                 if h == m:
                     continue
-                c = arc_keys(W, W5, P, Cp, o, n, h, m, mark, buf)
+                c = arc_keys(W, W5, P, Cp, o, n, h, m, mark, fine_mark, buf)
                 q = feat_ptr[arc_off[i] + h * (n + 1) + m]
                 for j in range(c):
                     f = _lookup(tk, tv, buf[j])
@@ -251,7 +264,7 @@ class ArcFeatureSpace:
         space = cls(words, tags, ctags, np.zeros(0, dtype=np.uint64), cutoff, prefixes)
         W, W5, P, Cp, sent_ptr = space.token_ids(sentences)
         heads = np.concatenate([s.heads for s in sentences]).astype(np.int32)
-        keys, counts = np.unique(gold_keys(W, W5, P, Cp, sent_ptr, heads, len(ctags)), return_counts=True)
+        keys, counts = np.unique(gold_keys(W, W5, P, Cp, sent_ptr, heads, len(ctags), len(tags)), return_counts=True)
         space.keys = keys[counts >= cutoff]
         space._table = build_table(space.keys)
         return space
@@ -282,9 +295,9 @@ class ArcFeatureSpace:
         np.cumsum((lens + 1) ** 2, out=arc_off[1:])
         counts = np.zeros(int(arc_off[-1]), dtype=np.int64)
         tk, tv = self._table
-        _count_arcs(W, W5, P, Cp, sent_ptr, arc_off, tk, tv, len(self.ctags), counts)
+        _count_arcs(W, W5, P, Cp, sent_ptr, arc_off, tk, tv, len(self.ctags), len(self.tags), counts)
         feat_ptr = np.zeros(len(counts) + 1, dtype=np.int64)
         np.cumsum(counts, out=feat_ptr[1:])
         feat_idx = np.empty(int(feat_ptr[-1]), dtype=np.int32)
-        _fill_arcs(W, W5, P, Cp, sent_ptr, arc_off, tk, tv, len(self.ctags), feat_ptr, feat_idx)
+        _fill_arcs(W, W5, P, Cp, sent_ptr, arc_off, tk, tv, len(self.ctags), len(self.tags), feat_ptr, feat_idx)
         return sent_ptr, arc_off, feat_ptr, feat_idx

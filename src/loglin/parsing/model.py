@@ -149,7 +149,8 @@ def train_parser(train_sentences, model="crf", solver="eg", C=0.1, *, cutoff=1, 
 
     Non-projective training trees are skipped (counted in ``model.info``). C is
     in LIBLINEAR scale (Collins et al.'s C' = 1/C); 0.1 was best on a held-out part of the Spanish
-    training data (as in the paper, whose best was C' = 10). ``dev_sentences`` adds a
+    training data (its last 300 sentences; re-checked against 0.03, 0.05, 0.2 at 12 EG epochs with the
+    final features) as in the paper, whose best was C' = 10. ``dev_sentences`` adds a
     UAS trace (``metric``) per iteration.
     """
     from .problem import build_tree_problem
