@@ -19,16 +19,19 @@ import numpy as np
 from ..errors import InvalidInputError
 from ..kernels import dependency as dk
 from ..kernels.maxent import _blocks
+from ..structured.dual import PartDualState
 
 INIT_EPS = 0.01
 
 
-class TreeDualState:
+class TreeDualState(PartDualState):
     """s (one value per arc slot), mu, per-sentence terms and w(u) for a TreeProblem and loss ("ll" / "mm").
 
     ``init="gold"`` puts nearly all mass of u_i on the gold tree (w(u) ~ 0, where
     L-BFGS starts); ``"uniform"`` starts from s = 0 (uniform over projective trees).
     """
+
+    PARTS = ("s_arc", "mu_arc", "term")
 
     def __init__(self, problem, loss="ll", s_arc=None, init="gold", eps=INIT_EPS):
         p = problem
@@ -67,31 +70,10 @@ class TreeDualState:
             s[p.arc_off[i]:p.arc_off[i + 1]] = S[:n + 1, :n + 1].ravel()
         return cls(problem, loss, s)
 
-    def refresh(self):
-        """Recompute marginals, terms and w(u) from s (removes drift of the incremental updates)."""
-        self.wu = self.problem.emp - self.propose(0.0, 1.0, self.s_arc, self.mu_arc, self.term)
-
     def propose(self, eta, C, out_s, out_mu, out_term):
         p = self.problem
         return dk.eg_batch_proposal(float(eta), float(C), self.mm, self.wu, self.bounds, p.max_len,
                                     *p.kernel_args(), p.heads, p.weight, self.s_arc, out_s, out_mu, out_term)
-
-    def terms_total(self) -> float:
-        total = float(self.problem.weight @ self.term)
-        return -total if self.mm else total
-
-    def Q(self, C) -> float:
-        return self.terms_total() + 0.5 * C * float(self.wu @ self.wu)
-
-    def dual(self, C) -> float:
-        return -C * self.Q(C)
-
-    def primal_weights(self, C) -> np.ndarray:
-        return C * self.wu
-
-    @property
-    def n_blocks(self):
-        return self.problem.n_sentences
 
     def online(self, C, picks, rates, adapt=True, max_trial=30):
         p = self.problem
@@ -100,27 +82,6 @@ class TreeDualState:
         return dk.eg_online_pass(np.asarray(picks, dtype=np.int64), rates, adapt, max_trial, float(C), self.mm,
                                  self.wu, p.max_len, self._max_touch, *p.kernel_args(), p.heads, p.weight,
                                  self.s_arc, self.mu_arc, self.term)
-
-    def batch_try(self, eta, C):
-        if getattr(self, "_buf", None) is None:
-            self._buf = [np.empty_like(self.s_arc), np.empty_like(self.mu_arc), np.empty_like(self.term)]
-        b = self._buf
-        self._wu_new = self.problem.emp - self.propose(eta, C, *b)
-        terms = float(self.problem.weight @ b[2])
-        return (-terms if self.mm else terms) + 0.5 * C * float(self._wu_new @ self._wu_new)
-
-    def batch_commit(self):
-        b = self._buf
-        self.s_arc, b[0] = b[0], self.s_arc
-        self.mu_arc, b[1] = b[1], self.mu_arc
-        self.term, b[2] = b[2], self.term
-        self.wu = self._wu_new
-
-    def copy(self):
-        other = object.__new__(TreeDualState)
-        other.__dict__.update({k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in self.__dict__.items()
-                               if k != "_buf"})
-        return other
 
 
 def _args(p):

@@ -30,12 +30,72 @@ from ..kernels.maxent import _blocks
 INIT_EPS = 0.01
 
 
-class ChainDualState:
+class PartDualState:
+    """What every part-based dual state shares (Figure 3): the dual value, primal recovery, and the
+    batch EG try/commit on the part arrays named in ``PARTS`` (s arrays, then marginals, then ``term``,
+    the order of the ``propose`` outputs). Subclasses give ``propose`` and ``online``."""
+
+    PARTS = ()
+
+    def _parts(self):
+        return [getattr(self, name) for name in self.PARTS]
+
+    def refresh(self):
+        """Recompute marginals, terms and w(u) from s (exact; removes drift of incremental updates)."""
+        self.wu = self.problem.emp - self.propose(0.0, 1.0, *self._parts())
+
+    # ------------------------------------------------------------ objective values
+    def terms_total(self) -> float:
+        total = float(self.problem.weight @ self.term)
+        return -total if self.mm else total
+
+    def Q(self, C) -> float:
+        """Collins' dual Q(u) with C' = 1/C (eq. 4 or 5)."""
+        return self.terms_total() + 0.5 * C * float(self.wu @ self.wu)
+
+    def dual(self, C) -> float:
+        """D(u) = -C Q(u), the lower bound on the primal f in LIBLINEAR scale."""
+        return -C * self.Q(C)
+
+    def primal_weights(self, C) -> np.ndarray:
+        """w = w(u) / C' = C w(u)  (primal recovery, Figure 3's output)."""
+        return C * self.wu
+
+    # ------------------------------------------------------------ EG steps (used by loglin.structured.eg)
+    @property
+    def n_blocks(self):
+        return self.problem.n_sentences
+
+    def batch_try(self, eta, C):
+        """Propose the batch step at rate eta into buffers; return Q of the proposal."""
+        if getattr(self, "_buf", None) is None:
+            self._buf = [np.empty_like(a) for a in self._parts()]
+        self._wu_new = self.problem.emp - self.propose(eta, C, *self._buf)
+        terms = float(self.problem.weight @ self._buf[-1])
+        return (-terms if self.mm else terms) + 0.5 * C * float(self._wu_new @ self._wu_new)
+
+    def batch_commit(self):
+        for k, name in enumerate(self.PARTS):
+            current = getattr(self, name)
+            setattr(self, name, self._buf[k])
+            self._buf[k] = current
+        self.wu = self._wu_new
+
+    def copy(self):
+        other = object.__new__(type(self))
+        other.__dict__.update({k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in self.__dict__.items()
+                               if k != "_buf"})
+        return other
+
+
+class ChainDualState(PartDualState):
     """s, marginals mu, per-sentence terms and w(u) for one chain problem and loss ("ll" or "mm").
 
     ``init="gold"`` (default) starts every u_i close to the gold labelling (node potentials
     that give the gold label marginal 1 - eps), so w(u) ~ 0; ``"uniform"`` starts from s = 0.
     """
+
+    PARTS = ("s_node", "s_edge", "mu_node", "mu_edge", "term")
 
     def __init__(self, problem, loss="ll", s_node=None, s_edge=None, init="gold", eps=INIT_EPS):
         p = problem
@@ -72,39 +132,12 @@ class ChainDualState:
         s_edge = np.broadcast_to(Tr, (p.n_sentences, K, K))
         return cls(problem, loss, s_node, s_edge)
 
-    def refresh(self):
-        """Recompute marginals, terms and w(u) from s (exact; removes drift of incremental updates)."""
-        self.wu = self.problem.emp - self.propose(0.0, 1.0, self.s_node, self.s_edge, self.mu_node,
-                                                  self.mu_edge, self.term)
-
     def propose(self, eta, C, out_s_node, out_s_edge, out_mu_node, out_mu_edge, out_term):
         """Batch EG proposal at rate eta into the out arrays; returns sum_i c_i E_{p(s_i')} f."""
         p = self.problem
         return ck.eg_batch_proposal(float(eta), float(C), self.mm, self.wu, p.n_state, self.bounds, p.max_len,
                                     *p.kernel_args(), p.gold, p.weight, self.s_node, self.s_edge, out_s_node,
                                     out_s_edge, out_mu_node, out_mu_edge, out_term)
-
-    # ------------------------------------------------------------ objective values
-    def terms_total(self) -> float:
-        total = float(self.problem.weight @ self.term)
-        return -total if self.mm else total
-
-    def Q(self, C) -> float:
-        """Collins' dual Q(u) with C' = 1/C (eq. 4 or 5)."""
-        return self.terms_total() + 0.5 * C * float(self.wu @ self.wu)
-
-    def dual(self, C) -> float:
-        """D(u) = -C Q(u), the lower bound on the primal f in LIBLINEAR scale."""
-        return -C * self.Q(C)
-
-    def primal_weights(self, C) -> np.ndarray:
-        """w = w(u) / C' = C w(u)  (primal recovery, Figure 3's output)."""
-        return C * self.wu
-
-    # ------------------------------------------------------------ EG steps (used by loglin.structured.eg)
-    @property
-    def n_blocks(self):
-        return self.problem.n_sentences
 
     def online(self, C, picks, rates, adapt=True, max_trial=30):
         """EG updates of the sentences ``picks`` in that order; (accepted, trials, dual change)."""
@@ -114,31 +147,6 @@ class ChainDualState:
         return ck.eg_online_pass(np.asarray(picks, dtype=np.int64), rates, adapt, max_trial, float(C), self.mm,
                                  self.wu, p.n_state, p.max_len, self._max_touch, *p.kernel_args(), p.gold,
                                  p.weight, self.s_node, self.s_edge, self.mu_node, self.mu_edge, self.term)
-
-    def batch_try(self, eta, C):
-        """Propose the batch step at rate eta into buffers; return Q of the proposal."""
-        if getattr(self, "_buf", None) is None:
-            self._buf = [np.empty_like(self.s_node), np.empty_like(self.s_edge), np.empty_like(self.mu_node),
-                         np.empty_like(self.mu_edge), np.empty_like(self.term)]
-        b = self._buf
-        self._wu_new = self.problem.emp - self.propose(eta, C, *b)
-        terms = float(self.problem.weight @ b[4])
-        return (-terms if self.mm else terms) + 0.5 * C * float(self._wu_new @ self._wu_new)
-
-    def batch_commit(self):
-        b = self._buf
-        self.s_node, b[0] = b[0], self.s_node
-        self.s_edge, b[1] = b[1], self.s_edge
-        self.mu_node, b[2] = b[2], self.mu_node
-        self.mu_edge, b[3] = b[3], self.mu_edge
-        self.term, b[4] = b[4], self.term
-        self.wu = self._wu_new
-
-    def copy(self):
-        other = object.__new__(ChainDualState)
-        other.__dict__.update({k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in self.__dict__.items()
-                               if k != "_buf"})
-        return other
 
 
 def duality_gap(objective, state):

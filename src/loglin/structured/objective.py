@@ -22,10 +22,15 @@ from ..kernels.maxent import _blocks
 LOSSES = ("ll", "mm")
 
 
-class ChainObjective:
-    """Regularized primal of a :class:`ChainProblem` at regularization C."""
+class StructuredObjective:
+    """Regularized primal of a structured problem (sentences of parts) at regularization C.
 
-    kind = "chain"
+    Subclasses give ``kind`` and ``_pass(w, want_grad) -> (sum_i c_i loss_i, sum_i c_i E f)``;
+    the problem gives ``n_features, reg, n_sentences, emp``.
+    """
+
+    kind = None
+    structure = "structured"
 
     def __init__(self, problem, C: float, loss: str = "ll"):
         if not np.isfinite(C) or C <= 0:
@@ -43,10 +48,7 @@ class ChainObjective:
         self._bounds = _blocks(problem.n_sentences)
 
     def _pass(self, w, want_grad):
-        p = self.problem
-        kernel = ck.loss_and_expectation if self.loss == "ll" else ck.hinge_and_subgradient
-        return kernel(np.ascontiguousarray(w, dtype=np.float64), p.n_state, p.n_labels, self._bounds, p.max_len,
-                      *p.kernel_args(), p.gold, p.weight, want_grad)
+        raise NotImplementedError
 
     def data_loss(self, w) -> float:
         """sum_i c_i loss_i(w) (Collins' loss term)."""
@@ -66,7 +68,8 @@ class ChainObjective:
         pass
 
     def hess_vec(self, v):
-        raise NotImplementedError("chain objectives offer no Hessian-vector product; use lbfgs, sgd or EG")
+        raise NotImplementedError(f"{self.structure} objectives offer no Hessian-vector product; "
+                                  "use lbfgs, sgd or EG")
 
     def regularizer(self, w):
         return 0.5 * float(w @ w)
@@ -77,3 +80,16 @@ class ChainObjective:
     def collins(self, f):
         """Collins et al.'s objective sum loss + C'/2 ||w||^2 (C' = 1/C) from f."""
         return f / self.C
+
+
+class ChainObjective(StructuredObjective):
+    """Regularized primal of a :class:`ChainProblem` at regularization C."""
+
+    kind = "chain"
+    structure = "chain"
+
+    def _pass(self, w, want_grad):
+        p = self.problem
+        kernel = ck.loss_and_expectation if self.loss == "ll" else ck.hinge_and_subgradient
+        return kernel(np.ascontiguousarray(w, dtype=np.float64), p.n_state, p.n_labels, self._bounds, p.max_len,
+                      *p.kernel_args(), p.gold, p.weight, want_grad)
