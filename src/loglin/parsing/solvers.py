@@ -11,12 +11,11 @@
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..errors import InvalidInputError
 from ..kernels import dependency as dk
 from ..solvers.base import Step, register_solver
-from ..structured.cutting_plane import solve_simplex_qp
+from ..structured.cutting_plane import one_slack_cutting_plane
 from ..structured.eg import check_state, eg_batch, eg_online
 from .dual import TreeDualState
 from .objective import TreeObjective
@@ -88,30 +87,4 @@ def tree_cutting_plane(objective, w, rng, epsilon=1e-6):
     """Same algorithm as loglin.structured.cutting_plane, with loss-augmented Eisner as the oracle."""
     if not isinstance(objective, TreeObjective) or objective.loss != "mm":
         raise InvalidInputError("tree-cutting-plane trains the max-margin (M3N) parser objective")
-    p, C = objective.problem, objective.C
-    cuts, b, G, alpha, qp_value, passes = [], [], np.zeros((0, 0)), np.zeros(0), 0.0, 0
-    while True:
-        loss, expect = objective._pass(w, True)
-        passes += 1
-        a_new = p.emp - expect
-        b_new = loss + float(w @ a_new)
-        xi = max(0.0, float(np.max(np.array(b) - sp.vstack(cuts) @ w))) if cuts else 0.0
-        f = 0.5 * float(w @ w) + C * loss
-        if cuts and b_new - float(w @ a_new) - xi <= epsilon * max(1.0, abs(f) / C):
-            yield Step(w=w, f=f, dual=qp_value, counters={"effective_iterations": float(passes), "cuts": len(cuts)},
-                       done=True)
-            return
-        a_sparse = sp.csr_matrix(a_new)
-        col = np.array([float(a_sparse.multiply(ak).sum()) for ak in cuts] + [float(a_new @ a_new)])
-        m = len(cuts)
-        G2 = np.empty((m + 1, m + 1))
-        G2[:m, :m] = G
-        G2[m, :] = col
-        G2[:, m] = col
-        G = G2
-        cuts.append(a_sparse)
-        b.append(b_new)
-        alpha = np.append(alpha, 0.0)
-        qp_value = solve_simplex_qp(G, np.array(b), C, alpha)
-        w[:] = np.asarray(sp.vstack(cuts).T @ alpha).ravel()
-        yield Step(w=w, dual=qp_value, counters={"effective_iterations": float(passes), "cuts": len(cuts)})
+    return one_slack_cutting_plane(objective, w, epsilon)

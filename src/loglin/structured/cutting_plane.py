@@ -51,6 +51,12 @@ def solve_simplex_qp(G, b, C, alpha, tol=QP_TOL, max_steps=QP_MAX_STEPS):
 def chain_cutting_plane(objective, w, rng, epsilon=1e-6):
     if not isinstance(objective, ChainObjective) or objective.loss != "mm":
         raise InvalidInputError("chain-cutting-plane trains the max-margin (M3N) chain objective")
+    return one_slack_cutting_plane(objective, w, epsilon)
+
+
+def one_slack_cutting_plane(objective, w, epsilon):
+    """The 1-slack loop for any max-margin StructuredObjective: its ``_pass`` (loss-augmented decoding)
+    is the separation oracle."""
     p = objective.problem
     C = objective.C
     cuts, b = [], []
