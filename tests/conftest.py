@@ -54,14 +54,14 @@ def random_binary_lr(seed=0, l=80, n=10, C=1.0, noise=0.7, **kw):
     return binary_problem(X, y, C, **kw)
 
 
-def shared_feature_maxent(seed=1):
+def shared_feature_maxent(seed=1, contexts=50, predicates=12):
     """Real-valued Maxent data where one feature is shared by two labels of a predicate,
     so the label-orthogonality property (48) of Yu et al. does not hold."""
     from loglin.problem import MaxentProblem, problem_from_matrix
     rng = np.random.default_rng(seed)
-    X = sp.random(50, 12, density=0.35, random_state=seed, format="csr")
+    X = sp.random(contexts, predicates, density=0.35, random_state=seed, format="csr")
     X.data[:] = rng.normal(size=X.nnz)
-    q = problem_from_matrix(X, rng.integers(0, 3, size=50), all_pairs=True)
+    q = problem_from_matrix(X, rng.integers(0, 3, size=contexts), all_pairs=True)
     feat = q.map_feat.copy()
     for p in range(0, q.n_predicates, 2):
         feat[q.map_ptr[p] + 1] = feat[q.map_ptr[p]]

@@ -6,10 +6,10 @@ import pytest
 import scipy.sparse as sp
 
 from loglin import duality
-from loglin.binary import binary_problem
 from loglin.errors import InvalidInputError
-from loglin.problem import MaxentProblem, problem_from_matrix
+from loglin.problem import problem_from_matrix
 from loglin.solvers import minimize
+import conftest
 from conftest import random_binary_lr
 
 
@@ -33,16 +33,7 @@ def merged_maxent(seed=0, contexts=40, preds=12, labels=4):
 
 def shared_feature_maxent(seed=1):
     """A predicate map where labels 0 and 1 share a feature, so (48) fails."""
-    rng = np.random.default_rng(seed)
-    X = sp.random(40, 10, density=0.35, random_state=seed, format="csr")
-    X.data[:] = rng.normal(size=X.nnz)
-    q = problem_from_matrix(X, rng.integers(0, 3, size=40), all_pairs=True)
-    feat = q.map_feat.copy()
-    for p in range(0, q.n_predicates, 2):
-        feat[q.map_ptr[p] + 1] = feat[q.map_ptr[p]]
-    return MaxentProblem(ctx_ptr=q.ctx_ptr, ctx_pred=q.ctx_pred, ctx_val=q.ctx_val, map_ptr=q.map_ptr,
-                         map_label=q.map_label, map_feat=feat, ctx_count=q.ctx_count, obs_ptr=q.obs_ptr,
-                         obs_label=q.obs_label, obs_count=q.obs_count, n_features=q.n_features, labels=q.labels)
+    return conftest.shared_feature_maxent(seed, contexts=40, predicates=10)
 
 
 def dense_features(problem):
