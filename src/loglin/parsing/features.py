@@ -184,7 +184,10 @@ def gold_keys(W, W5, P, Cp, sent_ptr, heads, n_cpos, n_pos):
 
 
 @njit(cache=True, parallel=True)
-def _count_arcs(W, W5, P, Cp, sent_ptr, arc_off, tk, tv, n_cpos, n_pos, counts):
+def _kept_arc_features(W, W5, P, Cp, sent_ptr, arc_off, tk, tv, n_cpos, n_pos, fill, counts, feat_ptr, feat_idx):
+    """The two passes of building the arc CSR: ``fill=False`` counts each slot's kept features into
+    ``counts``; ``fill=True`` writes their ids into ``feat_idx`` at ``feat_ptr`` (hashes are recomputed
+    rather than stored: storing every arc's keys would take far more memory than the CSR)."""
     for i in prange(sent_ptr.shape[0] - 1):
         buf = np.empty(max_keys(n_cpos, n_pos), dtype=np.uint64)
         mark = np.zeros(n_cpos, dtype=np.int64)
@@ -196,32 +199,16 @@ def _count_arcs(W, W5, P, Cp, sent_ptr, arc_off, tk, tv, n_cpos, n_pos, counts):
                 if h == m:
                     continue
                 c = arc_keys(W, W5, P, Cp, o, n, h, m, mark, fine_mark, buf)
-                kept = 0
-                for j in range(c):
-                    if _lookup(tk, tv, buf[j]) >= 0:
-                        kept += 1
-                counts[arc_off[i] + h * (n + 1) + m] = kept
-
-
-@njit(cache=True, parallel=True)
-def _fill_arcs(W, W5, P, Cp, sent_ptr, arc_off, tk, tv, n_cpos, n_pos, feat_ptr, feat_idx):
-    for i in prange(sent_ptr.shape[0] - 1):
-        buf = np.empty(max_keys(n_cpos, n_pos), dtype=np.uint64)
-        mark = np.zeros(n_cpos, dtype=np.int64)
-        fine_mark = np.zeros(n_pos, dtype=np.int64)
-        o = sent_ptr[i] + i
-        n = sent_ptr[i + 1] - sent_ptr[i]
-        for h in range(n + 1):
-            for m in range(1, n + 1):
-                if h == m:
-                    continue
-                c = arc_keys(W, W5, P, Cp, o, n, h, m, mark, fine_mark, buf)
-                q = feat_ptr[arc_off[i] + h * (n + 1) + m]
+                slot = arc_off[i] + h * (n + 1) + m
+                q = feat_ptr[slot] if fill else 0
                 for j in range(c):
                     f = _lookup(tk, tv, buf[j])
                     if f >= 0:
-                        feat_idx[q] = f
+                        if fill:
+                            feat_idx[q] = f
                         q += 1
+                if not fill:
+                    counts[slot] = q
 
 
 @dataclass
@@ -295,9 +282,11 @@ class ArcFeatureSpace:
         np.cumsum((lens + 1) ** 2, out=arc_off[1:])
         counts = np.zeros(int(arc_off[-1]), dtype=np.int64)
         tk, tv = self._table
-        _count_arcs(W, W5, P, Cp, sent_ptr, arc_off, tk, tv, len(self.ctags), len(self.tags), counts)
         feat_ptr = np.zeros(len(counts) + 1, dtype=np.int64)
+        feat_idx = np.empty(0, dtype=np.int32)
+        sizes = (len(self.ctags), len(self.tags))
+        _kept_arc_features(W, W5, P, Cp, sent_ptr, arc_off, tk, tv, *sizes, False, counts, feat_ptr, feat_idx)
         np.cumsum(counts, out=feat_ptr[1:])
         feat_idx = np.empty(int(feat_ptr[-1]), dtype=np.int32)
-        _fill_arcs(W, W5, P, Cp, sent_ptr, arc_off, tk, tv, len(self.ctags), len(self.tags), feat_ptr, feat_idx)
+        _kept_arc_features(W, W5, P, Cp, sent_ptr, arc_off, tk, tv, *sizes, True, counts, feat_ptr, feat_idx)
         return sent_ptr, arc_off, feat_ptr, feat_idx
