@@ -259,3 +259,24 @@ def test_restrictions_that_exclude_every_label_fall_back_to_none():
         assert 0 <= out.min() and out.max() < fx.n_labels
         assert fx.labels[out[2]] in ("B-NP", "O")  # "the" was B-NP or O
     assert len(free) == 3
+
+
+def test_cli_brown_split_reads_the_papers_file_split(tmp_path, capsys):
+    from loglin.tagging.datasets import brown_split
+    names = [f"c{g}{k:02d}" for g in "ab" for k in range(1, 6)]
+    for n, name in enumerate(names):
+        (tmp_path / name).write_text(f"\tThe/at {name}/np-tl ran/vbd {n}/cd ./.\n\n\tIt/pps fell/vbd ./.\n")
+    train, test, _ = brown_split(tmp_path, seed=0)
+    model, trace = tmp_path / "brown.npz", tmp_path / "trace.json"
+    assert tag_main(["train", "--format", "brown", str(tmp_path), "--split", "train", "-o", str(model),
+                     "--cutoff", "1", "--max-iter", "3", "--tol", "1e-9", "--clock", "cpu",
+                     "--trace", str(trace), "--test", str(tmp_path), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["train_tokens"] == train.n_tokens == 8 * 8
+    assert report["test"]["tokens"] == test.n_tokens == 2 * 8
+    records = json.loads(trace.read_text())["records"]
+    assert [r["iteration"] for r in records] == list(range(report["iterations"] + 1))
+    assert tag_main(["evaluate", str(model), str(tmp_path), "--format", "brown", "--split", "test", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["tokens"] == test.n_tokens
+    with pytest.raises(InvalidInputError, match="--split"):
+        tag_main(["evaluate", str(model), str(tmp_path / "ca01"), "--format", "brown", "--split", "test"])

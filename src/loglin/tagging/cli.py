@@ -21,14 +21,26 @@ from ..errors import InvalidInputError
 from .tagger import DEFAULT_BEAM, DEFAULT_C, DEFAULT_SOLVER, DEFAULT_TOL, TASK_DEFAULTS, Tagger
 
 SUBCOMMANDS = ("train", "evaluate", "run")
+SPLIT_HELP = "Brown folder: only the papers' fixed-seed 4/5 of the files (train) or the other 1/5 (test)"
 
 
-def _read_gold(path, fmt: str, task: str) -> list:
-    """Gold sentences as token tuples: (word, tag) for POS, (word, pos, chunk) for chunking."""
-    from ..data import read_brown, read_columns, read_conll2000
+def _read_gold(path, fmt: str, task: str, split: str | None = None) -> list:
+    """Gold sentences as token tuples: (word, tag) for POS, (word, pos, chunk) for chunking.
+
+    ``split`` ("train" / "test", Brown folders only): the papers' fixed-seed
+    4/5 of the files, or the other 1/5 (:func:`~loglin.tagging.datasets.brown_split_files`).
+    """
+    from ..data import brown_corpus_files, read_brown, read_columns, read_conll2000
+    if split is not None and (fmt != "brown" or not Path(path).is_dir()):
+        raise InvalidInputError("--split needs --format brown and a corpus folder")
     if fmt == "brown":
         if task != "pos":
             raise InvalidInputError("the Brown corpus has POS tags only (use --task pos)")
+        if split is not None:
+            from .datasets import brown_split_files
+            by_name = {f.name: f for f in brown_corpus_files(path)}
+            chosen = brown_split_files(by_name)[0 if split == "train" else 1]
+            return read_brown([by_name[n] for n in chosen], simplify_tags=True)
         return read_brown(path, simplify_tags=True)
     sentences = read_conll2000(path) if fmt == "conll2000" else read_columns(path)
     need = 2 if task == "pos" else 3
@@ -72,6 +84,10 @@ def _write_output(out, raw, predicted, fmt):
             out.write(" ".join(f"{tok}/{y}" for tok, y in zip(tokens, labels)) + "\n")
 
 
+def _other(split):
+    return {"train": "test", "test": "train"}.get(split)
+
+
 def _rare(value: str):
     return None if value == "all" else int(value)
 
@@ -111,6 +127,11 @@ def add_tag_commands(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--max-iter", type=int, default=1000, help="default %(default)s")
     p.add_argument("--time-limit", type=float, default=None, help="training seconds limit")
     p.add_argument("--test", type=Path, default=None, help="evaluate on this gold file after training")
+    p.add_argument("--split", choices=("train", "test"), default=None,
+                   help=SPLIT_HELP + "; --test reads the other part")
+    p.add_argument("--trace", type=Path, default=None, help="write the solver's per-iteration trace (.csv or .json)")
+    p.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                   help="what --time-limit and the trace's seconds measure; default %(default)s")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     from ..structured.cli import add_chain_arguments
@@ -127,6 +148,7 @@ def add_tag_commands(subparsers) -> argparse.ArgumentParser:
                        help="override the model's IOB-constraint setting (chunking)")
         if name == "evaluate":
             p.add_argument("--format", choices=("conll2000", "brown", "columns"), default="conll2000")
+            p.add_argument("--split", choices=("train", "test"), default=None, help=SPLIT_HELP)
             p.add_argument("--json", action="store_true", help="print one JSON object")
         else:
             p.add_argument("-o", "--output", type=Path, default=None, help="output file (default stdout)")
@@ -161,7 +183,7 @@ def _report(args, report: dict, text: str):
 
 def _train(args) -> int:
     C = args.sigma2 if args.sigma2 is not None else (args.C if args.C is not None else DEFAULT_C)
-    sentences = _read_gold(args.train, args.format, args.task)
+    sentences = _read_gold(args.train, args.format, args.task, args.split)
     if args.model != "maxent":
         args.solver = args.solver or "lbfgs"
         args.tol = 1e-3 if args.tol is None else args.tol
@@ -172,18 +194,34 @@ def _train(args) -> int:
     tagger = Tagger.train(sentences, args.task, C=C, solver=args.solver, cutoff=args.cutoff,
                           rare_threshold=args.rare_threshold, beam=args.beam, tag_dictionary=args.tag_dictionary,
                           iob_constraint=args.iob_constraint, all_pairs=args.all_pairs,
-                          tol=args.tol, max_iter=args.max_iter, time_limit=args.time_limit, progress=progress)
+                          tol=args.tol, max_iter=args.max_iter, time_limit=args.time_limit, progress=progress,
+                          clock=args.clock, callback=_trace_writer(args.trace))
     tagger.save(args.output)
+    if args.trace is not None:
+        tagger.result.trace.save(args.trace)    # replaces the partial JSON lines
     report = {"model": str(args.output), "task": args.task, **tagger.info}
     text = (f"trained {args.task} model: {tagger.info['features']:,} features, {tagger.info['iterations']} "
             f"iterations of {args.solver} in {tagger.info['train_seconds']:.1f} s -> {args.output}")
     if args.test is not None:
-        scores = tagger.evaluate(_read_gold(args.test, args.format, args.task))
+        scores = tagger.evaluate(_read_gold(args.test, args.format, args.task, _other(args.split)))
         scores.pop("by_type", None)
         report["test"] = scores
         text += "\n" + _score_text(args.task, scores)
     _report(args, report, text)
     return 0
+
+
+def _trace_writer(path):
+    """Callback appending each trace record as a JSON line, so a run cut off still leaves its trace."""
+    if path is None:
+        return None
+    Path(path).write_text("")
+
+    def write(record) -> bool:
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(json.dumps(record, default=float) + "\n")
+        return False
+    return write
 
 
 def _score_text(task, s):
@@ -204,7 +242,7 @@ def _train_chain(args, C, sentences) -> int:
     report = {"model": str(args.output), "task": args.task, "kind": args.model, "solver": args.solver, "C": C}
     text = f"trained {args.task} {args.model} with {args.solver} -> {args.output}"
     if args.test is not None:
-        scores = _chain_scores(model, _read_gold(args.test, args.format, args.task), args.task)
+        scores = _chain_scores(model, _read_gold(args.test, args.format, args.task, _other(args.split)), args.task)
         report["test"] = scores
         text += "\n" + _score_text(args.task, scores)
     _report(args, report, text)
@@ -240,11 +278,12 @@ def _evaluate(args) -> int:
         from ..structured.cli import load_chain_model
         model = load_chain_model(args.model)
         task = model.space.task
-        scores = _chain_scores(model, _read_gold(args.input, args.format, task), task)
+        scores = _chain_scores(model, _read_gold(args.input, args.format, task, args.split), task)
         _report(args, {"model": str(args.model), "task": task, **scores}, _score_text(task, scores))
         return 0
     tagger = Tagger.load(args.model)
-    scores = tagger.evaluate(_read_gold(args.input, args.format, tagger.task), beam=args.beam,
+    scores = tagger.evaluate(_read_gold(args.input, args.format, tagger.task, args.split),
+                             beam=args.beam,
                              tag_dictionary=args.tag_dictionary, iob_constraint=args.iob_constraint)
     _report(args, {"model": str(args.model), "task": tagger.task, **scores}, _score_text(tagger.task, scores))
     return 0

@@ -132,16 +132,19 @@ def conll2000_corpus(path, task: str) -> Corpus:
     return Corpus(words, [[t[2] for t in s] for s in sentences], pos)
 
 
+def brown_split_files(names, seed: int = 0) -> tuple[list, list]:
+    """(train, test) file names: a random 4/5 of the Brown files (fixed seed) and the rest, each sorted."""
+    names = sorted(names)
+    order = np.random.default_rng(seed).permutation(len(names))
+    n_train = int(round(BROWN_TRAIN_FRACTION * len(names)))
+    return sorted(names[i] for i in order[:n_train]), sorted(names[i] for i in order[n_train:])
+
+
 def brown_split(directory, seed: int = 0) -> tuple[Corpus, Corpus, dict]:
     """Brown with simplified tags; a random 4/5 of the files train (fixed seed), the rest test."""
     from ..data import read_brown_files
     files = read_brown_files(directory, simplify_tags=True)
-    names = sorted(files)
-    rng = np.random.default_rng(seed)
-    order = rng.permutation(len(names))
-    n_train = int(round(BROWN_TRAIN_FRACTION * len(names)))
-    train_files = sorted(names[i] for i in order[:n_train])
-    test_files = sorted(names[i] for i in order[n_train:])
+    train_files, test_files = brown_split_files(files, seed)
 
     def corpus(file_names):
         sents = [s for f in file_names for s in files[f]]
