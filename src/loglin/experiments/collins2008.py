@@ -6,7 +6,9 @@ Experiments (``loglin reproduce NAME``; each writes PNGs, CSV/JSON traces and su
 * ``collins2008-mnist-order``     Fig 7: randomized vs deterministic (cyclic) order, C' = 1
 * ``collins2008-mnist-anneal``    Fig 8: C annealing (C' = 10 -> 1) vs plain EG at C' = 1
 * ``collins2008-mnist-path``      Table 2: warm-started path C' = 1000 * 0.7^k, relative gap 1e-3
-* ``collins2008-mnist-baselines`` Figs 9-11, 14: EG vs SGD vs L-BFGS (primal, validation error, time)
+* ``collins2008-mnist-baselines`` Figs 9-11, 14: EG vs SGD vs L-BFGS (primal, validation error, time),
+                                  and the acceptance check: the same primal optimum to 1e-4 relative
+* ``collins2008-mnist-mm``        MMEG-Online on MNIST: the max-margin duality gap going to 0
 * ``collins2008-news20-baselines`` the same comparison on news20 (LIBSVM multi-class)
 * ``collins2008-conll-crf``       chain CRF on CoNLL-2000 chunking: EG vs SGD vs L-BFGS, and CRFsuite
 * ``collins2008-conll-m3n``       chain M3N on CoNLL-2000: EG vs the cutting-plane structural SVM
@@ -17,6 +19,10 @@ figures. The x-axis is *effective iterations*: examples visited / n, every tried
 step size of EG counting as a visit, every function evaluation of L-BFGS as a pass.
 MNIST results use pixels / 255; the shared training pixels are a reconstruction and
 are labelled "MNIST (train pixels reconstructed)".
+
+Every run is timed in process CPU seconds (``clock="cpu"``) and limited by ``time_limit``
+CPU seconds per method; each trace and the summary are written as soon as a run ends,
+so a run cut off part-way still leaves its finished methods on disk.
 """
 from __future__ import annotations
 
@@ -31,6 +37,8 @@ from ..data.paths import shared_data_dir
 from ..solvers.base import minimize
 
 C_PRIME_GRID = (1000.0, 100.0, 10.0, 1.0)
+CLOCK = "cpu"                   # seconds and time limits in process CPU time (shared machine)
+TIME_LIMIT = 300.0              # default CPU seconds per method run
 
 
 # ====================================================================== helpers
@@ -65,7 +73,7 @@ def _save(out, name, trace):
 
 
 def _plot(path, series, *, y="primal_collins", ylabel="primal objective (C' scale)", logy=False, title=None,
-          x="effective_iterations", ref=None, clip=True):
+          x="effective_iterations", ref=None, clip=True, xmax=None):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -75,7 +83,7 @@ def _plot(path, series, *, y="primal_collins", ylabel="primal objective (C' scal
     for label, trace, column in series:
         pts = [(r.get(x), r.get(column or y)) for r in trace.records]
         pts = [(a, (b - ref) if ref is not None else b) for a, b in pts if a is not None and b is not None
-               and math.isfinite(b)]
+               and math.isfinite(b) and (xmax is None or a <= xmax)]
         if logy:
             pts = [(a, b) for a, b in pts if b > 0]
         if pts:
@@ -152,16 +160,20 @@ def _validation_error(problem, Xv, yv):
     return error
 
 
-def _eg_ll(problem, C, evaluate, max_iter, gap_tol=None, **options):
+def _eg_ll(problem, C, evaluate, max_iter, gap_tol=None, time_limit=TIME_LIMIT, **options):
     import loglin.solvers.eg_multiclass  # noqa: F401
     options.setdefault("eta", 0.5)           # section 7.1: eta_ini = 0.5 on MNIST
     res = minimize(problem.objective(C), "eg-ll", tol=0.0, max_iter=max_iter, gap_tol=gap_tol,
-                   evaluate=evaluate, random_state=0, **options)
+                   evaluate=evaluate, random_state=0, clock=CLOCK, time_limit=time_limit, **options)
     return _collins_scale(_effective(res.trace), C), res
 
 
 # ====================================================================== MNIST / news20 experiments
-def mnist_eg(out_dir: Path, quick=False, n_train=59000, its=None):
+def _gap(r):
+    return (r["primal_collins"] - r["dual_collins"]) / abs(r["primal_collins"])
+
+
+def mnist_eg(out_dir: Path, quick=False, n_train=59000, its=None, time_limit=TIME_LIMIT):
     """Figs 4-6: validation error, primal/dual and duality gap of LLEG-Online for several C'."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -169,13 +181,15 @@ def mnist_eg(out_dir: Path, quick=False, n_train=59000, its=None):
     its = its or (6 if quick else 20)
     rows, series = [], []
     for Cp in C_PRIME_GRID:
-        trace, res = _eg_ll(problem, 1.0 / Cp, val, its)
+        trace, res = _eg_ll(problem, 1.0 / Cp, val, its, time_limit=time_limit)
         _save(out, f"eg_Cprime{Cp:g}", trace)
         series.append((Cp, trace))
         last = trace.records[-1]
         rows.append(f"| {Cp:g} | {last['effective_iterations']:.1f} | {last['primal_collins']:.6g} | "
-                    f"{last['dual_collins']:.6g} | {(last['primal_collins'] - last['dual_collins']) / abs(last['primal_collins']):.2e} | "
-                    f"{last['metric']:.2f} | {last['seconds']:.1f} |")
+                    f"{last['dual_collins']:.6g} | {_gap(last):.2e} | {last['metric']:.2f} | {last['seconds']:.1f} |")
+        _write_summary(out, "Collins et al. 2008, Figs 4-6: LLEG-Online on MNIST", [
+            "| C' | effective its | primal | dual | relative gap | validation error % | train CPU s |",
+            "|---|---|---|---|---|---|---|", *rows], note)
     _plot(out / "fig4_validation_error.png", [(f"C'={c:g}", t, "metric") for c, t in series],
           y="metric", ylabel="validation error (%)", title=note)
     _plot(out / "fig5_primal_dual.png", [(f"C'={c:g} {k}", t, col) for c, t in series
@@ -184,15 +198,12 @@ def mnist_eg(out_dir: Path, quick=False, n_train=59000, its=None):
     for c, t in series:
         for r in t.records:
             if r.get("dual_collins") is not None:
-                r["gap_percent"] = 100.0 * (r["primal_collins"] - r["dual_collins"]) / abs(r["primal_collins"])
+                r["gap_percent"] = 100.0 * _gap(r)
     _plot(out / "fig6_duality_gap.png", [(f"C'={c:g}", t, "gap_percent") for c, t in series], logy=True,
           y="gap_percent", ylabel="duality gap (% of primal)", title=note)
-    _write_summary(out, "Collins et al. 2008, Figs 4-6: LLEG-Online on MNIST", [
-        "| C' | effective its | primal | dual | relative gap | validation error % | train s |",
-        "|---|---|---|---|---|---|---|", *rows], note)
 
 
-def mnist_order(out_dir: Path, quick=False, n_train=59000, its=None):
+def mnist_order(out_dir: Path, quick=False, n_train=59000, its=None, time_limit=TIME_LIMIT):
     """Fig 7: randomized vs deterministic order at C' = 1."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -200,7 +211,7 @@ def mnist_order(out_dir: Path, quick=False, n_train=59000, its=None):
     its = its or (6 if quick else 20)
     runs = {}
     for order in ("random", "cyclic"):
-        trace, _ = _eg_ll(problem, 1.0, val, its, order=order)
+        trace, _ = _eg_ll(problem, 1.0, val, its, order=order, time_limit=time_limit)
         _save(out, f"eg_{order}", trace)
         runs[order] = trace
     opt = min(min(t.column("primal_collins")) for t in runs.values())
@@ -213,87 +224,168 @@ def mnist_order(out_dir: Path, quick=False, n_train=59000, its=None):
           ylabel="objective (C' = 1)", title=note)
     _plot(out / "fig7_gap.png", [(o, t, "normalized_gap") for o, t in runs.items()], y="normalized_gap",
           logy=True, ylabel="(primal - dual) / opt", title=note)
-    lines = ["| order | effective its | primal | dual | (primal-dual)/opt |", "|---|---|---|---|---|"]
+    lines = ["| order | effective its | CPU s | primal | dual | (primal-dual)/opt | validation error % |",
+             "|---|---|---|---|---|---|---|"]
     for o, t in runs.items():
         r = t.records[-1]
-        lines.append(f"| {o} | {r['effective_iterations']:.1f} | {r['primal_collins']:.6g} | {r['dual_collins']:.6g} | "
-                     f"{r['normalized_gap']:.2e} |")
+        lines.append(f"| {o} | {r['effective_iterations']:.1f} | {r['seconds']:.1f} | {r['primal_collins']:.6g} | "
+                     f"{r['dual_collins']:.6g} | {r['normalized_gap']:.2e} | {r['metric']:.2f} |")
     _write_summary(out, "Collins et al. 2008, Fig 7: randomized vs deterministic online EG (C' = 1)", lines, note)
 
 
-def mnist_anneal(out_dir: Path, quick=False, n_train=59000, its=None):
+def mnist_anneal(out_dir: Path, quick=False, n_train=59000, its=None, time_limit=TIME_LIMIT):
     """Fig 8: annealing C' = 10 -> 1 (C' = 1 + 9 * 0.7^(t-5) after 5 passes) vs plain EG at C' = 1."""
     from ..structured.eg import collins_annealing
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     problem, val, note = _mnist(quick, n_train)
     its = its or (6 if quick else 20)
-    plain, _ = _eg_ll(problem, 1.0, val, its)
-    annealed, _ = _eg_ll(problem, 1.0, val, its, C_schedule=collins_annealing(1.0))
+    plain, _ = _eg_ll(problem, 1.0, val, its, time_limit=time_limit)
     _save(out, "eg_plain", plain)
+    annealed, _ = _eg_ll(problem, 1.0, val, its, C_schedule=collins_annealing(1.0), time_limit=time_limit)
     _save(out, "eg_annealed", annealed)
     _plot(out / "fig8_primal.png", [("EG", plain, "primal_collins"), ("EG annealed", annealed, "primal_collins")],
           ylabel="primal objective at C' = 1", title=note)
     _plot(out / "fig8_validation_error.png", [("EG", plain, "metric"), ("EG annealed", annealed, "metric")],
           y="metric", ylabel="validation error (%)", title=note)
-    lines = ["| run | effective its | primal (C'=1) | validation error % |", "|---|---|---|---|"]
+    lines = ["| run | effective its | CPU s | primal (C'=1) | validation error % |", "|---|---|---|---|---|"]
     for name, t in (("EG", plain), ("EG annealed", annealed)):
         r = t.records[-1]
-        lines.append(f"| {name} | {r['effective_iterations']:.1f} | {r['primal_collins']:.6g} | {r['metric']:.2f} |")
+        lines.append(f"| {name} | {r['effective_iterations']:.1f} | {r['seconds']:.1f} | {r['primal_collins']:.6g} | "
+                     f"{r['metric']:.2f} |")
     _write_summary(out, "Collins et al. 2008, Fig 8: C annealing on MNIST (C' = 1)", lines, note)
 
 
-def mnist_path(out_dir: Path, quick=False, n_train=59000, its=None):
-    """Table 2: warm-started path over C' = 1000 * 0.7^k with a relative gap tolerance of 1e-3."""
+def mnist_path(out_dir: Path, quick=False, n_train=59000, its=None, time_limit=60.0, n_values=None,
+               total_limit=450.0):
+    """Table 2: warm-started path over C' = 1000 * 0.7^k with a relative gap tolerance of 1e-3.
+
+    ``time_limit`` CPU seconds per value of C', ``total_limit`` for the whole path (it stops early,
+    and says so, when the total is spent). The table is rewritten after every C'.
+    """
     import loglin.solvers.eg_multiclass  # noqa: F401
     from ..solvers.eg import EGState
     from ..structured.eg import regularization_path
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     problem, val, note = _mnist(quick, n_train)
-    n_values = 6 if quick else 12
+    n_values = n_values or (6 if quick else 24)     # the paper: 25 values from 1000 to 0.274
     Cps = [1000.0 * 0.7 ** k for k in range(n_values)]
     state = EGState(problem, init_eps=0.01)      # eg-ll is loglin.solvers.eg; its warm-start state
-    rows = regularization_path(lambda C: problem.objective(C), "eg-ll", [1.0 / c for c in Cps], state,
-                               gap_tol=1e-3, max_iter=60 if quick else 200, evaluate=val, eta=0.5,
-                               updates_per_step=max(1, problem.n_contexts // 2))
-    for r in rows:
-        r.pop("w", None)
-    (out / "table2.json").write_text(json.dumps(rows, indent=1, default=float))
-    lines = ["| C' | iterations | total iterations | validation error % | relative gap |", "|---|---|---|---|---|"]
-    for r in rows:
-        lines.append(f"| {r['C_collins']:.6g} | {r['iterations']:.2f} | {r['total_iterations']:.2f} | "
-                     f"{r['metric']:.2f} | {r['relative_gap']:.1e} |")
-    _write_summary(out, "Collins et al. 2008, Table 2: warm-started C path (epsilon = 0.1%, nu = 0.7)", lines +
-                   ["", "The gap is checked every half pass, so iterations are multiples of 0.5 "
-                    "(plus the visits of rejected step sizes)."], note)
-
-
-def _baselines(out, problem, val, note, Cps, its):
-    import loglin.solvers.eg_multiclass  # noqa: F401
-    lines = ["| C' | solver | effective its | train s | primal (C' scale) | rel. to best | validation error % |",
+    rows, total, cpu = [], 0.0, 0.0
+    lines = ["| C' | iterations | total iterations | validation error % | relative gap | CPU s | stop |",
              "|---|---|---|---|---|---|---|"]
+    for Cp in Cps:
+        start = time.process_time()
+        row = regularization_path(lambda C: problem.objective(C), "eg-ll", [1.0 / Cp], state,
+                                  gap_tol=1e-3, max_iter=60 if quick else 200, evaluate=val, eta=0.5,
+                                  updates_per_step=max(1, problem.n_contexts // 2), clock=CLOCK,
+                                  time_limit=time_limit)[0]
+        row.pop("w", None)
+        total += row["iterations"]
+        row["total_iterations"], row["cpu_seconds"] = total, time.process_time() - start
+        cpu += row["cpu_seconds"]
+        rows.append(row)
+        (out / "table2.json").write_text(json.dumps(rows, indent=1, default=float))
+        lines.append(f"| {row['C_collins']:.6g} | {row['iterations']:.2f} | {total:.2f} | {row['metric']:.2f} | "
+                     f"{row['relative_gap']:.1e} | {row['cpu_seconds']:.1f} | {row['stop_reason']} |")
+        stopped = cpu >= total_limit and Cp != Cps[-1]
+        _write_summary(out, "Collins et al. 2008, Table 2: warm-started C path (epsilon = 0.1%, nu = 0.7)", lines + [
+            "", "The gap is checked every half pass, so iterations are multiples of 0.5 (plus the visits of "
+            f"rejected step sizes). CPU limit {time_limit:g} s per C', {total_limit:g} s in all"
+            + (f"; the path was stopped after C' = {Cp:.4g} when the total was spent." if stopped else ".")], note)
+        if stopped:
+            break
+
+
+def mnist_mm(out_dir: Path, quick=False, n_train=59000, its=None, time_limit=TIME_LIMIT, gap_tol=1e-6):
+    """MMEG-Online on MNIST: primal (multi-class hinge), dual and duality gap for C' = 10 and 1."""
+    import loglin.solvers.eg_multiclass  # noqa: F401
+    from ..structured.multiclass import MaxMarginObjective
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    problem, val, note = _mnist(quick, n_train)
+    its = its or (6 if quick else 60)
+    lines = ["| C' | effective its | CPU s | primal (C' scale) | dual (C' scale) | relative gap | validation error % | stop |",
+             "|---|---|---|---|---|---|---|---|"]
+    series = []
+    for Cp in (10.0, 1.0):
+        C = 1.0 / Cp
+        res = minimize(MaxMarginObjective(problem, C), "eg-mm", tol=0.0, gap_tol=gap_tol, max_iter=its,
+                       evaluate=val, random_state=0, clock=CLOCK, time_limit=time_limit)
+        t = _collins_scale(res.trace, C)
+        _save(out, f"mmeg_Cprime{Cp:g}", t)
+        for r in t.records:
+            if r.get("dual_collins") is not None:
+                r["relative_gap"] = _gap(r)
+        series.append((Cp, t))
+        r = t.records[-1]
+        lines.append(f"| {Cp:g} | {r['effective_iterations']:.1f} | {r['seconds']:.1f} | {r['primal_collins']:.8g} | "
+                     f"{r['dual_collins']:.8g} | {r['relative_gap']:.1e} | {r['metric']:.2f} | {res.stop_reason} |")
+        _write_summary(out, "Collins et al. 2008: MMEG-Online on MNIST (max-margin duality gap)", lines, note)
+    _plot(out / "mm_gap.png", [(f"C'={c:g}", t, "relative_gap") for c, t in series], y="relative_gap", logy=True,
+          ylabel="(primal - dual) / primal", title=note)
+
+
+def _baselines(out, problem, val, note, Cps, its, title, time_limit=TIME_LIMIT, long_its=200, gap_tol=1e-6):
+    """EG vs SGD vs L-BFGS per C': the figures show the first ``its`` effective iterations; EG then runs on
+    to a relative duality gap ``gap_tol`` (a certificate of its primal) and L-BFGS to a relative gradient
+    of 1e-9, so the tables can check that all reach the same primal optimum (acceptance: 1e-4)."""
+    import loglin.solvers.eg_multiclass  # noqa: F401
+    from ..structured.eg import collins_annealing
+    header = ["| C' | solver | effective its | CPU s | primal at its | final primal | rel. to L-BFGS | "
+              "rel. duality gap | validation error % | stop |", "|---|---|---|---|---|---|---|---|---|---|"]
+    lines, agree = list(header), []
     for Cp in Cps:
         C = 1.0 / Cp
         runs = {}
-        runs["EG"], _ = _eg_ll(problem, C, val, its)
-        res = minimize(problem.objective(C), "sgd", tol=0.0, max_iter=its, evaluate=val, random_state=0,
-                       eta0=_pick_sgd_eta0(problem, C, val))
-        runs["SGD"] = _collins_scale(_effective(_sgd_effective(res.trace)), C)
-        res = minimize(problem.objective(C), "lbfgs", tol=0.0, max_iter=its, evaluate=val)
-        runs["L-BFGS"] = _collins_scale(_effective(res.trace), C)
-        best = min(min(t.column("primal_collins")) for t in runs.values())
-        for name, t in runs.items():
-            _save(out, f"{name.lower().replace('-', '')}_Cprime{Cp:g}", t)
-            r = t.records[-1]
+
+        def done(name, trace, res):
+            runs[name] = trace
+            _save(out, f"{name.lower().replace('-', '').replace(' ', '_')}_Cprime{Cp:g}", trace)
+            at = [r for r in trace.records if r["effective_iterations"] <= its + 1e-9][-1]
+            r = trace.records[-1]
+            gap = f"{_gap(r):.1e}" if r.get("dual_collins") is not None else "-"
             lines.append(f"| {Cp:g} | {name} | {r['effective_iterations']:.1f} | {r['seconds']:.1f} | "
-                         f"{r['primal_collins']:.8g} | {(r['primal_collins'] - best) / abs(best):.1e} | {r['metric']:.2f} |")
+                         f"{at['primal_collins']:.10g} | {r['primal_collins']:.10g} | REL | {gap} | {r['metric']:.2f} | "
+                         f"{res.stop_reason} |")
+            _write_summary(out, title, [line.replace("| REL |", "| |") for line in lines], note)
+
+        done("EG", *_eg_ll(problem, C, val, long_its, gap_tol=gap_tol, time_limit=time_limit))
+        if Cp <= 1.0:
+            done("EG annealed", *_eg_ll(problem, C, val, long_its, gap_tol=gap_tol, time_limit=time_limit,
+                                        C_schedule=collins_annealing(C)))
+        eta0 = _pick_sgd_eta0(problem, C, val)
+        res = minimize(problem.objective(C), "sgd", tol=0.0, max_iter=its, evaluate=val, random_state=0,
+                       eta0=eta0, clock=CLOCK, time_limit=time_limit)
+        done("SGD", _collins_scale(_effective(_sgd_effective(res.trace)), C), res)
+        res = minimize(problem.objective(C), "lbfgs", tol=1e-9, max_iter=5000, evaluate=val, clock=CLOCK,
+                       time_limit=time_limit)
+        done("L-BFGS", _collins_scale(_effective(res.trace), C), res)
+        ref = runs["L-BFGS"].records[-1]["primal_collins"]
+        lines[len(lines) - len(runs):] = [line.replace("| REL |", "| {:+.1e} |".format(
+            (t.records[-1]["primal_collins"] - ref) / abs(ref))) for line, t in zip(lines[len(lines) - len(runs):],
+                                                                                  runs.values())]
+        for name, t in runs.items():
+            if name != "L-BFGS":
+                rel = (t.records[-1]["primal_collins"] - ref) / abs(ref)
+                what = f"{name} (eta0 = {eta0:g})" if name == "SGD" else name
+                agree.append(f"- C' = {Cp:g}, {what}: final primal {rel:+.1e} relative to L-BFGS's: "
+                             f"{'held' if abs(rel) <= 1e-4 else 'NOT held'}")
+        best = min(min(t.column("primal_collins")) for t in runs.values())
+        best = best - 1e-9 * abs(best)
         _plot(out / f"primal_Cprime{Cp:g}.png", [(k, t, None) for k, t in runs.items()], ref=best, logy=True,
-              ylabel="primal - best (C' scale)", title=f"C' = {Cp:g}; {note}")
+              ylabel="primal - best (C' scale)", title=f"C' = {Cp:g}; {note}", xmax=its)
         _plot(out / f"validation_Cprime{Cp:g}.png", [(k, t, "metric") for k, t in runs.items()], y="metric",
-              ylabel="validation error (%)", title=f"C' = {Cp:g}; {note}")
+              ylabel="validation error (%)", title=f"C' = {Cp:g}; {note}", xmax=its)
         _plot(out / f"primal_time_Cprime{Cp:g}.png", [(k, t, None) for k, t in runs.items()], ref=best, logy=True,
-              x="seconds", ylabel="primal - best (C' scale)", title=f"C' = {Cp:g} (training seconds); {note}")
+              x="seconds", ylabel="primal - best (C' scale)", title=f"C' = {Cp:g} (training CPU seconds); {note}")
+        _write_summary(out, title, lines + ["", f"Acceptance (same primal optimum to 1e-4 relative; EG runs to a "
+                                                 f"relative duality gap of {gap_tol:g} or {long_its} passes, L-BFGS "
+                                                 f"to a relative gradient of 1e-9, SGD {its} passes):", *agree,
+                                            "", f"'primal at its' is the value after {its} effective iterations "
+                                                "(the figures' range); CPU limit per run "
+                                                f"{time_limit:g} s."], note)
     return lines
 
 
@@ -308,7 +400,7 @@ def _pick_sgd_eta0(problem, C, val, grid=(1.0, 0.1, 0.01, 0.001, 0.0001)):
     scale, so its eta0 is the paper's eta0 up to the factor N/n = 1 here)."""
     best = (np.inf, grid[0])
     for eta0 in grid:
-        res = minimize(problem.objective(C), "sgd", tol=0.0, max_iter=1, random_state=0, eta0=eta0)
+        res = minimize(problem.objective(C), "sgd", tol=0.0, max_iter=1, random_state=0, eta0=eta0, clock=CLOCK)
         if np.all(np.isfinite(res.w)):
             err = val(res.w)
             if err < best[0]:
@@ -316,22 +408,24 @@ def _pick_sgd_eta0(problem, C, val, grid=(1.0, 0.1, 0.01, 0.001, 0.0001)):
     return best[1]
 
 
-def mnist_baselines(out_dir: Path, quick=False, n_train=59000, its=None):
-    """Figs 9-11 and 14: EG vs SGD vs L-BFGS on the log-linear primal."""
+def mnist_baselines(out_dir: Path, quick=False, n_train=59000, its=None, time_limit=TIME_LIMIT):
+    """Figs 9-11 and 14: EG vs SGD vs L-BFGS on the log-linear primal, and the 1e-4 agreement check."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     problem, val, note = _mnist(quick, n_train)
-    lines = _baselines(out, problem, val, note, (10.0, 1.0) if not quick else (10.0,), 6 if quick else 25)
-    _write_summary(out, "Collins et al. 2008, Figs 9-11, 14: EG vs SGD vs L-BFGS on MNIST", lines, note)
+    _baselines(out, problem, val, note, (10.0, 1.0) if not quick else (10.0,), its or (6 if quick else 25),
+               "Collins et al. 2008, Figs 9-11, 14: EG vs SGD vs L-BFGS on MNIST", time_limit=time_limit,
+               long_its=20 if quick else 200)
 
 
-def news20_baselines(out_dir: Path, quick=False):
+def news20_baselines(out_dir: Path, quick=False, its=None, time_limit=TIME_LIMIT):
     """The EG / SGD / L-BFGS comparison on news20."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     problem, val, note = _news20(quick)
-    lines = _baselines(out, problem, val, note, (1.0, 0.1) if not quick else (1.0,), 5 if quick else 30)
-    _write_summary(out, "EG vs SGD vs L-BFGS on news20 (the paper's section 7.1 protocol)", lines, note)
+    _baselines(out, problem, val, note, (1.0, 0.1) if not quick else (1.0,), its or (5 if quick else 30),
+               "EG vs SGD vs L-BFGS on news20 (the paper's section 7.1 protocol)", time_limit=time_limit,
+               long_its=15 if quick else 200)
 
 
 # ====================================================================== CoNLL-2000 chunking
@@ -367,9 +461,9 @@ def _crfsuite(train, test, C, max_iter=1000):
                         "feature.possible_transitions": True})
     with tempfile.TemporaryDirectory() as tmp:
         path = str(Path(tmp) / "model.crfsuite")
-        start = time.perf_counter()
+        start = time.process_time()         # CPU seconds, like our solvers' clock="cpu"
         trainer.train(path)
-        seconds = time.perf_counter() - start
+        seconds = time.process_time() - start
         tagger = pycrfsuite.Tagger()
         tagger.open(path)
         pred = [tagger.tag(chunk_attributes([t[0] for t in s], [t[1] for t in s])) for s in test]
@@ -379,67 +473,79 @@ def _crfsuite(train, test, C, max_iter=1000):
             "features": last.get("active_features")}
 
 
-def conll_crf(out_dir: Path, quick=False, C=1.0, its=None, solvers=("L-BFGS", "EG", "EG annealed", "SGD", "CRFsuite")):
-    """CRF on CoNLL-2000: online EG vs SGD vs L-BFGS (same primal), test F1, and CRFsuite's L-BFGS time."""
+def conll_crf(out_dir: Path, quick=False, C=1.0, its=None, solvers=("L-BFGS", "EG", "EG annealed", "SGD", "CRFsuite"),
+              time_limit=600.0):
+    """CRF on CoNLL-2000: online EG vs SGD vs L-BFGS (same primal), test F1, and CRFsuite's L-BFGS time.
+
+    Each method gets ``time_limit`` CPU seconds; its trace and the summary are written when it ends."""
     import loglin.solvers.eg_multiclass  # noqa: F401  (registers the chain solvers)
     from ..structured.eg import collins_annealing
     from ..structured.sgd import choose_eta0
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     train, test, problem, space, f1, note = _conll(quick)
+    note += f"; timings in process CPU seconds on a shared 2-core machine, {time_limit:g} CPU s per method"
     obj = problem.objective(C)
     its = its or (8 if quick else 60)
-    runs = {}
+    runs, extra = {}, {"eta0": None, "crfsuite": []}
+    common = dict(evaluate=f1, clock=CLOCK, time_limit=time_limit)
+
+    def finish(name, trace):
+        runs[name] = trace
+        _save(out, name.lower().replace("-", "").replace(" ", "_"), trace)
+        _conll_crf_summary(out, C, runs, extra, note)
+
     if "L-BFGS" in solvers:
-        res = minimize(obj, "lbfgs", tol=1e-6, max_iter=30 if quick else 400, evaluate=f1)
-        runs["L-BFGS"] = _collins_scale(_effective(res.trace), C)
-    if "EG" in solvers:
-        res = minimize(obj, "chain-eg", tol=0.0, gap_tol=1e-6, max_iter=its, evaluate=f1, random_state=0)
-        runs["EG"] = _collins_scale(res.trace, C)
+        res = minimize(obj, "lbfgs", tol=1e-6, max_iter=30 if quick else 400, **common)
+        finish("L-BFGS", _collins_scale(_effective(res.trace), C))
     if "EG annealed" in solvers:
-        res = minimize(obj, "chain-eg", tol=0.0, gap_tol=1e-6, max_iter=its, evaluate=f1, random_state=0,
-                       C_schedule=collins_annealing(C))
-        runs["EG annealed"] = _collins_scale(res.trace, C)
-    eta0 = None
+        res = minimize(obj, "chain-eg", tol=0.0, gap_tol=1e-6, max_iter=its, random_state=0,
+                       C_schedule=collins_annealing(C), **common)
+        finish("EG annealed", _collins_scale(res.trace, C))
+    if "EG" in solvers:
+        res = minimize(obj, "chain-eg", tol=0.0, gap_tol=1e-6, max_iter=its, random_state=0, **common)
+        finish("EG", _collins_scale(res.trace, C))
     if "SGD" in solvers:
         token_err = _token_error(space, test)
-        eta0, _ = choose_eta0(obj, np.zeros(obj.n), np.random.default_rng(0), validation=token_err)
-        res = minimize(obj, "chain-sgd", tol=0.0, max_iter=its, evaluate=f1, random_state=0, eta0=eta0)
-        runs["SGD"] = _collins_scale(res.trace, C)
+        extra["eta0"], _ = choose_eta0(obj, np.zeros(obj.n), np.random.default_rng(0), validation=token_err)
+        res = minimize(obj, "chain-sgd", tol=0.0, max_iter=its, random_state=0, eta0=extra["eta0"], **common)
+        finish("SGD", _collins_scale(res.trace, C))
+    if "CRFsuite" in solvers:
+        try:
+            cs = _crfsuite(train, test, C)
+        except ImportError:
+            extra["crfsuite"] = ["", "CRFsuite not run (python-crfsuite missing)."]
+        else:
+            (out / "crfsuite.json").write_text(json.dumps(cs, indent=1, default=float))
+            extra["crfsuite"] = ["", "| CRFsuite L-BFGS (python-crfsuite, same attributes) | value |", "|---|---|",
+                                 f"| training CPU seconds | {cs['seconds']:.1f} |", f"| iterations | {cs['iterations']} |",
+                                 f"| final objective (C' scale) | {cs['objective_collins']} |",
+                                 f"| test F1 | {cs['f1']:.2f} |", f"| active features | {cs['features']} |"]
+        _conll_crf_summary(out, C, runs, extra, note)
     best = min(min(t.column("primal_collins")) for t in runs.values())
-    lines = [f"C = {C:g} (C' = {1 / C:g}; CRFsuite c2 = {1 / (2 * C):g}); SGD eta0 = {eta0} "
-             f"(lowest test-token error after one pass - the paper uses a validation set)", "",
-             "| solver | effective its | train s | primal (C' scale) | rel. to best | test F1 |", "|---|---|---|---|---|---|"]
-    for name, t in runs.items():
-        _save(out, name.lower().replace("-", "").replace(" ", "_"), t)
-        r = t.records[-1]
-        lines.append(f"| {name} | {r['effective_iterations']:.1f} | {r['seconds']:.1f} | {r['primal_collins']:.8g} | "
-                     f"{(r['primal_collins'] - best) / abs(best):.1e} | {r['metric']:.2f} |")
-    for name in ("EG", "EG annealed"):
-        if name in runs:
-            r = runs[name].records[-1]
-            lines += ["", f"{name}: relative duality gap at the end "
-                      f"{(r['primal_collins'] - r['dual_collins']) / abs(r['primal_collins']):.2e}"]
-    try:
-        if "CRFsuite" not in solvers:
-            raise ImportError
-        cs = _crfsuite(train, test, C)
-        (out / "crfsuite.json").write_text(json.dumps(cs, indent=1, default=float))
-        lines += ["", "| CRFsuite L-BFGS (python-crfsuite, same attributes) | value |", "|---|---|",
-                  f"| training seconds | {cs['seconds']:.1f} |", f"| iterations | {cs['iterations']} |",
-                  f"| final objective (C' scale) | {cs['objective_collins']} |",
-                  f"| rel. to our best | {(cs['objective_collins'] - best) / abs(best):.1e} |",
-                  f"| test F1 | {cs['f1']:.2f} |", f"| active features | {cs['features']} |"]
-    except ImportError:
-        lines += ["", "CRFsuite not run (not requested or python-crfsuite missing)."]
+    best -= 1e-9 * abs(best)
     _plot(out / "crf_primal.png", [(k, t, None) for k, t in runs.items()], ref=best, logy=True,
           ylabel="primal - best (C' scale)", title=note)
     _plot(out / "crf_primal_time.png", [(k, t, None) for k, t in runs.items()], ref=best, logy=True, x="seconds",
           ylabel="primal - best (C' scale)", title=note)
     _plot(out / "crf_f1.png", [(k, t, "metric") for k, t in runs.items()], y="metric", ylabel="test chunk F1",
           title=note)
-    _write_summary(out, "Chain CRF on CoNLL-2000: EG vs SGD vs L-BFGS (and CRFsuite)", lines,
-                   note + "; timings on a shared 2-core machine")
+    _plot(out / "crf_f1_time.png", [(k, t, "metric") for k, t in runs.items()], y="metric", x="seconds",
+          ylabel="test chunk F1", title=note)
+
+
+def _conll_crf_summary(out, C, runs, extra, note):
+    best = min(min(t.column("primal_collins")) for t in runs.values()) if runs else float("nan")
+    lines = [f"C = {C:g} (C' = {1 / C:g}; CRFsuite c2 = {1 / (2 * C):g}); SGD eta0 = {extra['eta0']} "
+             f"(lowest test-token error after one pass - the paper uses a validation set)", "",
+             "| solver | effective its | train CPU s | primal (C' scale) | rel. to best | rel. duality gap | test F1 |",
+             "|---|---|---|---|---|---|---|"]
+    for name, t in runs.items():
+        r = t.records[-1]
+        gap = f"{_gap(r):.1e}" if r.get("dual_collins") is not None else "-"
+        lines.append(f"| {name} | {r['effective_iterations']:.1f} | {r['seconds']:.1f} | {r['primal_collins']:.8g} | "
+                     f"{(r['primal_collins'] - best) / abs(best):.1e} | {gap} | {r['metric']:.2f} |")
+    _write_summary(out, "Chain CRF on CoNLL-2000: EG vs SGD vs L-BFGS (and CRFsuite)", lines + extra["crfsuite"], note)
 
 
 def conll_crf_eg(out_dir: Path, quick=False, C=1.0):
@@ -449,7 +555,7 @@ def conll_crf_eg(out_dir: Path, quick=False, C=1.0):
     out.mkdir(parents=True, exist_ok=True)
     train, test, problem, space, f1, note = _conll(quick)
     res = minimize(problem.objective(C), "chain-eg", tol=0.0, gap_tol=1e-5, max_iter=8 if quick else 40,
-                   evaluate=f1, random_state=0)
+                   evaluate=f1, random_state=0, clock=CLOCK)
     t = _collins_scale(res.trace, C)
     _save(out, "eg", t)
     r = t.records[-1]
@@ -468,7 +574,7 @@ def _token_error(space, sentences):
     return _error_rate(space, sentences)
 
 
-def conll_m3n(out_dir: Path, quick=False, C=0.1, its=None):
+def conll_m3n(out_dir: Path, quick=False, C=0.1, its=None, time_limit=TIME_LIMIT):
     """M3N on CoNLL-2000: online EG vs the 1-slack cutting-plane structural SVM, by time and by passes."""
     import loglin.solvers.eg_multiclass  # noqa: F401
     out = Path(out_dir)
@@ -477,11 +583,13 @@ def conll_m3n(out_dir: Path, quick=False, C=0.1, its=None):
     obj = problem.objective(C, loss="mm")
     its = its or (8 if quick else 40)
     runs = {}
-    res = minimize(obj, "chain-eg", tol=0.0, gap_tol=1e-4, max_iter=its, evaluate=f1, random_state=0)
+    res = minimize(obj, "chain-eg", tol=0.0, gap_tol=1e-4, max_iter=its, evaluate=f1, random_state=0, clock=CLOCK,
+                   time_limit=time_limit)
     runs["EG"] = _collins_scale(res.trace, C)
+    _save(out, "EG", runs["EG"])
     budget = runs["EG"].records[-1]["seconds"]
     res = minimize(obj, "chain-cutting-plane", tol=0.0, gap_tol=1e-4, max_iter=20 if quick else 2000,
-                   time_limit=max(budget, 1.0), evaluate=f1)
+                   time_limit=max(budget, 1.0), evaluate=f1, clock=CLOCK)
     runs["cutting plane"] = _collins_scale(res.trace, C)
     best = min(min(t.column("primal_collins")) for t in runs.values())
     lower = max(max((v for v in t.column("dual_collins", None) if v is not None), default=-np.inf)
@@ -513,6 +621,7 @@ REPRODUCE = {
     "collins2008-mnist-anneal": mnist_anneal,
     "collins2008-mnist-path": mnist_path,
     "collins2008-mnist-baselines": mnist_baselines,
+    "collins2008-mnist-mm": mnist_mm,
     "collins2008-news20-baselines": news20_baselines,
     "collins2008-conll-crf": conll_crf,
     "collins2008-conll-crf-eg": conll_crf_eg,
