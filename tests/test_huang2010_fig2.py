@@ -22,3 +22,54 @@ def test_huang2010_fig2_quick_writes_plots_traces_and_summary(tmp_path, serial_n
         tr = Trace.from_json(tmp_path / f"conll2000-pos-{solver}.json")
         assert len(tr) > 1 and "final_metric" in tr.meta
     assert cpu < 60, f"quick mode took {cpu:.0f} CPU seconds"
+
+
+class _CutOff(Exception):
+    """Stands for the process being killed while a method runs."""
+
+
+@pytest.mark.slow
+def test_huang2010_fig2_cut_off_run_keeps_finished_methods_and_resumes(tmp_path, serial_numba, monkeypatch):
+    from loglin.experiments import huang2010
+    real_run, real_ref = huang2010.run_timed, huang2010._reference_run
+    ran, refs = [], []
+
+    def cut_at_scgis(objective, solver, **kw):
+        ran.append(solver)
+        if solver == "scgis":
+            raise _CutOff
+        return real_run(objective, solver, **kw)
+
+    def counted_ref(*a, **kw):
+        refs.append(1)
+        return real_ref(*a, **kw)
+    monkeypatch.setattr(huang2010, "_reference_run", counted_ref)
+    monkeypatch.setattr(huang2010, "run_timed", cut_at_scgis)
+    run = dict(quick=True, solvers=("cd", "scgis"), time_limit=0.3)
+    with pytest.raises(_CutOff):
+        huang2010.fig2(tmp_path, **run)
+    # CD's trace and a partial summary are on disk although the run died
+    cd_json = (tmp_path / "conll2000-pos-cd.json").read_text()
+    assert (tmp_path / "conll2000-pos-cd.w.npy").exists() and (tmp_path / "fig2.png").exists()
+    summary = (tmp_path / "summary.md").read_text()
+    assert "PARTIAL" in summary and "scgis" in summary.split("PARTIAL")[1].split("\n")[0]
+    assert json.loads((tmp_path / "claims.json").read_text()) == []      # no f*, so no claims yet
+
+    # the same command again runs only what is missing, then the reference
+    ran.clear()
+    monkeypatch.setattr(huang2010, "run_timed", lambda o, s, **kw: ran.append(s) or real_run(o, s, **kw))
+    huang2010.fig2(tmp_path, **run)
+    assert ran == ["scgis"] and len(refs) == 1
+    summary = (tmp_path / "summary.md").read_text()
+    assert "PARTIAL" not in summary and "conll2000-pos/cd" in summary          # reuse is stated
+    from loglin.trace import Trace
+    cd = Trace.from_json(tmp_path / "conll2000-pos-cd.json")
+    assert cd.records == json.loads(cd_json)["records"]
+    assert any("CD reaches" in c["claim"] for c in json.loads((tmp_path / "claims.json").read_text()))
+
+    # identical settings: nothing reruns, the reference is reused; other settings: everything reruns
+    ran.clear()
+    huang2010.fig2(tmp_path, **run)
+    assert ran == [] and len(refs) == 1
+    huang2010.fig2(tmp_path, **dict(run, time_limit=0.2))
+    assert ran == ["cd", "scgis"] and len(refs) == 2
