@@ -30,7 +30,7 @@ class _CutOff(Exception):
 
 @pytest.mark.slow
 def test_huang2010_fig2_cut_off_run_keeps_finished_methods_and_resumes(tmp_path, serial_numba, monkeypatch):
-    from loglin.experiments import huang2010
+    from loglin.experiments import huang2010_fig2 as huang2010
     real_run, real_ref = huang2010.run_timed, huang2010._reference_run
     ran, refs = [], []
 
