@@ -17,6 +17,7 @@ import numpy as np
 
 from .kernels import logistic as lk
 from .kernels import maxent as mk
+from .kernels import vector as vk
 from .kernels.maxent import _blocks
 
 
@@ -32,7 +33,7 @@ class Objective:
         self.n_hess_vec = 0
 
     def regularizer(self, w):
-        return 0.5 * float(np.dot(self.reg * w, w))
+        return vk.half_weighted_sq_norm(self.reg, w)
 
     def grad_norm(self, w) -> float:
         return float(np.linalg.norm(self.fun_grad(w, keep_cache=False)[1]))
@@ -73,16 +74,16 @@ class MaxentObjective(Objective):
     def fun(self, w):
         self.n_fun += 1
         loss, _ = self._pass(w, np.empty((0, self.problem.n_labels)), False)
-        return self.regularizer(w) + self.C * (loss - float(np.dot(w, self.problem.emp)))
+        return self.regularizer(w) + self.C * (loss - vk.dot(w, self.problem.emp))
 
     def fun_grad(self, w, keep_cache=True):
         self.n_fun += 1
         self.n_grad += 1
         out = self._pending if keep_cache else np.empty((0, self.problem.n_labels))
         loss, expect = self._pass(w, out, True)
-        f = self.regularizer(w) + self.C * (loss - float(np.dot(w, self.problem.emp)))
-        g = self.reg * w + self.C * (expect - self.problem.emp)
-        return f, g
+        f = self.regularizer(w) + self.C * (loss - vk.dot(w, self.problem.emp))
+        vk.regularized_gradient_inplace(expect, self.reg, w, self.C, self.problem.emp)
+        return f, expect
 
     def accept(self):
         self._prob, self._pending = self._pending, self._prob
@@ -94,7 +95,8 @@ class MaxentObjective(Objective):
             hv = mk.dense_hessian_vector(v, self._bounds, p.n_labels, *self._args[:3], p.ctx_count, self._prob)
         else:
             hv = mk.hessian_vector(v, self._bounds, p.n_labels, *self._args, p.ctx_count, self._prob)
-        return self.reg * v + self.C * hv
+        vk.add_regularizer_inplace(hv, self.reg, v, self.C)
+        return hv
 
     def total_count(self):
         return self.problem.total_count
@@ -133,11 +135,14 @@ class LogisticObjective(Objective):
         p = self.problem
         out = self._pending if keep_cache else np.empty(0)
         loss, g = lk.loss_grad(w, self._bounds, *self._csr, p.y, p.cost, out, True)
-        return self.regularizer(w) + loss, self.reg * w + g
+        vk.add_regularizer_inplace(g, self.reg, w, 1.0)
+        return self.regularizer(w) + loss, g
 
     def accept(self):
         self._d, self._pending = self._pending, self._d
 
     def hess_vec(self, v):
         self.n_hess_vec += 1
-        return self.reg * v + lk.hessian_vector(v, self._bounds, *self._csr, self._d)
+        hv = lk.hessian_vector(v, self._bounds, *self._csr, self._d)
+        vk.add_regularizer_inplace(hv, self.reg, v, 1.0)
+        return hv

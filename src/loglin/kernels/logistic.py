@@ -5,6 +5,7 @@ Hessian's cache is D_i = C_i sigma(y_i z_i)(1 - sigma(y_i z_i)).
 """
 import numpy as np
 from numba import njit, prange
+from .vector import sum_rows
 
 
 @njit(cache=True, inline="always")
@@ -69,11 +70,7 @@ def loss_grad(w, bounds, indptr, indices, data, y, cost, d_out, want_grad):
                     coef = cost[i] * (sg - 1.0) * y[i]
                     for k in range(indptr[i], indptr[i + 1]):
                         acc[b, indices[k]] += coef * data[k]
-    grad = np.zeros(n)
-    if want_grad:
-        for b in range(nb):
-            grad += acc[b]
-    return loss.sum(), grad
+    return loss.sum(), sum_rows(acc)
 
 
 @njit(cache=True, parallel=True)
@@ -86,10 +83,7 @@ def hessian_vector(v, bounds, indptr, indices, data, d):
             coef = d[i] * row_dot(i, v, indptr, indices, data)
             for k in range(indptr[i], indptr[i + 1]):
                 acc[b, indices[k]] += coef * data[k]
-    out = np.zeros(v.shape[0])
-    for b in range(nb):
-        out += acc[b]
-    return out
+    return sum_rows(acc)
 
 
 @njit(cache=True)

@@ -8,6 +8,7 @@ An empty ``val`` array means 0/1 predicate values (no value array stored).
 """
 import numpy as np
 from numba import njit, prange, get_num_threads
+from .vector import sum_rows
 
 
 @njit(cache=True, inline="always")
@@ -118,11 +119,7 @@ def loss_and_expectation(w, bounds, n_labels, ctx_ptr, ctx_pred, ctx_val, map_pt
                     for y in range(n_labels):
                         s[y] *= c
                     _scatter_context(x, s, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, acc[b])
-    expect = np.zeros(n_features)
-    if want_grad:
-        for b in range(nb):
-            expect += acc[b]
-    return loss.sum(), expect
+    return loss.sum(), sum_rows(acc)
 
 
 @njit(cache=True, parallel=True)
@@ -142,10 +139,7 @@ def hessian_vector(v, bounds, n_labels, ctx_ptr, ctx_pred, ctx_val, map_ptr, map
             for y in range(n_labels):
                 u[y] = c * prob[x, y] * (u[y] - mean)
             _scatter_context(x, u, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, acc[b])
-    out = np.zeros(v.shape[0])
-    for b in range(nb):
-        out += acc[b]
-    return out
+    return sum_rows(acc)
 
 
 @njit(cache=True)
@@ -290,11 +284,7 @@ def dense_loss_and_expectation(w, bounds, n_labels, ctx_ptr, ctx_pred, ctx_val, 
                     for y in range(n_labels):
                         s[y] *= c
                     _dense_scatter_context(x, s, n_labels, ctx_ptr, ctx_pred, ctx_val, g)
-    expect = np.zeros(n_features)
-    if want_grad:
-        for b in range(nb):
-            expect += acc[b]
-    return loss.sum(), expect
+    return loss.sum(), sum_rows(acc)
 
 
 @njit(cache=True, parallel=True)
@@ -314,10 +304,7 @@ def dense_hessian_vector(v, bounds, n_labels, ctx_ptr, ctx_pred, ctx_val, ctx_co
             for y in range(n_labels):
                 u[y] = c * prob[x, y] * (u[y] - mean)
             _dense_scatter_context(x, u, n_labels, ctx_ptr, ctx_pred, ctx_val, g)
-    out = np.zeros(v.shape[0])
-    for b in range(nb):
-        out += acc[b]
-    return out
+    return sum_rows(acc)
 
 
 @njit(cache=True)

@@ -13,25 +13,11 @@ import math
 
 import numpy as np
 
+from ..errors import InvalidInputError
+from ..kernels.vector import axpy_into, dot, lbfgs_direction, take_step
 from .base import Step, register_solver
 
 C1, C2 = 1e-4, 0.9
-
-
-def two_loop(g, s_list, y_list, rho_list):
-    """H_k g by the two-loop recursion, H_0 = (s'y / y'y) I."""
-    q = g.copy()
-    alphas = []
-    for s, y, rho in zip(reversed(s_list), reversed(y_list), reversed(rho_list)):
-        a = rho * float(s @ q)
-        alphas.append(a)
-        q -= a * y
-    if s_list:
-        q *= float(s_list[-1] @ y_list[-1]) / float(y_list[-1] @ y_list[-1])
-    for (s, y, rho), a in zip(zip(s_list, y_list, rho_list), reversed(alphas)):
-        b = rho * float(y @ q)
-        q += (a - b) * s
-    return q
 
 
 def _cubic_min(a, fa, ga, b, fb, gb):
@@ -47,16 +33,24 @@ def _cubic_min(a, fa, ga, b, fb, gb):
     return 0.5 * (a + b)
 
 
-def wolfe_line_search(objective, w, f, g, d, alpha, max_evals=25):
-    """Return (alpha, f, g, evaluations) satisfying the strong Wolfe conditions."""
-    gd0 = float(g @ d)
+def wolfe_line_search(objective, w, f, g, d, alpha, max_evals=25, trial=None):
+    """Return (alpha, f, g, evaluations) satisfying the strong Wolfe conditions.
+
+    ``trial`` is a work vector for the points w + alpha d (allocated if None)."""
+    trial = np.empty_like(w) if trial is None else trial
+
+    def at(alpha):
+        axpy_into(trial, w, alpha, d)
+        return objective.fun_grad(trial, keep_cache=False)
+
+    gd0 = dot(g, d)
     prev_a, prev_f, prev_gd = 0.0, f, gd0
     evals = 0
     lo = hi = None
     while evals < max_evals:
         evals += 1
-        f_a, g_a = objective.fun_grad(w + alpha * d, keep_cache=False)
-        gd = float(g_a @ d)
+        f_a, g_a = at(alpha)
+        gd = dot(g_a, d)
         if f_a > f + C1 * alpha * gd0 or (evals > 1 and f_a >= prev_f) or not math.isfinite(f_a):
             lo, hi = (prev_a, prev_f, prev_gd), (alpha, f_a, gd)
             break
@@ -77,8 +71,8 @@ def wolfe_line_search(objective, w, f, g, d, alpha, max_evals=25):
         else:
             alpha = _cubic_min(a_lo, f_lo, gd_lo, a_hi, f_hi, gd_hi)
         evals += 1
-        f_a, g_a = objective.fun_grad(w + alpha * d, keep_cache=False)
-        gd = float(g_a @ d)
+        f_a, g_a = at(alpha)
+        gd = dot(g_a, d)
         if f_a > f + C1 * alpha * gd0 or f_a >= f_lo or not math.isfinite(f_a):
             hi = (alpha, f_a, gd)
         else:
@@ -98,29 +92,40 @@ def wolfe_line_search(objective, w, f, g, d, alpha, max_evals=25):
 @register_solver("lbfgs", kinds=("maxent", "binary", "chain", "tree"), summary="limited-memory BFGS with a strong-Wolfe line search",
                  paper="Liu & Nocedal 1989; baseline in all three papers")
 def lbfgs(objective, w, rng, memory: int = 10):
+    """The last ``memory`` pairs (s, y) live in the rows of two preallocated arrays used as a ring."""
+    memory = int(memory)
+    if memory < 1:
+        raise InvalidInputError(f"memory must be at least 1, got {memory}")
+    n = w.shape[0]
+    S, Y = np.empty((memory, n)), np.empty((memory, n))
+    rho = np.empty(memory)
+    d, trial = np.empty(n), np.empty(n)
+    kept = 0                    # pairs stored
+    newest = -1                 # row of the newest pair
+    gamma = 1.0                 # H0 = gamma I, gamma = s'y / y'y of the newest pair
     f, g = objective.fun_grad(w, keep_cache=False)
-    s_list, y_list, rho_list = [], [], []
     first = True
     while True:
-        d = -two_loop(g, s_list, y_list, rho_list)
-        if float(g @ d) >= 0:      # not a descent direction: restart from steepest descent
-            s_list.clear(); y_list.clear(); rho_list.clear()
-            d = -g
+        order = (np.arange(newest - kept + 1, newest + 1) % memory).astype(np.int64)
+        lbfgs_direction(g, S, Y, rho, gamma, order, d)
+        if dot(g, d) >= 0:      # not a descent direction: restart from steepest descent
+            kept = 0
+            np.negative(g, out=d)
         alpha0 = 1.0 / max(np.linalg.norm(g), 1e-12) if first else 1.0
         first = False
-        alpha, f_new, g_new, evals = wolfe_line_search(objective, w, f, g, d, min(alpha0, 1.0))
+        alpha, f_new, g_new, evals = wolfe_line_search(objective, w, f, g, d, min(alpha0, 1.0), trial=trial)
         if alpha == 0.0:
-            yield Step(w=w, f=f, grad_norm=float(np.linalg.norm(g)),
+            yield Step(w=w, f=f, grad_norm=math.sqrt(dot(g, g)),
                        counters={"line_search_evals": evals}, done=True)
             return
-        s = alpha * d
-        y = g_new - g
-        sy = float(s @ y)
-        w += s
+        row = (newest + 1) % memory
+        sy, yy = take_step(w, S[row], Y[row], alpha, d, g_new, g)
         f, g = f_new, g_new
-        if sy > 1e-10 * float(y @ y):
-            s_list.append(s); y_list.append(y); rho_list.append(1.0 / sy)
-            if len(s_list) > memory:
-                s_list.pop(0); y_list.pop(0); rho_list.pop(0)
-        yield Step(w=w, f=f, grad_norm=float(np.linalg.norm(g)),
+        if sy > 1e-10 * yy:     # curvature pair usable (always, under strong Wolfe, up to rounding)
+            newest, kept = row, min(kept + 1, memory)
+            rho[row] = 1.0 / sy
+            gamma = sy / yy
+        elif kept == memory:    # the rejected pair overwrote the oldest one
+            kept -= 1
+        yield Step(w=w, f=f, grad_norm=math.sqrt(dot(g, g)),
                    counters={"line_search_evals": evals, "step": alpha})

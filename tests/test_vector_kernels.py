@@ -1,0 +1,75 @@
+"""The fused vector kernels against plain NumPy expressions of the same formulas."""
+import numpy as np
+import pytest
+
+from loglin.kernels import vector as vk
+
+
+def numpy_two_loop(g, pairs):
+    """Textbook two-loop recursion (Nocedal & Wright Algorithm 7.4) on (s, y) pairs, oldest first."""
+    q = g.copy()
+    alphas = []
+    for s, y in reversed(pairs):
+        a = float(s @ q) / float(s @ y)
+        alphas.append(a)
+        q = q - a * y
+    if pairs:
+        s, y = pairs[-1]
+        q = q * (float(s @ y) / float(y @ y))
+    for (s, y), a in zip(pairs, reversed(alphas)):
+        b = float(y @ q) / float(s @ y)
+        q = q + (a - b) * s
+    return -q
+
+
+@pytest.mark.parametrize("k, memory, newest", [(0, 4, -1), (1, 4, 0), (3, 4, 2), (4, 4, 1), (5, 5, 4)])
+def test_lbfgs_direction_matches_two_loop(k, memory, newest):
+    rng = np.random.default_rng(k * 10 + memory)
+    n = 57
+    A = rng.standard_normal((n, n))
+    H = A @ A.T + n * np.eye(n)                    # y = H s gives s'y > 0
+    S, Y = np.zeros((memory, n)), np.zeros((memory, n))
+    rho = np.zeros(memory)
+    order = (np.arange(newest - k + 1, newest + 1) % memory).astype(np.int64)
+    pairs = []
+    for row in order:                              # ring rows, oldest first (wraps around)
+        s = rng.standard_normal(n)
+        S[row], Y[row] = s, H @ s
+        rho[row] = 1.0 / float(S[row] @ Y[row])
+        pairs.append((S[row], Y[row]))
+    gamma = float(pairs[-1][0] @ pairs[-1][1]) / float(pairs[-1][1] @ pairs[-1][1]) if pairs else 1.0
+    g = rng.standard_normal(n)
+    d = np.empty(n)
+    vk.lbfgs_direction(g, S, Y, rho, gamma, order, d)
+    np.testing.assert_allclose(d, numpy_two_loop(g, pairs), rtol=1e-10, atol=1e-12)
+
+
+def test_step_and_gradient_kernels():
+    rng = np.random.default_rng(3)
+    n = 1001
+    w, d, g, g_new, emp, e = (rng.standard_normal(n) for _ in range(6))
+    reg = (rng.random(n) > 0.1).astype(float)
+    assert vk.half_weighted_sq_norm(reg, w) == pytest.approx(0.5 * float(reg * w @ w), rel=1e-12)
+    assert vk.dot(w, d) == pytest.approx(float(w @ d), rel=1e-12)
+    out = e.copy()
+    vk.regularized_gradient_inplace(out, reg, w, 2.5, emp)
+    np.testing.assert_allclose(out, reg * w + 2.5 * (e - emp), rtol=1e-13, atol=1e-13)
+    out = e.copy()
+    vk.add_regularizer_inplace(out, reg, w, 0.5)
+    np.testing.assert_allclose(out, reg * w + 0.5 * e, rtol=1e-13, atol=1e-13)
+    trial = np.empty(n)
+    vk.axpy_into(trial, w, 0.3, d)
+    np.testing.assert_allclose(trial, w + 0.3 * d, rtol=1e-13, atol=1e-13)
+    w2, s_row, y_row = w.copy(), np.empty(n), np.empty(n)
+    sy, yy = vk.take_step(w2, s_row, y_row, 0.7, d, g_new, g)
+    np.testing.assert_allclose(w2, w + 0.7 * d, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(s_row, 0.7 * d, rtol=1e-13)
+    np.testing.assert_allclose(y_row, g_new - g, rtol=1e-13)
+    assert sy == pytest.approx(float((0.7 * d) @ (g_new - g)), rel=1e-12)
+    assert yy == pytest.approx(float((g_new - g) @ (g_new - g)), rel=1e-12)
+
+
+def test_sum_rows():
+    acc = np.arange(12.0).reshape(3, 4)
+    np.testing.assert_array_equal(vk.sum_rows(acc), acc.sum(axis=0))
+    np.testing.assert_array_equal(vk.sum_rows(acc[:1]), acc[0])
