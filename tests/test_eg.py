@@ -171,3 +171,21 @@ def test_eg_rejects_the_max_margin_objective_and_bad_order():
         minimize(MaxMarginObjective(p, 1.0), "eg", max_iter=1)
     with pytest.raises(InvalidInputError):
         minimize(p.objective(1.0), "eg", order="sorted", max_iter=1)
+
+
+@pytest.mark.parametrize("real_valued", [False, True])
+def test_eg_dense_all_pairs_kernel_takes_the_generic_steps(real_valued):
+    """On the all-pairs layout EG runs maxent_eg_pass_dense; renumbering the features at random forces the
+    generic kernel on the same model, which must take the same steps (same f, same w up to the renumbering)."""
+    from test_objective import _permuted_numbering
+    rng = np.random.default_rng(7)
+    X = sp.random(80, 12, density=0.3, random_state=7, format="csr")
+    X.data[:] = rng.random(X.nnz) + 0.5 if real_valued else 1.0
+    y = rng.integers(0, 5, size=80)
+    p = problem_from_matrix(X, y, all_pairs=True)
+    other, perm = _permuted_numbering(p, 3)
+    assert p.dense_pairs and not other.dense_pairs
+    a = minimize(p.objective(2.0), "eg", tol=0, max_iter=8, random_state=0)
+    b = minimize(other.objective(2.0), "eg", tol=0, max_iter=8, random_state=0)
+    assert rel(a.f, b.f) < 1e-12
+    np.testing.assert_allclose(b.w[perm], a.w, rtol=1e-10, atol=1e-12)

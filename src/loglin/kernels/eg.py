@@ -21,6 +21,7 @@ import numpy as np
 from numba import njit
 
 from .dual_cd import TINY, context_matrix, context_terms, gram_and_scores, scatter_delta
+from .maxent import dense_context_scores, dense_scatter_context
 
 
 @njit(cache=True, inline="always")
@@ -43,7 +44,9 @@ HALVE = 0.5
 
 @njit(cache=True, inline="always")
 def eg_proposal(log_b, G, eta, log_total, log_new, new):
-    """(52) in log space: log_new_y = log b_y - eta G_y + const, normalized so that sum new = exp(log_total)."""
+    """(52) in log space: log_new_y = log b_y - eta G_y - lz, normalized so that sum new = exp(log_total).
+
+    Returns lz, so that callers have log new_y - log b_y = -(eta G_y + lz) without a subtraction."""
     K = log_b.shape[0]
     m = -np.inf
     for yy in range(K):
@@ -57,6 +60,7 @@ def eg_proposal(log_b, G, eta, log_total, log_new, new):
     for yy in range(K):
         log_new[yy] -= lz
         new[yy] = np.exp(log_new[yy])
+    return lz
 
 
 @njit(cache=True, inline="always")
@@ -129,18 +133,55 @@ def lr_eg_pass(picks, indptr, indices, data, y, cost, qdiag, alpha, alpha_c, w, 
 
 
 # ------------------------------------------------------------ Maxent
+@njit(cache=True, inline="always")
+def _diagonal_eg_visit(x, total, v, kd, beta, eta, max_trial, growth, log_b, G, log_new, new, delta):
+    """Algorithm 8 at context x under (48) (K^i diagonal, entries kd): trial steps until the dual improves.
+
+    The change (54) is O(|Y|) and needs no logarithm beyond the proposal's:
+    new log new - b log b = d log new + b (log new - log b), and (52) gives
+    log new - log b = -(eta G + lz) directly (no cancellation, C up to 1e5).
+    Returns (trials, accepted, violation max G - min G); on acceptance beta[x]
+    holds the new point and delta = new - old.
+    """
+    K = v.shape[0]
+    gmax, gmin = -np.inf, np.inf
+    for yy in range(K):
+        log_b[yy] = np.log(beta[x, yy])
+        G[yy] = log_b[yy] - v[yy]                        # (53) up to a constant
+        gmax, gmin = max(gmax, G[yy]), min(gmin, G[yy])
+    if gmax == gmin:
+        return 0, False, 0.0
+    log_total = np.log(total)
+    trials = 0
+    for _ in range(max_trial):
+        trials += 1
+        rate = eta[x]
+        lz = eg_proposal(log_b, G, rate, log_total, log_new, new)
+        change = 0.0
+        for yy in range(K):
+            if new[yy] < TINY * total:                   # underflow: would leave the simplex interior
+                change = np.inf
+                break
+            b = beta[x, yy]
+            d = new[yy] - b
+            delta[yy] = d
+            change += d * log_new[yy] - b * (rate * G[yy] + lz) - d * v[yy] + 0.5 * kd[yy] * d * d
+        ok = improves(change, 0.0)
+        next_rate(eta, x, ok, growth)
+        if ok:
+            for yy in range(K):
+                beta[x, yy] = new[yy]
+            return trials, True, gmax - gmin
+    return trials, False, gmax - gmin
+
+
 @njit(cache=True)
 def maxent_eg_pass(picks, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, ctx_count, C,
                    beta, w, eta, max_trial, growth):
     """len(picks) EG steps under (48): K^i diagonal, so (54) costs O(|Y|)."""
     K = beta.shape[1]
-    v = np.empty(K)
-    kd = np.empty(K)
-    G = np.empty(K)
-    new = np.empty(K)
-    log_new = np.empty(K)
-    log_b = np.empty(K)
-    delta = np.empty(K)
+    v, kd, G, new = np.empty(K), np.empty(K), np.empty(K), np.empty(K)
+    log_new, log_b, delta = np.empty(K), np.empty(K), np.empty(K)
     accepted = 0
     trials = 0
     vmax = 0.0
@@ -150,34 +191,46 @@ def maxent_eg_pass(picks, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_fe
         if total <= 0.0:
             continue
         context_terms(x, w, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, v, kd)
-        gmax, gmin = -np.inf, np.inf
-        for yy in range(K):
-            log_b[yy] = np.log(beta[x, yy])
-            G[yy] = log_b[yy] - v[yy]                    # (53) up to a constant
-            gmax, gmin = max(gmax, G[yy]), min(gmin, G[yy])
-        vmax = max(vmax, gmax - gmin)
-        if gmax == gmin:
+        t, ok, gap = _diagonal_eg_visit(x, total, v, kd, beta, eta, max_trial, growth, log_b, G, log_new, new,
+                                        delta)
+        trials += t
+        vmax = max(vmax, gap)
+        if ok:
+            scatter_delta(x, delta, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, w)
+            accepted += 1
+    return accepted, trials, vmax
+
+
+@njit(cache=True)
+def maxent_eg_pass_dense(picks, ctx_ptr, ctx_pred, ctx_val, ctx_count, C, beta, w, eta, max_trial, growth):
+    """maxent_eg_pass for the dense all-pairs layout (feature p*K + y): rows of W read and written
+    contiguously, so the gather and the update (50) vectorize over the labels."""
+    K = beta.shape[1]
+    v, kd, G, new = np.empty(K), np.empty(K), np.empty(K), np.empty(K)
+    log_new, log_b, delta = np.empty(K), np.empty(K), np.empty(K)
+    accepted = 0
+    trials = 0
+    vmax = 0.0
+    for s_ in range(picks.shape[0]):
+        x = picks[s_]
+        total = C * ctx_count[x]
+        if total <= 0.0:
             continue
-        for _ in range(max_trial):
-            trials += 1
-            eg_proposal(log_b, G, eta[x], np.log(total), log_new, new)
-            change = 0.0
+        dense_context_scores(x, w, K, ctx_ptr, ctx_pred, ctx_val, v)
+        sq = 0.0                                           # K_yy = ||phi(x)||^2 for every y
+        for k in range(ctx_ptr[x], ctx_ptr[x + 1]):
+            sq += 1.0 if ctx_val.shape[0] == 0 else ctx_val[k] * ctx_val[k]
+        for yy in range(K):
+            kd[yy] = sq
+        t, ok, gap = _diagonal_eg_visit(x, total, v, kd, beta, eta, max_trial, growth, log_b, G, log_new, new,
+                                        delta)
+        trials += t
+        vmax = max(vmax, gap)
+        if ok:
             for yy in range(K):
-                if new[yy] < TINY * total:             # underflow: would leave the simplex interior
-                    change = np.inf
-                    break
-                d = new[yy] - beta[x, yy]
-                delta[yy] = d
-                change += (_entropy_change(beta[x, yy], d, new[yy], log_new[yy]) - d * v[yy]
-                           + 0.5 * kd[yy] * d * d)
-            ok = improves(change, 0.0)
-            next_rate(eta, x, ok, growth)
-            if ok:
-                scatter_delta(x, delta, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, w)
-                for yy in range(K):
-                    beta[x, yy] = new[yy]
-                accepted += 1
-                break
+                delta[yy] = -delta[yy]                     # (50): w -= sum_y delta_y f(x, y)
+            dense_scatter_context(x, delta, K, ctx_ptr, ctx_pred, ctx_val, w)
+            accepted += 1
     return accepted, trials, vmax
 
 

@@ -244,7 +244,7 @@ def dense_context_scores(x, w, n_labels, ctx_ptr, ctx_pred, ctx_val, out):
 
 
 @njit(cache=True, inline="always")
-def _dense_scatter_context(x, coef, n_labels, ctx_ptr, ctx_pred, ctx_val, acc):
+def dense_scatter_context(x, coef, n_labels, ctx_ptr, ctx_pred, ctx_val, acc):
     """acc[p*K + y] += phi_p(x) coef[y]  (_scatter_context for the dense layout)."""
     if ctx_val.shape[0] == 0:
         for k in range(ctx_ptr[x], ctx_ptr[x + 1]):
@@ -283,7 +283,7 @@ def dense_loss_and_expectation(w, bounds, n_labels, ctx_ptr, ctx_pred, ctx_val, 
                 if want_grad:
                     for y in range(n_labels):
                         s[y] *= c
-                    _dense_scatter_context(x, s, n_labels, ctx_ptr, ctx_pred, ctx_val, g)
+                    dense_scatter_context(x, s, n_labels, ctx_ptr, ctx_pred, ctx_val, g)
     return loss.sum(), sum_rows(acc)
 
 
@@ -303,7 +303,7 @@ def dense_hessian_vector(v, bounds, n_labels, ctx_ptr, ctx_pred, ctx_val, ctx_co
             c = ctx_count[x]
             for y in range(n_labels):
                 u[y] = c * prob[x, y] * (u[y] - mean)
-            _dense_scatter_context(x, u, n_labels, ctx_ptr, ctx_pred, ctx_val, g)
+            dense_scatter_context(x, u, n_labels, ctx_ptr, ctx_pred, ctx_val, g)
     return sum_rows(acc)
 
 

@@ -219,10 +219,15 @@ def _maxent_eg(objective, w, rng, eta, max_trial, order, C_schedule, state, per_
     scratch = GeneralScratch(p) if general else None
     tables = (p.ctx_ptr, p.ctx_pred, p._val_or_empty(), p.map_ptr, p.map_label, p.map_feat, p.ctx_count)
 
+    dense = not general and bool(getattr(p, "dense_pairs", False))
+
     def run_pass(picks, r, mt, growth):
         if general:
             return ek.maxent_eg_pass_general(picks, *tables, state.C, state.beta, state.w, r, mt, growth,
                                              scratch.slot, scratch.touched, scratch.F)
+        if dense:       # all-pairs layout: contiguous rows of W (same steps as the generic kernel)
+            return ek.maxent_eg_pass_dense(picks, *tables[:3], p.ctx_count, state.C, state.beta, state.w, r, mt,
+                                           growth)
         return ek.maxent_eg_pass(picks, *tables, state.C, state.beta, state.w, r, mt, growth)
 
     def snapshot():
