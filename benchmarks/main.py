@@ -26,6 +26,13 @@ def parse_args(argv):
     ap.add_argument("--out", type=Path, default=common.RESULTS, help="output directory")
     ap.add_argument("--maxent-slice", action="store_true",
                     help="Maxent comparisons on the bundled CoNLL-2000 slice instead of the full corpus")
+    ap.add_argument("--maxent-solvers", default=None,
+                    help="loglin solvers raced in conll-pos/conll-chunk, comma-separated (default eg,lbfgs,cddual,tron;"
+                         " on the slice eg,lbfgs,cddual)")
+    ap.add_argument("--maxent-levels", default=None,
+                    help="relative-difference levels of the Maxent tables, comma-separated (default 1e-2,1e-4,1e-6;"
+                         " on the slice 1e-2,1e-4)")
+    ap.add_argument("--no-saga", action="store_true", help="leave scikit-learn saga out of the Maxent comparisons")
     ap.add_argument("--crf-solvers", default=None, help="loglin chain solvers to race (default eg-annealed)")
     args = ap.parse_args(argv)
     if args.repeats is None:

@@ -55,11 +55,13 @@ def eg_proposal(log_b, G, eta, log_total, log_new, new):
             m = log_new[yy]
     z = 0.0
     for yy in range(K):
-        z += np.exp(log_new[yy] - m)
+        new[yy] = np.exp(log_new[yy] - m)               # the only exp per label: new = e / z * total
+        z += new[yy]
     lz = m + np.log(z) - log_total
+    scale = np.exp(log_total) / z
     for yy in range(K):
         log_new[yy] -= lz
-        new[yy] = np.exp(log_new[yy])
+        new[yy] *= scale
     return lz
 
 
