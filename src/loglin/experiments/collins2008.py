@@ -257,7 +257,7 @@ def mnist_anneal(out_dir: Path, quick=False, n_train=59000, its=None, time_limit
 
 
 def mnist_path(out_dir: Path, quick=False, n_train=59000, its=None, time_limit=60.0, n_values=None,
-               total_limit=450.0):
+               total_limit=300.0):
     """Table 2: warm-started path over C' = 1000 * 0.7^k with a relative gap tolerance of 1e-3.
 
     ``time_limit`` CPU seconds per value of C', ``total_limit`` for the whole path (it stops early,
