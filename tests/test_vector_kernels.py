@@ -73,3 +73,27 @@ def test_sum_rows():
     acc = np.arange(12.0).reshape(3, 4)
     np.testing.assert_array_equal(vk.sum_rows(acc), acc.sum(axis=0))
     np.testing.assert_array_equal(vk.sum_rows(acc[:1]), acc[0])
+
+
+def test_vectorizable_exp_against_numpy():
+    from numba import njit
+    from loglin.kernels.elementary import exp_v
+
+    @njit
+    def apply(x, out):
+        for i in range(x.shape[0]):
+            out[i] = exp_v(x[i])
+
+    rng = np.random.default_rng(0)
+    x = np.concatenate([rng.uniform(-708, 709, 200_000), rng.uniform(-5, 5, 200_000),
+                        rng.uniform(-1e-9, 1e-9, 1000), np.arange(-708.0, 709.0, 0.5)])
+    out = np.empty_like(x)
+    apply(x, out)
+    ref = np.exp(x)
+    assert np.max(np.abs(out - ref) / ref) <= 2.3e-16          # within one ulp
+    special = np.array([0.0, -0.0, -708.5, -745.0, -1e300, 709.5, np.inf, -np.inf, np.nan])
+    out = np.empty_like(special)
+    apply(special, out)
+    np.testing.assert_array_equal(out[:2], [1.0, 1.0])
+    np.testing.assert_array_equal(out[2:5], 0.0)
+    assert np.isposinf(out[5]) and np.isposinf(out[6]) and out[7] == 0.0 and np.isnan(out[8])

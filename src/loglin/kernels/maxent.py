@@ -8,6 +8,7 @@ An empty ``val`` array means 0/1 predicate values (no value array stored).
 """
 import numpy as np
 from numba import njit, prange, get_num_threads
+from .elementary import exp_v
 from .vector import sum_rows
 
 
@@ -43,7 +44,7 @@ def log_softmax_inplace(s):
     m = s.max()
     total = 0.0
     for y in range(s.shape[0]):
-        total += np.exp(s[y] - m)
+        total += exp_v(s[y] - m)
     log_t = m + np.log(total)
     for y in range(s.shape[0]):
         s[y] -= log_t
@@ -57,11 +58,11 @@ def softmax_inplace(s):
     (log_softmax_inplace followed by exp would take two exps per label.)
     """
     m = s.max()
+    for y in range(s.shape[0]):         # exp_v and no sum in this loop: it vectorizes
+        s[y] = exp_v(s[y] - m)
     total = 0.0
     for y in range(s.shape[0]):
-        e = np.exp(s[y] - m)
-        s[y] = e
-        total += e
+        total += s[y]
     inv = 1.0 / total
     for y in range(s.shape[0]):
         s[y] *= inv
