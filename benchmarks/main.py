@@ -32,6 +32,8 @@ def parse_args(argv):
     ap.add_argument("--maxent-levels", default=None,
                     help="relative-difference levels of the Maxent tables, comma-separated (default 1e-2,1e-4,1e-6;"
                          " on the slice 1e-2,1e-4)")
+    ap.add_argument("--maxent-limit", type=float, default=None,
+                    help="CPU seconds per loglin run in conll-pos/conll-chunk (default 400 full, 90 slice)")
     ap.add_argument("--no-saga", action="store_true", help="leave scikit-learn saga out of the Maxent comparisons")
     ap.add_argument("--crf-solvers", default=None, help="loglin chain solvers to race (default eg-annealed)")
     args = ap.parse_args(argv)

@@ -199,6 +199,8 @@ def main(args, name):
     for s in solvers:                                   # warm-up (compile / load kernels)
         minimize(obj, s, max_iter=1, **({"eps": 0.0, "report_dual": False} if s in DUAL else {}))
     limit = 20.0 if args.quick else (90.0 if small else OUR_LIMIT)
+    if getattr(args, "maxent_limit", None):
+        limit = float(args.maxent_limit)
     budget = 20.0 if args.quick else (150.0 if small else SK_BUDGET)
     p_ref = None
     # our first solver goes first in the first repeat and runs to its limit: its best f is the first
