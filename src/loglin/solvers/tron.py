@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from ..kernels.vector import cg_direction, cg_step, dot
 from .base import Step, register_solver
 
 ETA0, ETA1, ETA2 = 1e-4, 0.25, 0.75
@@ -21,29 +22,27 @@ def truncated_cg(objective, g, delta, cg_tol):
     """Approximately solve H s = -g inside ||s|| <= delta (Steihaug's CG).
 
     Returns the step s, the residual r = -g - H s, and the CG iteration count.
+    The vector updates are fused kernels (kernels.vector): no temporaries per CG step.
     """
     s = np.zeros_like(g)
     r = -g
     d = r.copy()
-    r_r = float(r @ r)
+    r_r = dot(r, r)
     iters = 0
     while math.sqrt(r_r) > cg_tol:
         iters += 1
         Hd = objective.hess_vec(d)
-        alpha = r_r / float(d @ Hd)
-        s += alpha * d
-        if np.linalg.norm(s) > delta:
+        alpha = r_r / dot(d, Hd)
+        s_s, r_r_new = cg_step(s, r, d, Hd, alpha)
+        if math.sqrt(s_s) > delta:
             # step back and go to the trust-region boundary along d
-            s -= alpha * d
-            std, sts, dtd = float(s @ d), float(s @ s), float(d @ d)
+            cg_step(s, r, d, Hd, -alpha)
+            std, sts, dtd = dot(s, d), dot(s, s), dot(d, d)
             rad = math.sqrt(std * std + dtd * (delta * delta - sts))
             alpha = (delta * delta - sts) / (std + rad) if std >= 0 else (rad - std) / dtd
-            s += alpha * d
-            r -= alpha * Hd
+            cg_step(s, r, d, Hd, alpha)
             break
-        r -= alpha * Hd
-        r_r_new = float(r @ r)
-        d = r + (r_r_new / r_r) * d
+        cg_direction(d, r, r_r_new / r_r)
         r_r = r_r_new
     return s, r, iters
 
