@@ -97,3 +97,15 @@ def test_vectorizable_exp_against_numpy():
     np.testing.assert_array_equal(out[:2], [1.0, 1.0])
     np.testing.assert_array_equal(out[2:5], 0.0)
     assert np.isposinf(out[5]) and np.isposinf(out[6]) and out[7] == 0.0 and np.isnan(out[8])
+
+
+def test_cg_kernels():
+    rng = np.random.default_rng(5)
+    s, r, d, Hd = (rng.standard_normal(333) for _ in range(4))
+    s2, r2, d2 = s.copy(), r.copy(), d.copy()
+    ss, rr = vk.cg_step(s2, r2, d, Hd, 0.4)
+    np.testing.assert_allclose(s2, s + 0.4 * d, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(r2, r - 0.4 * Hd, rtol=1e-13, atol=1e-13)
+    assert ss == pytest.approx(float(s2 @ s2), rel=1e-12) and rr == pytest.approx(float(r2 @ r2), rel=1e-12)
+    vk.cg_direction(d2, r, 0.7)
+    np.testing.assert_allclose(d2, r + 0.7 * d, rtol=1e-13, atol=1e-13)
