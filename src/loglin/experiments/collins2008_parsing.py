@@ -297,6 +297,8 @@ def parse_path(out_dir: Path, quick=False, c_primes=PATH_C_PRIME, cold_c_primes=
         row.update(uas_no_punct=scorer.history[-1][1], cpu_seconds=trace.records[-1]["seconds"])
         return row
 
+    settings = {"note": note, "gap_tol": gap_tol, "cap": cap, "limit": limit}
+    (out / "settings.json").write_text(json.dumps(settings, indent=2))
     rows, total, state = [], 0.0, TreeDualState(problem, "ll")
     for k, cp in enumerate(c_primes):
         # after the first C', the per-sentence rates carried in the state are used and eta is ignored
@@ -313,6 +315,16 @@ def parse_path(out_dir: Path, quick=False, c_primes=PATH_C_PRIME, cold_c_primes=
                    warm_C_collins=warm["C_collins"])
         cold.append(row)
         (out / "cold.json").write_text(json.dumps(cold, indent=2, default=float))
+    path_report(out, rows, cold, settings)
+    return rows
+
+
+def path_report(out, rows, cold, settings):
+    """summary.md and path_uas.png of a C path from its rows (path.json), cold starts (cold.json) and settings
+    (settings.json: note, gap_tol, cap, limit); also rebuilds the report of a run cut off early."""
+    out = Path(out)
+    note, gap_tol, cap, limit = (settings[k] for k in ("note", "gap_tol", "cap", "limit"))
+    total = rows[-1]["total_iterations"] if rows else 0.0
     lines = [f"Relative duality gap target {gap_tol:g} per C' (or {cap} effective iterations / {limit} CPU s per C'), "
              "warm-started dual; C' = 1000 * 0.7^k, the paper's grid, around our chosen C' = 10", "",
              "| C' | C | iterations | total iterations | CPU s | relative gap | stop | validation UAS | UAS no punct |",
@@ -338,12 +350,10 @@ def parse_path(out_dir: Path, quick=False, c_primes=PATH_C_PRIME, cold_c_primes=
                          f"{r['warm_total_iterations']:.2f} |")
         lines += ["", "* Paper's claim: warm starts make each further C' cheap. Saving per C' = cold iterations / "
                       "warm iterations at that C': " + ", ".join(_saving(r, rows) for r in cold)]
-    (out / "path.json").write_text(json.dumps(rows, indent=2, default=float))
     _plot(out / "path_uas.png", [("EG warm path", _path_trace(rows), "metric")], y="metric", x="C_collins",
           ylabel="validation UAS (%)", title=note, clip=False)
     _write_summary(out, "Dependency parsing: warm-started C path with EG (Collins et al. 2008, Table 3)", lines,
                    note + "; CPU seconds on a shared 2-core machine")
-    return rows
 
 
 def _saving(cold, rows):
