@@ -31,7 +31,7 @@ from .collins2008 import _collins_scale, _effective, _plot, _save, _write_summar
 DEV_SENTENCES = 300
 LL_C, MM_C = 0.1, 0.01          # C' = 10 chosen on the dev split (log-linear); C' = 100, the paper's best for M3N
 PATH_C_PRIME = tuple(round(1000 * 0.7 ** k, 3) for k in range(8, 16))   # the paper's grid, 57.6 ... 4.75
-COLD_C_PRIME = (9.688, 4.747)   # cold starts at the C' nearest our chosen C = 0.1 and at the last C'
+COLD_C_PRIME = (PATH_C_PRIME[5], PATH_C_PRIME[7])   # cold starts at C' = 9.689 (our C = 0.1) and the last C'
 
 
 def _esp(quick, split_dev=False):
