@@ -128,7 +128,7 @@ def test_eg_ll_is_eg_with_collins_defaults():
     assert a.trace.column("effective_iterations") == b.trace.column("effective_iterations")
 
 
-@pytest.mark.parametrize("order", ["random", "cyclic"])
+@pytest.mark.parametrize("order", ["random", "permutation", "cyclic"])
 def test_eg_lr_with_collins_eta_choice_and_order(order):
     obj = random_binary(C=3.0).objective()
     ref = f_star(obj)
@@ -171,6 +171,17 @@ def test_eg_rejects_the_max_margin_objective_and_bad_order():
         minimize(MaxMarginObjective(p, 1.0), "eg", max_iter=1)
     with pytest.raises(InvalidInputError):
         minimize(p.objective(1.0), "eg", order="sorted", max_iter=1)
+    with pytest.raises(InvalidInputError):
+        minimize(p.objective(1.0), "eg", order="permutation", updates_per_step=5, max_iter=1)
+
+
+def test_eg_permutation_order_on_maxent_reaches_tron_optimum():
+    p = merged_maxent(seed=2)
+    obj = p.objective(1.0)
+    ref = f_star(obj)
+    res = eg_run(obj, order="permutation")
+    assert rel(res.f, ref) < 1e-4
+    assert_dual_rises(res, ref)
 
 
 @pytest.mark.parametrize("real_valued", [False, True])

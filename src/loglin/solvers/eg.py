@@ -99,15 +99,18 @@ def eg(objective, w, rng, eta=ETA0, eta0=None, max_trial=MAX_TRIAL, order="rando
        updates_per_step=None, eps=0.0, eps1=duality.LR_EPS1, eps2=duality.LR_EPS2, init_eps=duality.ME_INIT_EPS,
        report_dual=True):
     """Options: eta (initial rate, or "auto" for Collins' eta_ini on 10% of the data; eta0 is a synonym),
-    max_trial, order ("random" with replacement, or "cyclic"), C_schedule (epoch -> C, Maxent: annealing),
+    max_trial, order ("random" with replacement as in both papers, "permutation": a new random order each
+    pass (as LIBLINEAR's dual CD), or "cyclic"), C_schedule (epoch -> C, Maxent: annealing),
     state (EGState to warm-start from and update, Maxent), updates_per_step (picks per outer iteration,
     default l), eps (stop when the largest dual violation seen in a pass is <= eps; 0 = never),
     eps1/eps2/init_eps (starting point), report_dual (compute D each pass)."""
     eta = eta if eta0 is None else eta0
     if not (eta == "auto" or (np.isscalar(eta) and float(eta) > 0)) or max_trial < 1:
         raise InvalidInputError(f"eta must be positive or 'auto' (got {eta!r}) and max_trial at least 1")
-    if order not in ("random", "cyclic"):
-        raise InvalidInputError(f"order must be 'random' or 'cyclic', got {order!r}")
+    if order not in ("random", "permutation", "cyclic"):
+        raise InvalidInputError(f"order must be 'random', 'permutation' or 'cyclic', got {order!r}")
+    if order == "permutation" and updates_per_step not in (None, 0):
+        raise InvalidInputError("order='permutation' visits every example once per step: leave updates_per_step unset")
     if getattr(objective, "loss", "ll") != "ll":
         raise InvalidInputError("eg solves the log-linear dual; for the max-margin objective use eg-mm")
     duality.require_regularized(objective, "eg")
@@ -125,6 +128,8 @@ def eg(objective, w, rng, eta=ETA0, eta0=None, max_trial=MAX_TRIAL, order="rando
 def _picks(active, rng, order, per_step, cursor):
     if order == "random":
         return active[rng.integers(0, len(active), size=per_step)], cursor
+    if order == "permutation" and per_step == len(active):
+        return rng.permutation(active), cursor
     idx = (cursor + np.arange(per_step)) % len(active)
     return active[idx], (cursor + per_step) % len(active)
 
