@@ -104,7 +104,7 @@ def test_eg_dual_change_matches_recomputed_dual():
     args = (p.ctx_ptr, p.ctx_pred, p._val_or_empty(), p.map_ptr, p.map_label, p.map_feat, p.ctx_count, C)
     for x in range(0, p.n_contexts, 7):
         before = duality.maxent_dual_objective(p, C, beta)
-        accepted, _, _ = ek.maxent_eg_pass(np.array([x]), *args, beta, w, eta, 1, 1.05)
+        accepted, _, _ = ek.maxent_eg_pass(np.array([x]), False, *args, beta, w, eta, 1, 1.05)
         after = duality.maxent_dual_objective(p, C, beta)
         assert np.allclose(w, duality.maxent_w_of_beta(p, C, beta), atol=1e-10)     # w kept as w(beta)
         assert np.allclose(beta[x].sum(), C * p.ctx_count[x])
@@ -186,7 +186,7 @@ def test_eg_permutation_order_on_maxent_reaches_tron_optimum():
 
 @pytest.mark.parametrize("real_valued", [False, True])
 def test_eg_dense_all_pairs_kernel_takes_the_generic_steps(real_valued):
-    """On the all-pairs layout EG runs maxent_eg_pass_dense; renumbering the features at random forces the
+    """On the all-pairs layout EG runs the dense branch of maxent_eg_pass; renumbering the features at random forces the
     generic kernel on the same model, which must take the same steps (same f, same w up to the renumbering)."""
     from test_objective import _permuted_numbering
     rng = np.random.default_rng(7)

@@ -181,9 +181,14 @@ def _diagonal_eg_visit(x, total, v, kd, beta, eta, max_trial, growth, log_b, G, 
 
 
 @njit(cache=True)
-def maxent_eg_pass(picks, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, ctx_count, C,
+def maxent_eg_pass(picks, dense, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, ctx_count, C,
                    beta, w, eta, max_trial, growth):
-    """len(picks) EG steps under (48): K^i diagonal, so (54) costs O(|Y|)."""
+    """len(picks) EG steps under (48): K^i diagonal, so (54) costs O(|Y|).
+
+    ``dense``: the problem is in the all-pairs layout (feature p*K + y), so rows of W
+    are read and written contiguously and the gather and the update (50) vectorize
+    over the labels; otherwise the features are found through the predicate map.
+    """
     K = beta.shape[1]
     v, kd, G, new = np.empty(K), np.empty(K), np.empty(K), np.empty(K)
     log_new, log_b, delta = np.empty(K), np.empty(K), np.empty(K)
@@ -195,46 +200,26 @@ def maxent_eg_pass(picks, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_fe
         total = C * ctx_count[x]
         if total <= 0.0:
             continue
-        context_terms(x, w, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, v, kd)
-        t, ok, gap = _diagonal_eg_visit(x, total, v, kd, beta, eta, max_trial, growth, log_b, G, log_new, new,
-                                        delta)
-        trials += t
-        vmax = max(vmax, gap)
-        if ok:
-            scatter_delta(x, delta, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, w)
-            accepted += 1
-    return accepted, trials, vmax
-
-
-@njit(cache=True)
-def maxent_eg_pass_dense(picks, ctx_ptr, ctx_pred, ctx_val, ctx_count, C, beta, w, eta, max_trial, growth):
-    """maxent_eg_pass for the dense all-pairs layout (feature p*K + y): rows of W read and written
-    contiguously, so the gather and the update (50) vectorize over the labels."""
-    K = beta.shape[1]
-    v, kd, G, new = np.empty(K), np.empty(K), np.empty(K), np.empty(K)
-    log_new, log_b, delta = np.empty(K), np.empty(K), np.empty(K)
-    accepted = 0
-    trials = 0
-    vmax = 0.0
-    for s_ in range(picks.shape[0]):
-        x = picks[s_]
-        total = C * ctx_count[x]
-        if total <= 0.0:
-            continue
-        dense_context_scores(x, w, K, ctx_ptr, ctx_pred, ctx_val, v)
-        sq = 0.0                                           # K_yy = ||phi(x)||^2 for every y
-        for k in range(ctx_ptr[x], ctx_ptr[x + 1]):
-            sq += 1.0 if ctx_val.shape[0] == 0 else ctx_val[k] * ctx_val[k]
-        for yy in range(K):
-            kd[yy] = sq
-        t, ok, gap = _diagonal_eg_visit(x, total, v, kd, beta, eta, max_trial, growth, log_b, G, log_new, new,
-                                        delta)
-        trials += t
-        vmax = max(vmax, gap)
-        if ok:
+        if dense:
+            dense_context_scores(x, w, K, ctx_ptr, ctx_pred, ctx_val, v)
+            sq = 0.0                                       # K_yy = ||phi(x)||^2 for every y
+            for k in range(ctx_ptr[x], ctx_ptr[x + 1]):
+                sq += 1.0 if ctx_val.shape[0] == 0 else ctx_val[k] * ctx_val[k]
             for yy in range(K):
-                delta[yy] = -delta[yy]                     # (50): w -= sum_y delta_y f(x, y)
-            dense_scatter_context(x, delta, K, ctx_ptr, ctx_pred, ctx_val, w)
+                kd[yy] = sq
+        else:
+            context_terms(x, w, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, v, kd)
+        t, ok, gap = _diagonal_eg_visit(x, total, v, kd, beta, eta, max_trial, growth, log_b, G, log_new, new,
+                                        delta)
+        trials += t
+        vmax = max(vmax, gap)
+        if ok:
+            if dense:
+                for yy in range(K):
+                    delta[yy] = -delta[yy]                 # (50): w -= sum_y delta_y f(x, y)
+                dense_scatter_context(x, delta, K, ctx_ptr, ctx_pred, ctx_val, w)
+            else:
+                scatter_delta(x, delta, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, w)
             accepted += 1
     return accepted, trials, vmax
 

@@ -128,7 +128,7 @@ def eg(objective, w, rng, eta=ETA0, eta0=None, max_trial=MAX_TRIAL, order="rando
 def _picks(active, rng, order, per_step, cursor):
     if order == "random":
         return active[rng.integers(0, len(active), size=per_step)], cursor
-    if order == "permutation" and per_step == len(active):
+    if order == "permutation":             # eg() allows it only with one pass per step
         return rng.permutation(active), cursor
     idx = (cursor + np.arange(per_step)) % len(active)
     return active[idx], (cursor + per_step) % len(active)
@@ -224,16 +224,13 @@ def _maxent_eg(objective, w, rng, eta, max_trial, order, C_schedule, state, per_
     scratch = GeneralScratch(p) if general else None
     tables = (p.ctx_ptr, p.ctx_pred, p._val_or_empty(), p.map_ptr, p.map_label, p.map_feat, p.ctx_count)
 
-    dense = not general and bool(getattr(p, "dense_pairs", False))
+    dense = not general and bool(getattr(p, "dense_pairs", False))   # all-pairs layout: contiguous rows of W
 
     def run_pass(picks, r, mt, growth):
         if general:
             return ek.maxent_eg_pass_general(picks, *tables, state.C, state.beta, state.w, r, mt, growth,
                                              scratch.slot, scratch.touched, scratch.F)
-        if dense:       # all-pairs layout: contiguous rows of W (same steps as the generic kernel)
-            return ek.maxent_eg_pass_dense(picks, *tables[:3], p.ctx_count, state.C, state.beta, state.w, r, mt,
-                                           growth)
-        return ek.maxent_eg_pass(picks, *tables, state.C, state.beta, state.w, r, mt, growth)
+        return ek.maxent_eg_pass(picks, dense, *tables, state.C, state.beta, state.w, r, mt, growth)
 
     def snapshot():
         return state.beta.copy(), state.w.copy()
