@@ -40,7 +40,8 @@ def _entropy_change(b, d, new, log_new):
 
 # ------------------------------------------------------------ the shared adaptive EG step
 HALVE = 0.5
-ROUNDING = 1e-13       # dual changes below ROUNDING * C c(x) count as 'no worse' (see _diagonal_eg_visit)
+ROUNDING = 1e-13       # dual changes below ROUNDING * the block's mass (C c(x), or C_i for LR) count as 'no worse'
+                       # (see _diagonal_eg_visit); eg_multiclass scales its floor by the change's own terms
 
 
 @njit(cache=True, inline="always")
@@ -123,7 +124,7 @@ def lr_eg_pass(picks, indptr, indices, data, y, cost, qdiag, alpha, alpha_c, w, 
             else:
                 change = (_entropy_change(c1, z, n1, np.log(n1)) + _entropy_change(c2, -z, n2, np.log(n2))
                           + b * z + 0.5 * a * z * z)
-            ok = improves(change, 0.0)
+            ok = improves(change, ROUNDING * C)
             next_rate(eta, i, ok, growth)
             if ok:
                 coef = z * y[i]
@@ -271,7 +272,7 @@ def maxent_eg_pass_general(picks, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label
                     for y2 in range(K):
                         quad += delta[y1] * Kmat[y1, y2] * delta[y2]
                 change += 0.5 * quad
-            ok = improves(change, 0.0)
+            ok = improves(change, ROUNDING * total)
             next_rate(eta, x, ok, growth)
             if ok:
                 for c in range(m):
