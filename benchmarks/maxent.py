@@ -32,8 +32,24 @@ from . import common
 
 C = 10.0
 DATA = {"conll-pos": "conll2000-pos", "conll-chunk": "conll2000-chunk"}
-OUR_SOLVERS = ("eg", "lbfgs", "cddual", "tron")
+OUR_SOLVERS = ("eg:order=blocks", "lbfgs", "cddual", "tron")
 DUAL = ("eg", "cddual")          # run without computing the dual each pass (not part of the solve)
+
+
+def solver_spec(spec):
+    """'eg:order=blocks' -> ('eg', {'order': 'blocks', + the dual solvers' no-dual options})."""
+    name, *pairs = spec.split(":")
+    opts = {"eps": 0.0, "report_dual": False} if name in DUAL else {}
+    for pair in pairs:
+        key, value = pair.split("=", 1)
+        opts[key] = value
+        for kind in (int, float):
+            try:
+                opts[key] = kind(value)
+                break
+            except ValueError:
+                pass
+    return name, opts
 OUR_LIMIT = 400.0               # CPU seconds per loglin run
 SK_BUDGET = 300.0               # CPU seconds of scikit-learn calls per ladder
 MAX_ITER_LADDER = (5, 10, 20, 40, 80, 160, 320, 640, 1280)
@@ -87,8 +103,8 @@ def run_ours(obj, solver, limit, stop_at):
     from loglin.solvers.base import SOLVERS, _load_all_solvers
     _load_all_solvers()
     w = np.zeros(obj.n)
-    opts = {"eps": 0.0, "report_dual": False} if solver in DUAL else {}
-    gen = SOLVERS[solver].func(obj, w, np.random.default_rng(0), **opts)
+    name, opts = solver_spec(solver)
+    gen = SOLVERS[name].func(obj, w, np.random.default_rng(0), **opts)
     wall = cpu = 0.0
     points = [(0.0, 0.0, obj.fun(w))]
     with common.PeakMemory() as mem:
@@ -197,7 +213,7 @@ def main(args, name):
     chosen = getattr(args, "maxent_solvers", None)
     solvers = tuple(chosen.split(",")) if chosen else (OUR_SOLVERS[:3] if small else OUR_SOLVERS)
     for s in solvers:                                   # warm-up (compile / load kernels)
-        minimize(obj, s, max_iter=1, **({"eps": 0.0, "report_dual": False} if s in DUAL else {}))
+        minimize(obj, solver_spec(s)[0], max_iter=1, **solver_spec(s)[1])
     limit = 20.0 if args.quick else (90.0 if small else OUR_LIMIT)
     if getattr(args, "maxent_limit", None):
         limit = float(args.maxent_limit)

@@ -128,7 +128,7 @@ def test_eg_ll_is_eg_with_collins_defaults():
     assert a.trace.column("effective_iterations") == b.trace.column("effective_iterations")
 
 
-@pytest.mark.parametrize("order", ["random", "permutation", "cyclic"])
+@pytest.mark.parametrize("order", ["random", "permutation", "blocks", "cyclic"])
 def test_eg_lr_with_collins_eta_choice_and_order(order):
     obj = random_binary(C=3.0).objective()
     ref = f_star(obj)
@@ -175,13 +175,30 @@ def test_eg_rejects_the_max_margin_objective_and_bad_order():
         minimize(p.objective(1.0), "eg", order="permutation", updates_per_step=5, max_iter=1)
 
 
-def test_eg_permutation_order_on_maxent_reaches_tron_optimum():
+@pytest.mark.parametrize("order", ["permutation", "blocks"])
+def test_eg_one_pass_orders_on_maxent_reach_tron_optimum(order):
     p = merged_maxent(seed=2)
     obj = p.objective(1.0)
     ref = f_star(obj)
-    res = eg_run(obj, order="permutation")
+    res = eg_run(obj, order=order)
     assert rel(res.f, ref) < 1e-4
     assert_dual_rises(res, ref)
+
+
+def test_eg_block_order_visits_every_example_once_per_pass_in_shuffled_blocks(monkeypatch):
+    from loglin.solvers import eg as eg_module
+    monkeypatch.setattr(eg_module, "BLOCK", 4)
+    active = np.arange(3, 22)                   # 19 examples: four full blocks and a short one
+    rng = np.random.default_rng(0)
+    passes = [eg_module._picks(active, rng, "blocks", len(active), 0)[0] for _ in range(3)]
+    for picks in passes:
+        np.testing.assert_array_equal(np.sort(picks), active)
+        pos = picks - active[0]                 # positions in ``active``: blocks [4k, 4k + 4), in sequence
+        starts = np.flatnonzero(pos % 4 == 0)
+        assert starts[0] == 0 and len(starts) == 5
+        for a, b in zip(starts, list(starts[1:]) + [len(pos)]):
+            np.testing.assert_array_equal(pos[a:b], pos[a] + np.arange(b - a))
+    assert not all(np.array_equal(passes[0], q) for q in passes[1:])     # a new block order each pass
 
 
 @pytest.mark.parametrize("real_valued", [False, True])
