@@ -590,7 +590,7 @@ def p_star_lines(name, traces, f_star, ref):
         err, why = min(bounds)
         rel = err / abs(f_star)
         lines.append(f"- {name}: certified error of P*: 0 <= P* - f_opt <= {err:.3g} ({rel:.1e} relative), by {why}"
-                     + (f"; relative differences near or below {rel:.0e} do not mean much" if rel > 1e-6 else ""))
+                     + (f"; relative differences near or below {rel:.1e} do not mean much" if rel > 1e-6 else ""))
     else:
         lines.append(f"- {name}: the error of P* is not certified (no gradient norm, no dual objective)")
     return lines
