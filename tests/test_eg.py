@@ -230,3 +230,22 @@ def test_eg_rates_do_not_collapse_on_rounding_noise():
     res = minimize(obj, "eg", tol=0, max_iter=300, random_state=0)
     assert res.trace.records[-1]["eta_median"] > 0.25
     assert_dual_rises(res, res.f)
+
+
+def test_eg_block_whose_optimum_is_below_the_float_floor_keeps_its_rate():
+    """Context 1 (feature value 1e4) sits where the model fitted on context 0 (value 1, a million counts)
+    gives its other label probability ~exp(-1e5): its optimal dual variable is below any float. A proposal
+    that underflows moves that label to the floor and is tested exactly; before, it was rejected, which halved
+    the context's rate on every visit (max_trial times) and froze its block."""
+    X = sp.csr_matrix(np.array([[1.0], [1.0], [1e4]]))
+    y = np.array([0, 1, 0])
+    p = problem_from_matrix(X, y, sample_weight=np.array([1e6, 1e5, 1.0]))
+    obj = p.objective(1.0)
+    from loglin.solvers.eg import EGState
+    state = EGState.from_objective(obj, np.zeros(obj.n), duality.ME_INIT_EPS)
+    res = minimize(obj, "eg", state=state, tol=0, max_iter=60, random_state=0)
+    big = int(np.flatnonzero(p.ctx_val == 1e4)[0])              # the context of the 1e4 row
+    assert np.all(np.isfinite(state.beta)) and np.all(state.beta > 0)
+    assert state.beta[big, 1] <= 1e-290 * state.beta[big].sum()  # at the floor: its optimum is ~exp(-1e5)
+    assert state.rates[big] > 0.5                                # not halved away (it was ~0.5 / 2**k before)
+    assert rel(res.f, f_star(obj)) < 1e-6

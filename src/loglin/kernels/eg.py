@@ -118,12 +118,13 @@ def lr_eg_pass(picks, indptr, indices, data, y, cost, qdiag, alpha, alpha_c, w, 
             else:
                 e = np.exp(rn)
                 n1, n2 = C * e / (1.0 + e), C / (1.0 + e)
+            if n1 < TINY * C:                        # underflow: move to the floor (as in _diagonal_eg_visit),
+                n1, n2 = TINY * C, C - TINY * C         # so that log(alpha / (C - alpha)) stays finite
+            elif n2 < TINY * C:
+                n1, n2 = C - TINY * C, TINY * C
             z = n1 - c1 if c1 <= c2 else c2 - n2
-            if n1 < TINY * C or n2 < TINY * C:         # keep log(alpha / (C - alpha)) finite
-                change = np.inf
-            else:
-                change = (_entropy_change(c1, z, n1, np.log(n1)) + _entropy_change(c2, -z, n2, np.log(n2))
-                          + b * z + 0.5 * a * z * z)
+            change = (_entropy_change(c1, z, n1, np.log(n1)) + _entropy_change(c2, -z, n2, np.log(n2))
+                      + b * z + 0.5 * a * z * z)
             ok = improves(change, ROUNDING * C)
             next_rate(eta, i, ok, growth)
             if ok:
@@ -156,6 +157,7 @@ def _diagonal_eg_visit(x, total, v, kd, beta, eta, max_trial, growth, log_b, G, 
     if gmax == gmin:
         return 0, False, 0.0
     log_total = np.log(total)
+    floor = TINY * total
     trials = 0
     for _ in range(max_trial):
         trials += 1
@@ -163,13 +165,18 @@ def _diagonal_eg_visit(x, total, v, kd, beta, eta, max_trial, growth, log_b, G, 
         lz = eg_proposal(log_b, G, rate, log_total, log_new, new)
         change = 0.0
         for yy in range(K):
-            if new[yy] < TINY * total:                   # underflow: would leave the simplex interior
-                change = np.inf
-                break
+            step = -(rate * G[yy] + lz)                  # log new - log b
+            if new[yy] < floor:
+                # the proposal underflows: take the move to the floor instead (the change below is the exact
+                # change of that point, so the test stays exact). Rejecting it would halve eta_x on every visit
+                # when the optimum itself is below the floor (p(y|x) < 1e-300), and freeze the whole block.
+                new[yy] = floor
+                log_new[yy] = np.log(floor)
+                step = log_new[yy] - log_b[yy]
             b = beta[x, yy]
             d = new[yy] - b
             delta[yy] = d
-            change += d * log_new[yy] - b * (rate * G[yy] + lz) - d * v[yy] + 0.5 * kd[yy] * d * d
+            change += d * log_new[yy] + b * step - d * v[yy] + 0.5 * kd[yy] * d * d
         # a change at the rounding floor of the block (|change| <= 1e-13 C c(x)) is not a failure: treating
         # it as one halves eta_x up to max_trial times per visit, irreversibly (x1.05 per success)
         ok = improves(change, ROUNDING * total)
@@ -260,9 +267,9 @@ def maxent_eg_pass_general(picks, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label
             eg_proposal(log_b, G, eta[x], np.log(total), log_new, new)
             change = 0.0
             for yy in range(K):
-                if new[yy] < TINY * total:
-                    change = np.inf
-                    break
+                if new[yy] < TINY * total:                # underflow: move to the floor (see _diagonal_eg_visit)
+                    new[yy] = TINY * total
+                    log_new[yy] = np.log(new[yy])
                 d = new[yy] - beta[x, yy]
                 delta[yy] = d
                 change += _entropy_change(beta[x, yy], d, new[yy], log_new[yy]) - d * v[yy]
