@@ -146,3 +146,24 @@ def test_fig3_resummarize_from_saved_traces(tmp_path, unreferenced_run, slice_op
     assert "no method was run again" in summary and "sigma^2 = 10 l" in summary
     assert "merged contexts" in summary and "lowest objective of the runs" not in summary
     assert Trace.from_json(out / "conll2000-pos-cd.json").meta["problem"]["nnz"] == p.nnz()
+
+
+def test_times_to_levels_against_the_driver():
+    """The pass at which times_to_levels says a level was first reached: the driver's run of as many
+    passes (same seed) is within the level there, and one pass fewer is not."""
+    import numpy as np
+    from loglin.binary import binary_problem
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(300, 8))
+    y = np.where(X @ rng.normal(size=8) + 0.5 * rng.normal(size=300) > 0, 1.0, -1.0)
+    obj = binary_problem(X, y, 2.0).objective()
+    f_star = minimize(obj, "tron", tol=1e-12, max_iter=100).f
+    levels = (1e-1, 1e-3, 1e-6)
+    got = yu2011.times_to_levels(obj, "bn", f_star, levels, seed=1, max_passes=200)
+    passes = [g[2] for g in got]
+    assert passes == sorted(passes) and all(g[0] >= 0 for g in got)
+    for lv, k in zip(levels, passes):
+        def rel(n):
+            return (minimize(obj, "bn", tol=0.0, max_iter=n, random_state=1, eps=0.0, report_dual=False).f
+                    - f_star) / f_star
+        assert rel(k) <= lv and (k == 1 or rel(k - 1) > lv)
