@@ -104,3 +104,21 @@ def test_reproduce_refuses_options_an_experiment_lacks(tmp_path, capsys):
     assert main(["reproduce", "huang2010-table3", "--solvers", "cd", "--out", str(tmp_path)]) != 0
     assert "does not take --solvers" in capsys.readouterr().err
     assert main(["reproduce", "huang2010-fig2", "--time-limit", "-1", "--out", str(tmp_path)]) != 0
+
+
+def test_solver_options_from_the_command_line(svm_files, capsys):
+    """-O KEY=VALUE reaches the solver (eg's block order reaches tron's optimum); a wrong name is refused with the
+    solver's options listed, a malformed pair with the expected form."""
+    d = svm_files
+    main(["train", str(d / "train.svm"), "-o", str(d / "t.npz"), "-C", "2", "--json", "--tol", "1e-10"])
+    ref = _json(capsys)["objective"]
+    assert main(["train", str(d / "train.svm"), "-o", str(d / "e.npz"), "-C", "2", "--json", "--solver", "eg",
+                 "-O", "order=blocks", "-O", "max_trial=5", "--tol", "1e-8", "--max-iter", "3000"]) == 0
+    assert _json(capsys)["objective"] == pytest.approx(ref, rel=1e-6)
+    assert main(["train", str(d / "train.svm"), "-o", str(d / "x.npz"), "--solver", "eg", "-O", "orde=blocks"]) == 2
+    err = capsys.readouterr().err
+    assert "orde" in err and "order" in err and "max_trial" in err
+    assert main(["train", str(d / "train.svm"), "-o", str(d / "x.npz"), "--solver", "eg", "-O", "order"]) == 2
+    assert "KEY=VALUE" in capsys.readouterr().err
+    assert main(["train", str(d / "train.svm"), "-o", str(d / "x.npz"), "--solver", "eg", "-O", "order=sorted"]) == 2
+    assert "order must be" in capsys.readouterr().err         # the value reached eg, which checked it

@@ -43,6 +43,9 @@ def _add_solver_options(p, default_tol=1e-3):
     p.add_argument("--time-limit", type=float, default=None, help="stop after this many training seconds")
     p.add_argument("--trace", type=Path, default=None, help="write the per-iteration trace to FILE.csv or FILE.json")
     p.add_argument("--seed", type=int, default=0, help="random seed (coordinate order, SGD, EG); default 0")
+    p.add_argument("-O", "--option", action="append", default=[], metavar="KEY=VALUE",
+                   help="a solver option, repeatable; e.g. -O order=blocks for eg (a wrong name lists the "
+                        "solver's options)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print one JSON object with the results")
 
@@ -138,16 +141,49 @@ def _progress(args):
     return not args.quiet and sys.stderr.isatty()
 
 
+def _solver_options(args, solver):
+    """-O KEY=VALUE pairs as keyword options of ``solver`` (numbers parsed), checked against its signature."""
+    import inspect
+
+    from .solvers.base import SOLVERS, _load_all_solvers
+    options = {}
+    for item in getattr(args, "option", None) or ():
+        key, sep, text = item.partition("=")
+        if not sep or not key.strip():
+            raise LoglinError(f"-O/--option takes KEY=VALUE, got {item!r}")
+        value = text
+        for kind in (int, float):
+            try:
+                value = kind(text)
+                break
+            except ValueError:
+                pass
+        options[key.strip()] = value
+    if options:
+        _load_all_solvers()
+        if solver not in SOLVERS:
+            raise LoglinError(f"unknown solver {solver!r}; see `loglin solvers`")
+        params = list(inspect.signature(SOLVERS[solver].func).parameters.values())[3:]   # after objective, w, rng
+        if not any(q.kind is q.VAR_KEYWORD for q in params):
+            names = [q.name for q in params]
+            unknown = sorted(set(options) - set(names))
+            if unknown:
+                raise LoglinError(f"solver {solver!r} has no option {', '.join(unknown)}; its options: "
+                                  f"{', '.join(names) or 'none'}")
+    return options
+
+
 def cmd_train(args):
     from .training import DEFAULT_SOLVER, train
     if args.format in ("conll2000-chunk", "conll2000-pos", "brown"):
         return _train_tagger(args)
     C = _regularization(args)
     solver = args.solver or DEFAULT_SOLVER
+    options = _solver_options(args, solver)
     problem, kind = _training_problem(args, C)
     model, result = train(problem, C, solver, tol=args.tol, max_iter=args.max_iter, time_limit=args.time_limit,
                           random_state=args.seed, progress=_progress(args), warn=False,
-                          info={"data_format": args.format, "kind": kind})
+                          info={"data_format": args.format, "kind": kind}, **options)
     model.save(args.output)
     if args.trace:
         result.trace.save(args.trace)
@@ -352,6 +388,9 @@ def _experiment_options(args, experiment):
 
 def _train_tagger(args):
     from .tagging.cli import tag_main
+    if getattr(args, "option", None):
+        raise LoglinError("-O/--option applies to svmlight and events data; tagging corpora train through "
+                          "`loglin tag train`, which takes its own options")
     task = "chunk" if args.format == "conll2000-chunk" else "pos"
     fmt = "brown" if args.format == "brown" else "conll2000"
     argv = ["train", "--task", task, "--format", fmt, str(args.data), "-o", str(args.output),
