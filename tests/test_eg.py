@@ -249,3 +249,33 @@ def test_eg_block_whose_optimum_is_below_the_float_floor_keeps_its_rate():
     assert state.beta[big, 1] <= 1e-290 * state.beta[big].sum()  # at the floor: its optimum is ~exp(-1e5)
     assert state.rates[big] > 0.5                                # not halved away (it was ~0.5 / 2**k before)
     assert rel(res.f, f_star(obj)) < 1e-6
+
+
+def test_eg_block_order_runs_on_a_shuffled_copy_and_returns_the_state_in_the_callers_order():
+    """order='blocks' shuffles the contexts once in memory (a file sorted by label would otherwise make every
+    block one class): on label-sorted data it still reaches TRON's optimum, and the caller's EGState ends in its
+    own context order, consistent with w (w = w(beta), eq. 50)."""
+    from loglin.solvers.eg import EGState
+    p = merged_maxent(seed=4)
+    order = np.argsort(np.asarray(p.obs_label)[np.asarray(p.obs_ptr[:-1])], kind="stable")   # contexts by label
+    sorted_p = p.with_contexts_in_order(order)
+    obj = sorted_p.objective(1.0)
+    state = EGState.from_objective(obj, np.zeros(obj.n), duality.ME_INIT_EPS)
+    res = minimize(obj, "eg", order="blocks", state=state, tol=0, gap_tol=1e-9, max_iter=2000, random_state=0)
+    assert rel(res.f, f_star(obj)) < 1e-6
+    np.testing.assert_allclose(duality.maxent_w_of_beta(sorted_p, state.C, state.beta), res.w, atol=1e-8)
+    assert not np.isnan(state.rates).any()
+
+
+def test_with_contexts_in_order_is_the_same_problem():
+    p = merged_maxent(seed=6)
+    order = np.random.default_rng(1).permutation(p.n_contexts)
+    q = p.with_contexts_in_order(order)
+    w = np.random.default_rng(2).normal(size=p.n_features)
+    assert q.objective(2.0).fun(w) == pytest.approx(p.objective(2.0).fun(w), rel=1e-12)
+    np.testing.assert_allclose(q.emp, p.emp)
+    np.testing.assert_array_equal(q.ctx_count, p.ctx_count[order])
+    a, b = p.context_matrix().toarray()[order], q.context_matrix().toarray()
+    np.testing.assert_array_equal(a, b)
+    with pytest.raises(InvalidInputError):
+        p.with_contexts_in_order(np.zeros(p.n_contexts, dtype=int))

@@ -155,6 +155,21 @@ class MaxentProblem:
     def _val_or_empty(self):
         return np.empty(0) if self.ctx_val is None else self.ctx_val
 
+    def with_contexts_in_order(self, order) -> "MaxentProblem":
+        """The same problem with context i of the result being context ``order[i]`` of this one (a permutation:
+        e.g. a one-time shuffle, so that a solver can visit random contexts in memory order)."""
+        order = np.asarray(order, dtype=np.int64)
+        if order.shape != (self.n_contexts,) or not np.array_equal(np.sort(order), np.arange(self.n_contexts)):
+            raise InvalidInputError("order must be a permutation of the contexts")
+        ctx_ptr, entries = _gather_rows(self.ctx_ptr, order)
+        obs_ptr, obs = _gather_rows(self.obs_ptr, order)
+        return MaxentProblem(ctx_ptr=ctx_ptr, ctx_pred=self.ctx_pred[entries],
+                             ctx_val=None if self.ctx_val is None else self.ctx_val[entries],
+                             map_ptr=self.map_ptr, map_label=self.map_label, map_feat=self.map_feat,
+                             ctx_count=self.ctx_count[order], obs_ptr=obs_ptr, obs_label=self.obs_label[obs],
+                             obs_count=self.obs_count[obs], n_features=self.n_features, labels=self.labels,
+                             predicates=self.predicates, reg=self.reg, bias=self.bias)
+
     def context_matrix(self) -> sp.csr_matrix:
         """phi as a SciPy CSR matrix (contexts x predicates)."""
         data = np.ones(len(self.ctx_pred)) if self.ctx_val is None else self.ctx_val
@@ -193,6 +208,15 @@ class MaxentProblem:
 
 
 # ====================================================================== building
+
+
+def _gather_rows(ptr, order):
+    """CSR row pointer of rows ``order`` of a CSR with pointer ``ptr``, and the entry indices to take."""
+    lengths = np.diff(ptr)[order]
+    new_ptr = np.zeros(len(order) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=new_ptr[1:])
+    entries = np.repeat(ptr[order] - new_ptr[:-1], lengths) + np.arange(new_ptr[-1], dtype=np.int64)
+    return new_ptr, entries
 
 
 @dataclass
