@@ -74,8 +74,10 @@ def _maxent_note(out):
         note += ". L-BFGS in the last run: " + "; ".join(per)
     return note + (". Both L-BFGS codes need about as many iterations, so L-BFGS alone cannot be 5× faster than "
                    "scikit-learn's: that needs a method that needs fewer passes. EG does on CoNLL2000-P, with "
-                   "order=blocks (a random order of blocks of 64 consecutive contexts: as many passes as a random "
-                   "permutation, each ~1.6× cheaper because a random visit mostly waits for memory). On "
+                   "order=blocks (contexts shuffled once in memory, then a random order of blocks of 64 consecutive "
+                   "ones each pass: about as many passes as a random permutation here, each ~1.5× cheaper because "
+                   "a random visit mostly waits for memory; on a9a the fixed blocks cost passes, so it is not "
+                   "eg's default). The conll-chunk EG row predates the one-time shuffle. On "
                    "CoNLL2000-C it does not: with ~36 predicates per context the block curvature ||phi(x)||^2 C "
                    "c(x) caps the rate of every frequent context (rates halved to ~1e-3), so EG needs ~300 passes "
                    "to 1e-4; and a pass of either L-BFGS is bound by the random reads of 36 rows of the 19 MB W "
