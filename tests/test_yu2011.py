@@ -167,3 +167,13 @@ def test_times_to_levels_against_the_driver():
             return (minimize(obj, "bn", tol=0.0, max_iter=n, random_state=1, eps=0.0, report_dual=False).f
                     - f_star) / f_star
         assert rel(k) <= lv and (k == 1 or rel(k - 1) > lv)
+
+
+def test_equal_time_comparison():
+    a, b = Trace("a"), Trace("b")
+    for t, f in ((0, 100.0), (2, 50.0), (5, 20.0), (9, 10.0)):
+        a.records.append({"seconds": t, "objective": f})
+    for t, f in ((0, 100.0), (3, 40.0), (6, 15.0)):
+        b.records.append({"seconds": t, "objective": f})
+    assert yu2011.equal_time(a, b) == (6, 20.0, 15.0)            # a's last value within b's 6 s
+    assert yu2011.equal_time(a, b, "start") == (3, 50.0, 40.0)   # both have made one pass by 3 s
