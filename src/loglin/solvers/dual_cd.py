@@ -106,7 +106,7 @@ def _lr_dual_cd(objective, w, rng, variant, name, eps, xi, max_newton, inner_eps
         newton, vmax, changed = dk.lr_dual_pass(order, X.indptr, X.indices, X.data, p.y, p.cost, qdiag,
                                                 alpha, alpha_c, w, used, xi, max_newton, variant)
         tol.after_pass(newton, len(active))
-        dual = duality.lr_dual_objective(p, alpha, alpha_c, w) if report_dual else None
+        dual = (lambda: duality.lr_dual_objective(p, alpha, alpha_c, w)) if report_dual else None   # untimed
         stalled = changed == 0 and used <= tol.floor
         yield Step(w=w, dual=dual, done=bool(vmax <= eps or stalled or len(active) == 0),
                    counters={"newton_steps": int(newton), "inner_eps": used, "max_violation": float(vmax),
@@ -156,7 +156,7 @@ def _maxent_dual_cd(objective, w, rng, eps, xi, max_newton, inner_eps, inner_eps
         else:
             pairs, newton, vmax, moved = dk.maxent_dual_pass(order, *args, used, xi, max_newton, max_pairs)
         tol.after_pass(moved, len(active))
-        dual = duality.maxent_dual_objective(p, C, beta, w) if report_dual else None
+        dual = (lambda: duality.maxent_dual_objective(p, C, beta, w)) if report_dual else None   # untimed
         stalled = pairs == 0 and used <= tol.floor
         yield Step(w=w, dual=dual, done=bool(vmax <= eps or stalled),
                    counters={"pair_updates": int(pairs), "contexts_moved": int(moved), "newton_steps": int(newton),

@@ -189,7 +189,7 @@ def _epochs(run_pass, active, rng, eta, max_trial, order, per_step, rates, C_of,
         counters.update(extra["counters"])
         if C_of is not extra["fixed_C"]:
             counters["C_current"] = C_now
-        yield dual_of(), counters, bool(vmax <= eps)
+        yield dual_of, counters, bool(vmax <= eps)          # dual_of: evaluated by the driver, off the clock
 
 
 def _lr_eg(objective, w, rng, eta, max_trial, order, per_step, eps, eps1, eps2, report_dual):
@@ -218,7 +218,7 @@ def _lr_eg(objective, w, rng, eta, max_trial, order, per_step, eps, eps1, eps2, 
 
     fixed = lambda epoch: None                       # noqa: E731 (LR has one C per instance)
     extra = {"undo": (snapshot, restore), "refresh": lambda: None, "counters": {}, "fixed_C": fixed}
-    dual_of = (lambda: duality.lr_dual_objective(p, alpha, alpha_c, w)) if report_dual else (lambda: None)
+    dual_of = (lambda: duality.lr_dual_objective(p, alpha, alpha_c, w)) if report_dual else None
     for dual, counters, done in _epochs(run_pass, active, rng, eta, max_trial, order,
                                         per_step or len(active), rates, fixed, lambda C: None, eps, dual_of, extra):
         yield Step(w=w, dual=dual, done=done, counters=counters)
@@ -278,7 +278,7 @@ def _maxent_eg_passes(objective, w, rng, eta, max_trial, order, C_of, fixed, sta
 
     extra = {"undo": (snapshot, restore), "refresh": state.refresh, "counters": {"general_k": int(general)},
              "fixed_C": fixed}
-    dual_of = (lambda: state.dual(objective.C)) if report_dual else (lambda: None)
+    dual_of = (lambda: state.dual(objective.C)) if report_dual else None
     for dual, counters, done in _epochs(run_pass, active, rng, eta, max_trial, order, per_step or len(active),
                                         state.rates, C_of, state.at, eps, dual_of, extra):
         w[:] = state.w

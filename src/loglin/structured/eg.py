@@ -119,7 +119,7 @@ def eg_online(objective, w, rng, state, order="random", eta="auto", C_schedule=N
         if (done // n) > ((done - per_step) // n) and (done // n) % REFRESH_EVERY == 0:
             state.refresh()
         w[:] = state.primal_weights(C)
-        yield Step(w=w, dual=state.dual(objective.C),
+        yield Step(w=w, dual=lambda: state.dual(objective.C),               # evaluated off the clock
                    counters={"effective_iterations": visits / n, "accepted": accepted, "C_current": C,
                              "eta_median": float(np.median(rates))})
 
@@ -143,7 +143,7 @@ def eg_batch(objective, w, rng, state, eta=1.0, max_trial=MAX_TRIAL):
                 break
             eta *= 0.5
         w[:] = state.primal_weights(C)
-        yield Step(w=w, dual=state.dual(C), counters={"effective_iterations": visits / n, "eta": eta},
+        yield Step(w=w, dual=lambda C=C: state.dual(C), counters={"effective_iterations": visits / n, "eta": eta},
                    done=not accepted)
 
 
