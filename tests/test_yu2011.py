@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from loglin.experiments import yu2011
+from loglin.experiments import yu2011, yu2011_fig3
 
 
 @pytest.mark.slow
@@ -16,7 +16,7 @@ def test_fig3_writes_each_method_before_a_later_one_fails(tmp_path, monkeypatch)
         if solver == "lbfgs":
             raise RuntimeError("cut off")           # stands in for a run killed during the second method
         return real_run(objective, solver, **kw)
-    monkeypatch.setattr(yu2011, "run", run_or_fail)
+    monkeypatch.setattr(yu2011_fig3, "run", run_or_fail)
     with pytest.raises(RuntimeError, match="cut off"):
         yu2011.fig3(tmp_path, quick=True, solvers=("cd", "lbfgs"), time_limit=0.5, max_iter=2,
                     reference_iters=0, evaluate_every=0)
@@ -96,7 +96,7 @@ def check_p_star(out, f_ref, ref_text):
 def test_fig3_takes_p_star_from_a_reference_file(tmp_path, slice_optimum, monkeypatch):
     p, f_opt, g = slice_optimum
     ref = reference_file(tmp_path / "conll2000-pos-reference.json", p, f_opt, g)
-    monkeypatch.setattr(yu2011, "own_reference", lambda *a: pytest.fail("ran its own reference"))
+    monkeypatch.setattr(yu2011_fig3, "own_reference", lambda *a: pytest.fail("ran its own reference"))
     out = tmp_path / "run"
     yu2011.fig3(out, reference={"conll2000-pos": str(ref)}, **QUICK)
     summary = check_p_star(out, f_opt, str(ref))
@@ -107,7 +107,7 @@ def test_fig3_takes_p_star_from_a_reference_file(tmp_path, slice_optimum, monkey
 def test_fig3_refuses_a_reference_for_another_problem(tmp_path, slice_optimum, monkeypatch):
     p, f_opt, g = slice_optimum
     wrong = reference_file(tmp_path / "wrong.json", p, f_opt, g, contexts=p.n_contexts + 1)
-    monkeypatch.setattr(yu2011, "run", lambda *a, **k: pytest.fail("solved before checking the reference"))
+    monkeypatch.setattr(yu2011_fig3, "run", lambda *a, **k: pytest.fail("solved before checking the reference"))
     with pytest.raises(InvalidInputError, match="contexts"):
         yu2011.fig3(tmp_path / "run", reference=str(wrong), **QUICK)
     key = yu2011.problem_key("conll2000-pos", p, 10.0)
@@ -135,8 +135,8 @@ def test_fig3_resummarize_from_saved_traces(tmp_path, unreferenced_run, slice_op
             for k in ("problem", "note", "header", "metric_name"):
                 data["meta"].pop(k)
             f.write_text(json.dumps(data))
-    monkeypatch.setattr(yu2011, "run", lambda *a, **k: pytest.fail("solved again"))
-    monkeypatch.setattr(yu2011, "minimize", lambda *a, **k: pytest.fail("solved again"))
+    monkeypatch.setattr(yu2011_fig3, "run", lambda *a, **k: pytest.fail("solved again"))
+    monkeypatch.setattr(yu2011_fig3, "minimize", lambda *a, **k: pytest.fail("solved again"))
     wrong = reference_file(tmp_path / "wrong.json", p, f_opt, g, nnz=p.nnz() - 1)
     with pytest.raises(InvalidInputError, match="nnz"):
         yu2011.fig3_resummarize(out, reference=wrong)
