@@ -104,6 +104,24 @@ def test_reproduce_refuses_options_an_experiment_lacks(tmp_path, capsys):
     assert main(["reproduce", "huang2010-table3", "--solvers", "cd", "--out", str(tmp_path)]) != 0
     assert "does not take --solvers" in capsys.readouterr().err
     assert main(["reproduce", "huang2010-fig2", "--time-limit", "-1", "--out", str(tmp_path)]) != 0
+    assert main(["reproduce", "yu2011-fig2", "--reference", "1.5", "--out", str(tmp_path)]) != 0
+    assert "does not take --reference" in capsys.readouterr().err
+    assert main(["reproduce", "yu2011-fig3", "--reference", "conll2000-pos=", "--out", str(tmp_path)]) != 0
+    assert "DATA=FILE" in capsys.readouterr().err
+
+
+def test_reproduce_reference_spec():
+    from loglin.cli import _reference_spec
+    assert _reference_spec("12.5") == 12.5
+    assert _reference_spec("r.json") == "r.json"
+    assert _reference_spec("conll2000-pos=a.json, brown=3e5") == {"conll2000-pos": "a.json", "brown": 3e5}
+
+
+def test_reproduce_passes_a_reference_to_yu2011_fig3(tmp_path):
+    out = tmp_path / "fig3"
+    assert main(["reproduce", "yu2011-fig3", "--quick", "--solvers", "cd", "--time-limit", "0.2", "--reference",
+                 "conll2000-pos=1.0", "--out", str(out)]) == 0
+    assert "a value given by the caller" in (out / "summary.md").read_text()
 
 
 def test_solver_options_from_the_command_line(svm_files, capsys):

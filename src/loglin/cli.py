@@ -116,6 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--solvers", default=None, help="comma-separated solvers, for experiments that compare several")
     p.add_argument("--time-limit", type=float, default=None,
                    help="seconds (CPU) per method and data set, for experiments that race solvers")
+    p.add_argument("--reference", default=None, metavar="[DATA=]FILE|VALUE[,...]",
+                   help="P* for yu2011-fig3: a value, or a huang2010-fig2 NAME-reference.json of the same problem "
+                        "(checked), per data set as DATA=..., comma-separated")
 
     p = sub.add_parser("tag", help="POS tagging / chunking: `loglin tag train|evaluate ...` or `loglin tag MODEL INPUT`",
                        add_help=False)
@@ -367,6 +370,25 @@ def cmd_reproduce(args):
     return 0
 
 
+def _reference_spec(text):
+    """'DATA=FILE,DATA=1.5' -> {DATA: 'FILE', DATA: 1.5}; a lone 'FILE' or '1.5' stands for every data set."""
+    def value(v):
+        try:
+            return float(v)
+        except ValueError:
+            return v
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if len(items) == 1 and "=" not in items[0]:
+        return value(items[0])
+    spec = {}
+    for item in items:
+        data, sep, v = item.partition("=")
+        if not sep or not data.strip() or not v.strip():
+            raise LoglinError(f"--reference takes DATA=FILE or DATA=VALUE pairs, got {item!r}")
+        spec[data.strip()] = value(v.strip())
+    return spec
+
+
 def _experiment_options(args, experiment):
     """--datasets/--solvers/--time-limit as keyword arguments, refused by name if the experiment has no such knob."""
     import inspect
@@ -379,6 +401,8 @@ def _experiment_options(args, experiment):
         if not args.time_limit > 0:
             raise LoglinError(f"--time-limit must be positive, got {args.time_limit}")
         options["time_limit"] = args.time_limit
+    if args.reference:
+        options["reference"] = _reference_spec(args.reference)
     accepted = inspect.signature(inspect.unwrap(experiment)).parameters
     for key in options:
         if key not in accepted:
