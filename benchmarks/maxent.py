@@ -28,6 +28,8 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
+from loglin.cli import option_value
+
 from . import common
 
 C = 10.0
@@ -42,13 +44,7 @@ def solver_spec(spec):
     opts = {"eps": 0.0, "report_dual": False} if name in DUAL else {}
     for pair in pairs:
         key, value = pair.split("=", 1)
-        opts[key] = value
-        for kind in (int, float):
-            try:
-                opts[key] = kind(value)
-                break
-            except ValueError:
-                pass
+        opts[key] = option_value(value)
     return name, opts
 OUR_LIMIT = 400.0               # CPU seconds per loglin run
 SK_BUDGET = 300.0               # CPU seconds of scikit-learn calls per ladder

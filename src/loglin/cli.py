@@ -144,6 +144,16 @@ def _progress(args):
     return not args.quiet and sys.stderr.isatty()
 
 
+def option_value(text):
+    """A solver option's value from text: an int, else a float, else the string itself."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
 def _solver_options(args, solver):
     """-O KEY=VALUE pairs as keyword options of ``solver`` (numbers parsed), checked against its signature."""
     import inspect
@@ -154,14 +164,7 @@ def _solver_options(args, solver):
         key, sep, text = item.partition("=")
         if not sep or not key.strip():
             raise LoglinError(f"-O/--option takes KEY=VALUE, got {item!r}")
-        value = text
-        for kind in (int, float):
-            try:
-                value = kind(text)
-                break
-            except ValueError:
-                pass
-        options[key.strip()] = value
+        options[key.strip()] = option_value(text)
     if options:
         _load_all_solvers()
         if solver not in SOLVERS:

@@ -328,11 +328,9 @@ def document_data(name, quick=False, data_dir=None, seed=0):
             order = order[:3000]
         cut = int(0.8 * len(order))
         Xtr, ytr, Xte, yte = X[order[:cut]], y[order[:cut]], X[order[cut:]], y[order[cut:]]
-    elif name == "20newsgroups":                     # the binary split of the Yu et al. experiments (comp+sci)
-        from ..data.newsgroups import load_20newsgroups_tfidf
-        Xtr, ytr, Xte, yte = load_20newsgroups_tfidf(root, split="comp+sci")
-        if quick:
-            Xtr, ytr, Xte, yte = Xtr[:3000], ytr[:3000], Xte[:1000], yte[:1000]
+    elif name == "20newsgroups":                     # the binary split (and quick slice) of the Yu et al. runs
+        from .yu2011 import lr_data
+        Xtr, ytr, Xte, yte = lr_data(name, quick, root)
     else:
         raise ValueError(f"unknown document data set {name!r} (a9a, news20, 20newsgroups)")
     return _normalize_rows(Xtr), np.asarray(ytr), _normalize_rows(Xte), np.asarray(yte)
