@@ -73,3 +73,28 @@ def test_huang2010_fig2_cut_off_run_keeps_finished_methods_and_resumes(tmp_path,
     assert ran == [] and len(refs) == 1
     huang2010.fig2(tmp_path, **dict(run, time_limit=0.2))
     assert ran == ["cd", "scgis"] and len(refs) == 2
+
+    # a budget of its own for one method reruns only that method; the others' traces are reused
+    ran.clear()
+    huang2010.fig2(tmp_path, **dict(run, time_limit=0.2, time_limits={"scgis": 0.4}))
+    assert ran == ["scgis"] and len(refs) == 3
+    summary = (tmp_path / "summary.md").read_text()
+    assert "SCGIS 0.4s" in summary and "rate at the end of each IS/CD run" in summary
+    with pytest.raises(ValueError, match="not among the solvers"):
+        huang2010.fig2(tmp_path, **dict(run, time_limits={"gis": 1.0}))
+
+
+def test_convergence_order_recovers_the_power_law():
+    from loglin.experiments.huang2010_fig2 import convergence_order
+    from loglin.trace import Trace
+    f_star = 100.0
+    for b in (1.0, 2.0):
+        tr = Trace()
+        for k in range(0, 60):
+            rel = 5.0 if k == 0 else 3.0 * k ** -b
+            tr.records.append({"iteration": k, "objective": f_star * (1 + rel), "seconds": 0.5 * k})
+        fit = convergence_order(tr, f_star)
+        assert fit is not None and fit[0] == pytest.approx(b, rel=1e-9) and fit[1] == pytest.approx(3.0, rel=1e-9)
+    short = Trace()
+    short.records = [{"iteration": 0, "objective": 200.0, "seconds": 0.0}]
+    assert convergence_order(short, f_star) is None

@@ -114,8 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--datasets", default=None,
                    help="comma-separated data sets, for experiments that take several (e.g. conll2000-pos,conll2000-chunk)")
     p.add_argument("--solvers", default=None, help="comma-separated solvers, for experiments that compare several")
-    p.add_argument("--time-limit", type=float, default=None,
-                   help="seconds (CPU) per method and data set, for experiments that race solvers")
+    p.add_argument("--time-limit", default=None, metavar="SECONDS[,SOLVER=SECONDS...]",
+                   help="seconds (CPU) per method and data set, for experiments that race solvers; "
+                        "SOLVER=SECONDS gives one method its own budget (huang2010-fig2: e.g. 300,cd=900,scgis=900)")
     p.add_argument("--reference", default=None, metavar="[DATA=]FILE|VALUE[,...]",
                    help="P* for yu2011-fig3: a value, or a huang2010-fig2 NAME-reference.json of the same problem "
                         "(checked), per data set as DATA=..., comma-separated")
@@ -392,6 +393,28 @@ def _reference_spec(text):
     return spec
 
 
+def _time_limit_spec(text):
+    """'300' -> (300, {}); '300,cd=900' -> (300, {'cd': 900}); 'cd=900' -> (None, {'cd': 900})."""
+    default, per_solver = None, {}
+    for item in (t.strip() for t in str(text).split(",") if t.strip()):
+        name, sep, value = item.rpartition("=")
+        try:
+            seconds = float(value)
+        except ValueError:
+            raise LoglinError(f"--time-limit takes SECONDS or SOLVER=SECONDS, got {item!r}") from None
+        if not seconds > 0:
+            raise LoglinError(f"--time-limit must be positive, got {item!r}")
+        if sep and not name.strip():
+            raise LoglinError(f"--time-limit takes SECONDS or SOLVER=SECONDS, got {item!r}")
+        if sep:
+            per_solver[name.strip()] = seconds
+        elif default is not None:
+            raise LoglinError(f"--time-limit has two default budgets: {text!r}")
+        else:
+            default = seconds
+    return default, per_solver
+
+
 def _experiment_options(args, experiment):
     """--datasets/--solvers/--time-limit as keyword arguments, refused by name if the experiment has no such knob."""
     import inspect
@@ -401,15 +424,18 @@ def _experiment_options(args, experiment):
     if args.solvers:
         options["solvers"] = tuple(s.strip() for s in args.solvers.split(",") if s.strip())
     if args.time_limit is not None:
-        if not args.time_limit > 0:
-            raise LoglinError(f"--time-limit must be positive, got {args.time_limit}")
-        options["time_limit"] = args.time_limit
+        default, per_solver = _time_limit_spec(args.time_limit)
+        if default is not None:
+            options["time_limit"] = default
+        if per_solver:
+            options["time_limits"] = per_solver
     if args.reference:
         options["reference"] = _reference_spec(args.reference)
     accepted = inspect.signature(inspect.unwrap(experiment)).parameters
     for key in options:
         if key not in accepted:
-            raise LoglinError(f"{args.name} does not take --{key.replace('_', '-')}")
+            flag = "--time-limit SOLVER=SECONDS" if key == "time_limits" else f"--{key.replace('_', '-')}"
+            raise LoglinError(f"{args.name} does not take {flag}")
     return options
 
 
