@@ -130,6 +130,8 @@ def _assert_paths_agree(problem, C, seed, permuted=True):
     if permuted:
         other, perm = _permuted_numbering(problem, seed)
         assert not other.dense_pairs
+        assert problem.map_feat_or_empty().size == 0                   # generic: the identity-map fast path
+        assert other.map_feat_or_empty() is other.map_feat             # permuted: through the map
         others.append((other.objective(C), perm))
     fd, gd = dense.fun_grad(w)
     dense.accept()
@@ -172,3 +174,22 @@ def test_dense_path_refused_for_other_layouts():
     with pytest.raises(ValueError):
         MaxentObjective(problem, 1.0, dense_path=True)
     assert not MaxentObjective(problem, 1.0).dense_path
+
+
+def test_identity_map_path_matches_map_path_on_seen_pairs():
+    """The papers' seen pairs number features in map order: the passes skip map_feat; a renumbered copy reads it."""
+    from loglin.tagging.datasets import build_dataset, bundled_conll2000_small
+    problem = build_dataset("conll2000-pos", data_dir=bundled_conll2000_small()[0].parent).problem
+    assert not problem.dense_pairs and problem.map_feat_or_empty().size == 0
+    other, perm = _permuted_numbering(problem, 8)
+    assert other.map_feat_or_empty() is other.map_feat
+    a, b = problem.objective(10.0), other.objective(10.0)
+    rng = np.random.default_rng(9)
+    w, v = 0.1 * rng.standard_normal(problem.n_features), rng.standard_normal(problem.n_features)
+    wp, vp = np.empty_like(w), np.empty_like(v)
+    wp[perm], vp[perm] = w, v
+    fa, ga = a.fun_grad(w)
+    fb, gb = b.fun_grad(wp)
+    a.accept(), b.accept()
+    assert abs(fa - fb) <= 1e-12 * abs(fb) and _rel(ga, gb[perm]) <= 1e-12
+    assert _rel(a.hess_vec(v), b.hess_vec(vp)[perm]) <= 1e-12

@@ -58,7 +58,7 @@ class MaxentObjective(Objective):
         self._prob = np.empty(shape)
         self._pending = np.empty(shape)
         self._args = (problem.ctx_ptr, problem.ctx_pred, problem._val_or_empty(),
-                      problem.map_ptr, problem.map_label, problem.map_feat)
+                      problem.map_ptr, problem.map_label, problem.map_feat_or_empty())
         dense_ok = bool(getattr(problem, "dense_pairs", False))
         if dense_path and not dense_ok:
             raise ValueError("dense_path=True needs a problem in the dense all-pairs layout")

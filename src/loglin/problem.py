@@ -155,6 +155,17 @@ class MaxentProblem:
     def _val_or_empty(self):
         return np.empty(0) if self.ctx_val is None else self.ctx_val
 
+    def map_feat_or_empty(self) -> np.ndarray:
+        """map_feat, or an empty array when it is the identity (feature j is map entry j, as for the
+        papers' seen pairs): the score and gradient passes then read w[j] directly, one index array
+        fewer per non-zero and contiguous w within a predicate (:func:`loglin.kernels.maxent.context_scores`)."""
+        ident = self.__dict__.get("_map_identity")
+        if ident is None:
+            ident = bool(self.n_features == len(self.map_feat) and
+                          np.array_equal(self.map_feat, np.arange(len(self.map_feat))))
+            self.__dict__["_map_identity"] = ident
+        return np.empty(0, dtype=self.map_feat.dtype) if ident else self.map_feat
+
     def with_contexts_in_order(self, order) -> "MaxentProblem":
         """The same problem with context i of the result being context ``order[i]`` of this one (a permutation:
         e.g. a one-time shuffle, so that a solver can visit random contexts in memory order)."""

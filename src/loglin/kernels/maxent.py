@@ -4,7 +4,9 @@ Every pass is written over a block of contexts [lo, hi) returning partial
 sums, and a driver splits the contexts into one block per thread and reduces:
 the same block function can later run on many machines.
 
-An empty ``val`` array means 0/1 predicate values (no value array stored).
+An empty ``val`` array means 0/1 predicate values (no value array stored), and
+an empty ``map_feat`` (in the score and gradient passes) means feature j is map
+entry j (MaxentProblem.map_feat_or_empty).
 """
 import numpy as np
 from numba import njit, prange, get_num_threads
@@ -17,6 +19,11 @@ def _value(val, k):
     return 1.0 if val.shape[0] == 0 else val[k]
 
 
+@njit(cache=True, inline="always")
+def _feature(map_feat, j):
+    return j if map_feat.shape[0] == 0 else map_feat[j]
+
+
 @njit(cache=True)
 def context_scores(x, w, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, out):
     """out[y] = sum_t w_t f_t(x, y)  (the log of S_w(x, y), eq. 1)."""
@@ -25,7 +32,7 @@ def context_scores(x, w, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_fea
         p = ctx_pred[k]
         v = _value(ctx_val, k)
         for j in range(map_ptr[p], map_ptr[p + 1]):
-            out[map_label[j]] += v * w[map_feat[j]]
+            out[map_label[j]] += v * w[_feature(map_feat, j)]
 
 
 @njit(cache=True)
@@ -35,7 +42,7 @@ def _scatter_context(x, coef, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, ma
         p = ctx_pred[k]
         v = _value(ctx_val, k)
         for j in range(map_ptr[p], map_ptr[p + 1]):
-            acc[map_feat[j]] += v * coef[map_label[j]]
+            acc[_feature(map_feat, j)] += v * coef[map_label[j]]
 
 
 @njit(cache=True)
@@ -49,6 +56,22 @@ def log_softmax_inplace(s):
     for y in range(s.shape[0]):
         s[y] -= log_t
     return log_t
+
+
+@njit(cache=True)
+def log_sum_exp_overwrite(s):
+    """log T = log sum_y e^{s[y]} (stable); s is overwritten with e^{s[y] - max}.
+
+    For passes that need only the loss: the exps go to s in a loop without a
+    sum, which vectorizes (log_softmax_inplace's accumulating loop does not).
+    """
+    m = s.max()
+    for y in range(s.shape[0]):
+        s[y] = exp_v(s[y] - m)
+    total = 0.0
+    for y in range(s.shape[0]):
+        total += s[y]
+    return m + np.log(total)
 
 
 @njit(cache=True)
@@ -111,7 +134,7 @@ def loss_and_expectation(w, bounds, n_labels, ctx_ptr, ctx_pred, ctx_val, map_pt
             context_scores(x, w, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, s)
             c = ctx_count[x]
             if not (want_grad or store):
-                loss[b] += c * log_softmax_inplace(s)
+                loss[b] += c * log_sum_exp_overwrite(s)
             else:
                 loss[b] += c * softmax_inplace(s)
                 if store:
@@ -276,7 +299,7 @@ def dense_loss_and_expectation(w, bounds, n_labels, ctx_ptr, ctx_pred, ctx_val, 
             dense_context_scores(x, w, n_labels, ctx_ptr, ctx_pred, ctx_val, s)
             c = ctx_count[x]
             if not (want_grad or store):
-                loss[b] += c * log_softmax_inplace(s)
+                loss[b] += c * log_sum_exp_overwrite(s)
             else:
                 loss[b] += c * softmax_inplace(s)
                 if store:

@@ -268,6 +268,7 @@ def parallel_update(objective, w, rng, surrogate, *, newton_tol=NEWTON_TOL):
     problem, C = objective.problem, objective.C
     check_nonnegative(problem, surrogate)
     rows = _rows(problem)
+    pass_rows = rows[:5] + (problem.map_feat_or_empty(),)     # the E pass may skip an identity map
     X, K = problem.n_contexts, problem.n_labels
     fsharp_xy = np.empty((X, K) if surrogate == "iis" else (0, K))
     f_sharp = ks.feature_sums(K, rows, fsharp_xy)           # f^# = max f^#(x, y)
@@ -277,7 +278,7 @@ def parallel_update(objective, w, rng, surrogate, *, newton_tol=NEWTON_TOL):
     z = np.empty(problem.n_features)
     while True:
         counters = np.zeros(len(ks.COUNTER_NAMES), dtype=np.int64)
-        _, expect = loss_and_expectation(w, bounds, K, *rows, problem.ctx_count, prob, surrogate == "gis")
+        _, expect = loss_and_expectation(w, bounds, K, *pass_rows, problem.ctx_count, prob, surrogate == "gis")
         counters[ks.N_EXP] += 2 * X * K                     # softmax, then P itself
         counters[ks.N_LOG] += X
         if surrogate == "gis":
