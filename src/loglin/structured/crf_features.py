@@ -15,6 +15,7 @@ simple shape flags.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import repeat
 
 import numpy as np
 
@@ -25,33 +26,30 @@ TASKS = ("chunk", "pos")
 
 
 def chunk_attributes(words, tags):
-    """CRFsuite's chunking attributes of every token of one sentence."""
+    """CRFsuite's chunking attributes of every token of one sentence.
+
+    Written for speed (it is most of a tagger's time per token): the window
+    is read from lists padded with None, and each bigram / trigram string is
+    built once per sentence position and shared by the tokens whose window
+    contains it.
+    """
     n = len(words)
+    W = [None, None, *words, None, None]            # W[t + 2 + k] is w[k] of token t
+    P = [None, None, *tags, None, None]
+    # POS n-grams starting at each padded position (None when a member is outside the sentence)
+    bi = [f"{P[i]}|{P[i + 1]}" if P[i] is not None and P[i + 1] is not None else None for i in range(n + 3)]
+    tri = [f"{bi[i]}|{P[i + 2]}" if bi[i] is not None and P[i + 2] is not None else None for i in range(n + 2)]
     out = []
     for t in range(n):
-        def w(k):
-            return words[t + k] if 0 <= t + k < n else None
-
-        def p(k):
-            return tags[t + k] if 0 <= t + k < n else None
-
-        a = []
-        for k in (-2, -1, 0, 1, 2):
-            if w(k) is not None:
-                a.append(f"w[{k}]={w(k)}")
-        if w(-1) is not None:
-            a.append(f"w[-1]|w[0]={w(-1)}|{w(0)}")
-        if w(1) is not None:
-            a.append(f"w[0]|w[1]={w(0)}|{w(1)}")
-        for k in (-2, -1, 0, 1, 2):
-            if p(k) is not None:
-                a.append(f"pos[{k}]={p(k)}")
-        for k in (-2, -1, 0, 1):
-            if p(k) is not None and p(k + 1) is not None:
-                a.append(f"pos[{k}]|pos[{k + 1}]={p(k)}|{p(k + 1)}")
-        for k in (-2, -1, 0):
-            if p(k) is not None and p(k + 1) is not None and p(k + 2) is not None:
-                a.append(f"pos[{k}]|pos[{k + 1}]|pos[{k + 2}]={p(k)}|{p(k + 1)}|{p(k + 2)}")
+        c = t + 2
+        a = [f"w[{k}]={W[c + k]}" for k in (-2, -1, 0, 1, 2) if W[c + k] is not None]
+        if t > 0:
+            a.append(f"w[-1]|w[0]={W[c - 1]}|{W[c]}")
+        if t < n - 1:
+            a.append(f"w[0]|w[1]={W[c]}|{W[c + 1]}")
+        a.extend(f"pos[{k}]={P[c + k]}" for k in (-2, -1, 0, 1, 2) if P[c + k] is not None)
+        a.extend(f"pos[{k}]|pos[{k + 1}]={bi[c + k]}" for k in (-2, -1, 0, 1) if bi[c + k] is not None)
+        a.extend(f"pos[{k}]|pos[{k + 1}]|pos[{k + 2}]={tri[c + k]}" for k in (-2, -1, 0) if tri[c + k] is not None)
         if t == 0:
             a.append("__BOS__")
         if t == n - 1:
@@ -123,25 +121,47 @@ class ChainFeatureSpace:
 
     def encode(self, sentences):
         """(seq_ptr, tok_ptr, tok_attr) of sentences; attributes unseen in training are dropped."""
-        index = {a: i for i, a in enumerate(self.attributes)}
-        return _encode(sentences, self.task, index)
+        return self.encode_attributes([sentence_attributes(s, self.task) for s in sentences])
+
+    def encode_attributes(self, attribute_sequences):
+        """encode() for sentences given as their tokens' attribute names (CRFsuite's xseq: one list of
+        names per token), e.g. made by a caller's own template; names unseen in training are dropped."""
+        return _encode(attribute_sequences, self.attribute_index())
+
+    def attribute_index(self) -> dict:
+        """attribute -> id, built on first use and kept (rebuilt if ``attributes`` was replaced)."""
+        cached = self.__dict__.get("_index")
+        if cached is None or cached[0] is not self.attributes or len(cached[1]) != len(self.attributes):
+            cached = (self.attributes, {a: i for i, a in enumerate(self.attributes)})
+            self.__dict__["_index"] = cached
+        return cached[1]
 
 
-def _encode(sentences, task, index, grow=False):
-    seq_ptr = np.zeros(len(sentences) + 1, dtype=np.int64)
+def _encode(attribute_sequences, index, grow=False):
+    """CSR arrays of attribute ids; ``grow`` adds unseen names to ``index`` (training), else drops them."""
+    seq_ptr = np.zeros(len(attribute_sequences) + 1, dtype=np.int64)
     tok_ptr = [0]
     attr = []
-    for s, sentence in enumerate(sentences):
-        for names in sentence_attributes(sentence, task):
-            for name in names:
-                k = index.get(name)
-                if k is None and grow:
-                    k = index[name] = len(index)
-                if k is not None:
+    get = index.get
+    unseen = repeat(-1)
+    for s, tokens in enumerate(attribute_sequences):
+        for names in tokens:
+            if grow:
+                for name in names:
+                    k = get(name)
+                    if k is None:
+                        k = index[name] = len(index)
                     attr.append(k)
+            else:
+                attr.extend(map(get, names, unseen))       # -1: unseen in training, dropped below
             tok_ptr.append(len(attr))
         seq_ptr[s + 1] = len(tok_ptr) - 1
-    return seq_ptr, np.asarray(tok_ptr, dtype=np.int64), np.asarray(attr, dtype=np.int32)
+    attr = np.asarray(attr, dtype=np.int32)
+    tok_ptr = np.asarray(tok_ptr, dtype=np.int64)
+    if not grow:
+        kept = np.concatenate(([0], np.cumsum(attr >= 0)))
+        tok_ptr, attr = kept[tok_ptr], attr[attr >= 0]
+    return seq_ptr, tok_ptr, attr
 
 
 def check_sentences(sentences, task):
@@ -163,7 +183,7 @@ def build_chain_problem(sentences, task="chunk", *, all_pairs=False, labels=None
     check_sentences(sentences, task)
     col = gold_column(task)
     index = {}
-    seq_ptr, tok_ptr, tok_attr = _encode(sentences, task, index, grow=True)
+    seq_ptr, tok_ptr, tok_attr = _encode([sentence_attributes(s, task) for s in sentences], index, grow=True)
     names = [tok[col] for sentence in sentences for tok in sentence]
     if labels is None:
         labels = np.array(sorted(set(names)))

@@ -47,13 +47,25 @@ class ChainModel:
         """Viterbi label ids of every sentence."""
         if len(sentences) == 0:
             return []
-        seq_ptr, tok_ptr, tok_attr = self.space.encode(sentences)
+        return self._decode(*self.space.encode(sentences))
+
+    def predict_ids_from_attributes(self, attribute_sequences) -> list[np.ndarray]:
+        """Viterbi label ids of sentences given as their tokens' attribute names (as CRFsuite's
+        Tagger.tag takes them), for attributes made outside loglin with the model's template."""
+        if len(attribute_sequences) == 0:
+            return []
+        for i, tokens in enumerate(attribute_sequences):
+            if len(tokens) == 0:
+                raise InvalidInputError(f"sentence {i} has no tokens")
+        return self._decode(*self.space.encode_attributes(attribute_sequences))
+
+    def _decode(self, seq_ptr, tok_ptr, tok_attr):
         out = np.empty(int(seq_ptr[-1]), dtype=np.int32)
         max_len = int(np.diff(seq_ptr).max(initial=1)) or 1
-        ck.decode_all(self.w, self.space.n_state, self.space.n_labels, _blocks(len(sentences)), max_len, seq_ptr,
+        ck.decode_all(self.w, self.space.n_state, self.space.n_labels, _blocks(len(seq_ptr) - 1), max_len, seq_ptr,
                       tok_ptr, tok_attr, np.empty(0), self.space.map_ptr, self.space.map_label,
                       self.space.map_feat, out)
-        return [out[seq_ptr[i]:seq_ptr[i + 1]] for i in range(len(sentences))]
+        return [out[seq_ptr[i]:seq_ptr[i + 1]] for i in range(len(seq_ptr) - 1)]
 
     def tag(self, sentences) -> list[list[str]]:
         """Best label sequence of each sentence (tokens as tuples whose first columns are the inputs)."""
