@@ -1,6 +1,6 @@
 """benchmarks/run [--quick] [--only NAME ...] [--repeats 3] [--out DIR]: every comparison, then SUMMARY.md.
 
-Comparisons (names for --only): a9a, news20 (binary LR vs LIBLINEAR and scikit-learn),
+Comparisons (names for --only): a9a, news20, 20newsgroups (binary LR vs LIBLINEAR and scikit-learn),
 conll-pos, conll-chunk (Maxent vs scikit-learn multinomial), crf (chain CRF and tagging vs
 CRFsuite), costmodel (time per pass vs a streaming bound), kernels-ab (the kept kernel optimizations, before vs after), jit (compile vs cached start-up).
 Installs nothing; needs the bench extra (liblinear-official, scikit-learn, python-crfsuite).
@@ -14,7 +14,8 @@ from pathlib import Path
 
 from . import common
 
-ALL = ("a9a", "news20", "conll-pos", "conll-chunk", "crf", "costmodel", "kernels-ab", "jit")
+ALL = ("a9a", "news20", "20newsgroups", "conll-pos", "conll-chunk", "crf", "costmodel", "kernels-ab", "jit")
+BINARY = ("a9a", "news20", "20newsgroups")
 QUICK = ("a9a", "costmodel")          # the smoke test: small slices, < 60 s
 
 
@@ -62,7 +63,7 @@ def main(argv=None):
             t0 = time.time()
             print(f"== {name}", file=sys.stderr, flush=True)
             module = _module(name)
-            module.main(args, name) if name in ("a9a", "news20", "conll-pos", "conll-chunk") else module.main(args)
+            module.main(args, name) if name in BINARY + ("conll-pos", "conll-chunk") else module.main(args)
             print(f"== {name}: {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
     from . import summary
     summary.main(args)
@@ -72,7 +73,7 @@ def main(argv=None):
 
 def _module(name):
     import importlib
-    mod = {"a9a": "binary", "news20": "binary", "conll-pos": "maxent", "conll-chunk": "maxent",
+    mod = {"a9a": "binary", "news20": "binary", "20newsgroups": "binary", "conll-pos": "maxent", "conll-chunk": "maxent",
            "kernels-ab": "kernels_ab"}.get(name, name)
     return importlib.import_module(f"benchmarks.{mod}")
 
