@@ -154,9 +154,12 @@ def main(args):
              "- Streaming-bound rows: the bound streams the index arrays once; fun_grad and hess_vec must read "
              "them twice (gather the scores, then scatter the gradient / Hv), so 2× is their floor before any "
              "arithmetic. fun_grad also takes one exp per (context, label) (Maxent) or one exp + log1p per row (LR: "
-             "a9a has only ~14 non-zeros per row, so the transcendental per row weighs like ~20 non-zeros). Closing "
-             "the rest needs fusing gather and scatter per block of contexts (the context's entries are still in "
-             "cache) and a vectorized exp.",
+             "a9a has only ~14 non-zeros per row, so the transcendental per row weighs like ~20 non-zeros). On the "
+             "papers' seen-pairs features the map is the identity, so the passes read map_label only and the bound "
+             "streams map_label only (the older bound over map_label + map_feat is kept as a row). What is left is "
+             "per-predicate loop overhead: the median predicate has 13 labels, and adding its weights into the "
+             "context's K scores is a scatter that does not vectorize; a layout with dense label blocks for the "
+             "predicates seen with most labels would.",
              "- Maxent rows: measured on the bundled CoNLL-2000 slice when the file says so; 'not reached' for "
              "scikit-learn means it did not reach the level within its CPU budget, so the true speed-up is larger "
              "than the budget ratio shown in the file.",
