@@ -77,7 +77,7 @@ def _maxent_note(out):
                    "order=blocks (contexts shuffled once in memory, then a random order of blocks of 64 consecutive "
                    "ones each pass: about as many passes as a random permutation here, each ~1.5× cheaper because "
                    "a random visit mostly waits for memory; on a9a the fixed blocks cost passes, so it is not "
-                   "eg's default). The conll-chunk EG row predates the one-time shuffle. On "
+                   "eg's default). On "
                    "CoNLL2000-C it does not: with ~36 predicates per context the block curvature ||phi(x)||^2 C "
                    "c(x) caps the rate of every frequent context (rates halved to ~1e-3), so EG needs ~300 passes "
                    "to 1e-4; and a pass of either L-BFGS is bound by the random reads of 36 rows of the 19 MB W "
