@@ -30,6 +30,8 @@ import time
 import numpy as np
 from numba import njit
 
+from loglin.kernels.maxent import _feature
+
 from . import common
 
 MAXENT_SOLVERS = ("tron", "lbfgs", "cddual", "cd", "gis", "scgis", "iis")
@@ -63,7 +65,7 @@ def stream_maxent(ctx_ptr, ctx_pred, map_ptr, map_label, map_feat):
         for k in range(ctx_ptr[x], ctx_ptr[x + 1]):
             p = ctx_pred[k]
             for j in range(map_ptr[p], map_ptr[p + 1]):
-                s += map_label[j] if ident else map_feat[j] + map_label[j]
+                s += map_label[j] if ident else map_feat[j] + map_label[j]     # reads what the pass reads
     return s
 
 
@@ -71,12 +73,11 @@ def stream_maxent(ctx_ptr, ctx_pred, map_ptr, map_label, map_feat):
 def gather_maxent(w, n_labels, ctx_ptr, ctx_pred, map_ptr, map_label, map_feat):
     out = np.zeros(n_labels)
     s = 0.0
-    ident = map_feat.shape[0] == 0
     for x in range(ctx_ptr.shape[0] - 1):
         for k in range(ctx_ptr[x], ctx_ptr[x + 1]):
             p = ctx_pred[k]
             for j in range(map_ptr[p], map_ptr[p + 1]):
-                out[map_label[j]] += w[j if ident else map_feat[j]]
+                out[map_label[j]] += w[_feature(map_feat, j)]
         s += out[0]
         out[:] = 0.0
     return s

@@ -82,6 +82,7 @@ class MaxentProblem:
     occ_entry: np.ndarray = field(init=False, repr=False)
     emp: np.ndarray = field(init=False, repr=False)
     _dense_pairs: bool = field(init=False, repr=False, default=False)
+    _map_identity: bool = field(init=False, repr=False, default=False)
 
     def __post_init__(self):
         self._validate()
@@ -99,6 +100,7 @@ class MaxentProblem:
         np.cumsum(np.bincount(self.map_feat, minlength=self.n_features), out=self.occ_ptr[1:])
         if self.reg is None:
             self.reg = np.ones(self.n_features)
+        self._map_identity = self.n_features == n_map and bool(np.array_equal(self.map_feat, np.arange(n_map)))
         self._dense_pairs = self._detect_dense_pairs()
         from .kernels.maxent import empirical_feature_counts
         self.emp = empirical_feature_counts(self.n_features, self.ctx_ptr, self.ctx_pred, self._val_or_empty(),
@@ -143,7 +145,7 @@ class MaxentProblem:
             return False
         if not np.array_equal(self.map_ptr, np.arange(P + 1, dtype=np.int64) * K):
             return False
-        if not np.array_equal(self.map_feat, np.arange(n_map)):
+        if not self._map_identity:
             return False
         return bool((self.map_label.reshape(P, K) == np.arange(K, dtype=self.map_label.dtype)).all())
 
@@ -159,12 +161,7 @@ class MaxentProblem:
         """map_feat, or an empty array when it is the identity (feature j is map entry j, as for the
         papers' seen pairs): the score and gradient passes then read w[j] directly, one index array
         fewer per non-zero and contiguous w within a predicate (:func:`loglin.kernels.maxent.context_scores`)."""
-        ident = self.__dict__.get("_map_identity")
-        if ident is None:
-            ident = bool(self.n_features == len(self.map_feat) and
-                          np.array_equal(self.map_feat, np.arange(len(self.map_feat))))
-            self.__dict__["_map_identity"] = ident
-        return np.empty(0, dtype=self.map_feat.dtype) if ident else self.map_feat
+        return np.empty(0, dtype=self.map_feat.dtype) if self._map_identity else self.map_feat
 
     def with_contexts_in_order(self, order) -> "MaxentProblem":
         """The same problem with context i of the result being context ``order[i]`` of this one (a permutation:
