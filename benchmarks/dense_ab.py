@@ -28,31 +28,51 @@ def _time(fn, arg):
     return time.process_time() - c
 
 
-def ab(problem, repeats, C=10.0, seed=0):
+def ab_layouts(problem, repeats, a, b, C=10.0, seed=0):
+    """Time fun_grad and hess_vec of two MaxentObjective layouts of one problem, alternated.
+
+    ``a`` and ``b`` are (name, MaxentObjective keyword options); f, gradient and Hv are checked to
+    agree first. Returns the medians and minima per pass (ms) and the agreement."""
     from loglin.objective import MaxentObjective
-    generic = MaxentObjective(problem, C, dense_path=False)
-    dense = MaxentObjective(problem, C)
-    assert dense.dense_path, "the problem is not in the dense all-pairs layout"
+    (name_a, opts_a), (name_b, opts_b) = a, b
+    objs = {name_a: MaxentObjective(problem, C, **opts_a), name_b: MaxentObjective(problem, C, **opts_b)}
     rng = np.random.default_rng(seed)
     w = 0.05 * rng.standard_normal(problem.n_features)
     v = rng.standard_normal(problem.n_features)
-    fa, ga = generic.fun_grad(w)
-    fb, gb = dense.fun_grad(w)
-    generic.accept()
-    dense.accept()
-    ha, hb = generic.hess_vec(v), dense.hess_vec(v)
-    rel = lambda a, b: float(np.abs(a - b).max() / max(np.abs(a).max(), 1e-300))
+    (fa, ga), (fb, gb) = objs[name_a].fun_grad(w), objs[name_b].fun_grad(w)
+    for obj in objs.values():
+        obj.accept()
+    ha, hb = objs[name_a].hess_vec(v), objs[name_b].hess_vec(v)
+    rel = lambda x, y: float(np.abs(x - y).max() / max(np.abs(x).max(), 1e-300))     # noqa: E731
     agree = {"f": abs(fa - fb) / abs(fa), "grad": rel(ga, gb), "hv": rel(ha, hb)}
-    times = {k: [] for k in ("generic fun_grad", "dense fun_grad", "generic hess_vec", "dense hess_vec")}
+    times = {f"{n} {p}": [] for n in objs for p in ("fun_grad", "hess_vec")}
     for i in range(repeats):
-        order = (("generic", generic), ("dense", dense)) if i % 2 == 0 else (("dense", dense), ("generic", generic))
-        for name, obj in order:
-            times[f"{name} fun_grad"].append(_time(obj.fun_grad, w))
-            times[f"{name} hess_vec"].append(_time(obj.hess_vec, v))
-    med = {k: 1e3 * statistics.median(t) for k, t in times.items()}
-    return {"agree_rel": agree, "median_ms": med, "min_ms": {k: 1e3 * min(t) for k, t in times.items()},
-            "repeats": repeats, "n_contexts": problem.n_contexts, "n_labels": problem.n_labels,
-            "n_predicates": problem.n_predicates, "binary": problem.binary}
+        for name in (list(objs) if i % 2 == 0 else list(objs)[::-1]):
+            times[f"{name} fun_grad"].append(_time(objs[name].fun_grad, w))
+            times[f"{name} hess_vec"].append(_time(objs[name].hess_vec, v))
+    return {"agree_rel": agree, "median_ms": {k: 1e3 * statistics.median(t) for k, t in times.items()},
+            "min_ms": {k: 1e3 * min(t) for k, t in times.items()}, "repeats": repeats,
+            "n_contexts": problem.n_contexts, "n_labels": problem.n_labels, "n_predicates": problem.n_predicates,
+            "binary": problem.binary, "objectives": objs}
+
+
+def ab(problem, repeats, C=10.0, seed=0):
+    r = ab_layouts(problem, repeats, ("generic", {"dense_path": False, "label_rows": False}), ("dense", {}), C, seed)
+    assert r.pop("objectives")["dense"].dense_path, "the problem is not in the dense all-pairs layout"
+    return r
+
+
+def table_rows(res, name_a, name_b):
+    """Markdown rows: per data set and pass, A ms, B ms (median (min)), B / A, max rel. diff."""
+    lines = []
+    for label, r in res.items():
+        for pass_, key in (("fun_grad", "grad"), ("hess_vec", "hv")):
+            a, b = r["median_ms"][f"{name_a} {pass_}"], r["median_ms"][f"{name_b} {pass_}"]
+            am, bm = r["min_ms"][f"{name_a} {pass_}"], r["min_ms"][f"{name_b} {pass_}"]
+            diff = max(r["agree_rel"][key], r["agree_rel"]["f"]) if key == "grad" else r["agree_rel"][key]
+            lines.append(f"| {label} | {r['n_contexts']} × {r['n_labels']} | {pass_} | {a:.1f} ({am:.1f}) | "
+                         f"{b:.1f} ({bm:.1f}) | {b / a:.2f}× | {diff:.1e} |")
+    return lines
 
 
 def main(argv=None):
@@ -82,13 +102,7 @@ def main(argv=None):
              "(build_dataset(..., all_pairs=True)), C = 10, random w.", "",
              "| data | contexts × labels | pass | generic ms | dense ms | dense / generic | max rel. diff |",
              "|---|---|---|---|---|---|---|"]
-    for label, r in res.items():
-        for pass_, key in (("fun_grad", "grad"), ("hess_vec", "hv")):
-            g, d = r["median_ms"][f"generic {pass_}"], r["median_ms"][f"dense {pass_}"]
-            gm, dm = r["min_ms"][f"generic {pass_}"], r["min_ms"][f"dense {pass_}"]
-            diff = max(r["agree_rel"][key], r["agree_rel"]["f"]) if key == "grad" else r["agree_rel"][key]
-            lines.append(f"| {label} | {r['n_contexts']} × {r['n_labels']} | {pass_} | {g:.1f} ({gm:.1f}) | "
-                         f"{d:.1f} ({dm:.1f}) | {d / g:.2f}× | {diff:.1e} |")
+    lines += table_rows(res, "generic", "dense")
     lines += ["", "How measured: benchmarks/dense_ab.py docstring.", ""]
     common.write("dense-ab", "\n".join(lines), result, args.out)
     return 0

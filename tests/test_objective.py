@@ -193,3 +193,81 @@ def test_identity_map_path_matches_map_path_on_seen_pairs():
     a.accept(), b.accept()
     assert abs(fa - fb) <= 1e-12 * abs(fb) and _rel(ga, gb[perm]) <= 1e-12
     assert _rel(a.hess_vec(v), b.hess_vec(vp)[perm]) <= 1e-12
+
+
+# ------------------------------------- label rows (dense rows for predicates seen with many labels)
+
+def _shared_feature_problem(seed):
+    """Seen pairs where each feature also appears under a second (predicate, label) pair: f_t(x, y)
+    sums two predicates' values, so the rows' gradient must add repeated features (np.add.at)."""
+    from loglin.problem import MaxentProblem
+    rng = np.random.default_rng(seed)
+    X = random_sparse(150, 20, 0.3, seed=seed, binary=False, nonneg=True)
+    base = problem_from_matrix(X, rng.integers(0, 6, 150), all_pairs=True)
+    n_feat = base.n_features // 2
+    return MaxentProblem(ctx_ptr=base.ctx_ptr, ctx_pred=base.ctx_pred, ctx_val=base.ctx_val,
+                         map_ptr=base.map_ptr, map_label=base.map_label,
+                         map_feat=(base.map_feat % n_feat).astype(base.map_feat.dtype), ctx_count=base.ctx_count,
+                         obs_ptr=base.obs_ptr, obs_label=base.obs_label, obs_count=base.obs_count,
+                         n_features=n_feat, labels=base.labels)
+
+
+def _rows_cases():
+    from loglin.tagging.datasets import build_dataset, bundled_conll2000_small
+    conll = build_dataset("conll2000-pos", data_dir=bundled_conll2000_small()[0].parent).problem
+    X = random_sparse(300, 60, 0.04, seed=11, binary=False, nonneg=True)     # some pairs unseen: not all-pairs
+    y = np.random.default_rng(12).integers(0, 12, 300)
+    real = problem_from_matrix(X, y, all_pairs=False, bias=1.0, regularize_bias=False)
+    return {"conll slice, seen pairs": conll, "conll slice, renumbered": _permuted_numbering(conll, 13)[0],
+            "real values, seen pairs, bias": real, "shared features": _shared_feature_problem(14)}
+
+
+@pytest.mark.parametrize("case", ["conll slice, seen pairs", "conll slice, renumbered",
+                                  "real values, seen pairs, bias", "shared features"])
+def test_label_rows_path_matches_map_path(case):
+    """f, gradient, Hv and the GIS/IIS expectation pass agree (1e-12) with the plain map path."""
+    from loglin.objective import MaxentObjective
+    problem = _rows_cases()[case]
+    rows, plain = MaxentObjective(problem, 3.0), MaxentObjective(problem, 3.0, label_rows=False)
+    assert rows.rows is not None and 0 < rows.rows.n_rows <= problem.n_predicates and plain.rows is None
+    assert rows.rows.unique_feat == (case != "shared features")
+    rng = np.random.default_rng(15)
+    w, v = 0.3 * rng.standard_normal(problem.n_features), rng.standard_normal(problem.n_features)
+    (fa, ga), (fb, gb) = rows.fun_grad(w), plain.fun_grad(w)
+    rows.accept(), plain.accept()
+    assert abs(fa - fb) <= 1e-12 * abs(fb) and abs(rows.fun(w) - fb) <= 1e-12 * abs(fb)
+    assert _rel(ga, gb) <= 1e-12 and _rel(rows.hess_vec(v), plain.hess_vec(v)) <= 1e-12
+    pa, pb = np.empty((problem.n_contexts, problem.n_labels)), np.empty((problem.n_contexts, problem.n_labels))
+    (la, ea), (lb, eb) = rows.loss_and_expectation(w, pa, True), plain.loss_and_expectation(w, pb, True)
+    assert abs(la - lb) <= 1e-12 * abs(lb) and _rel(ea, eb) <= 1e-12 and _rel(pa, pb) <= 1e-12
+
+
+def test_label_rows_gradient_matches_finite_differences():
+    problem = _shared_feature_problem(16)
+    obj = problem.objective(2.0)
+    assert obj.rows is not None
+    rng = np.random.default_rng(17)
+    w = 0.5 * rng.standard_normal(obj.n)
+    _, g = obj.fun_grad(w)
+    for t in rng.choice(obj.n, size=6, replace=False):
+        e = np.zeros(obj.n)
+        e[t] = 1e-6
+        assert (obj.fun(w + e) - obj.fun(w - e)) / 2e-6 == pytest.approx(g[t], rel=1e-5, abs=1e-6)
+
+
+def test_label_rows_choice_of_predicates():
+    """Rows only for predicates seen with >= min_fraction * K distinct labels; none qualifying -> None."""
+    from loglin.label_rows import LabelRows
+    from loglin.objective import MaxentObjective
+    problem = _rows_cases()["conll slice, seen pairs"]
+    K, lengths = problem.n_labels, np.diff(problem.map_ptr)
+    layout = LabelRows.build(problem, min_fraction=0.5)
+    assert layout.n_rows == int(np.sum(lengths >= np.ceil(0.5 * K)))
+    assert len(layout.feat) == int(lengths[lengths >= np.ceil(0.5 * K)].sum())
+    assert np.all(layout.gather(np.arange(problem.n_features, dtype=float))[layout.pos] == layout.feat)
+    assert LabelRows.build(problem, min_fraction=1.01) is None
+    X = random_sparse(40, 50, 0.05, seed=18, binary=True)
+    sparse_labels = problem_from_matrix(X, np.arange(40) % 40, all_pairs=False)   # 40 labels, ~2 per predicate
+    if LabelRows.build(sparse_labels) is None:
+        with pytest.raises(ValueError):
+            MaxentObjective(sparse_labels, 1.0, label_rows=True)

@@ -19,6 +19,7 @@ from .kernels import logistic as lk
 from .kernels import maxent as mk
 from .kernels import vector as vk
 from .kernels.maxent import _blocks
+from .label_rows import LabelRows
 
 
 class Objective:
@@ -44,8 +45,11 @@ class MaxentObjective(Objective):
 
     kind = "maxent"
 
-    def __init__(self, problem, C: float, keep_hessian: bool = True, dense_path: bool | None = None):
-        """``dense_path``: use the dense all-pairs kernels (None: when problem.dense_pairs)."""
+    def __init__(self, problem, C: float, keep_hessian: bool = True, dense_path: bool | None = None,
+                 label_rows: bool | None = None):
+        """``dense_path``: use the dense all-pairs kernels (None: when problem.dense_pairs).
+        ``label_rows``: otherwise, keep the predicates seen with many labels as dense rows
+        (:mod:`loglin.label_rows`; None: when some predicate qualifies, False: always the map)."""
         super().__init__()
         if not np.isfinite(C) or C <= 0:
             raise ValueError(f"C must be positive and finite, got {C}")
@@ -63,24 +67,39 @@ class MaxentObjective(Objective):
         if dense_path and not dense_ok:
             raise ValueError("dense_path=True needs a problem in the dense all-pairs layout")
         self.dense_path = dense_ok if dense_path is None else bool(dense_path)
+        self.rows = None
+        if not self.dense_path and label_rows is not False:
+            self.rows = LabelRows.build(problem)
+            if label_rows and self.rows is None:
+                raise ValueError("label_rows=True, but no predicate is seen with enough labels for a dense row")
 
-    def _pass(self, w, out, want_grad):
+    def loss_and_expectation(self, w, prob_out, want_expectation):
+        """(sum_x c(x) log T_w(x), E_t = sum_x c(x) sum_y P_w(y|x) f_t(x, y) if wanted), writing
+        P_w(y|x) into prob_out when it has rows: the one pass under fun, fun_grad and GIS/IIS."""
         p = self.problem
         if self.dense_path:
-            return mk.dense_loss_and_expectation(w, self._bounds, p.n_labels, *self._args[:3], p.ctx_count, out,
-                                                 want_grad)
-        return mk.loss_and_expectation(w, self._bounds, p.n_labels, *self._args, p.ctx_count, out, want_grad)
+            return mk.dense_loss_and_expectation(w, self._bounds, p.n_labels, *self._args[:3], p.ctx_count,
+                                                 prob_out, want_expectation)
+        if self.rows is not None:
+            loss, expect, expect_rows = mk.rows_loss_and_expectation(
+                self.rows.gather(w), w, self._bounds, p.n_labels, *self.rows.context_arrays(), *self._args[3:],
+                p.ctx_count, prob_out, want_expectation)
+            if want_expectation:
+                self.rows.scatter_add(expect_rows, expect)
+            return loss, expect
+        return mk.loss_and_expectation(w, self._bounds, p.n_labels, *self._args, p.ctx_count, prob_out,
+                                       want_expectation)
 
     def fun(self, w):
         self.n_fun += 1
-        loss, _ = self._pass(w, np.empty((0, self.problem.n_labels)), False)
+        loss, _ = self.loss_and_expectation(w, np.empty((0, self.problem.n_labels)), False)
         return self.regularizer(w) + self.C * (loss - vk.dot(w, self.problem.emp))
 
     def fun_grad(self, w, keep_cache=True):
         self.n_fun += 1
         self.n_grad += 1
         out = self._pending if keep_cache else np.empty((0, self.problem.n_labels))
-        loss, expect = self._pass(w, out, True)
+        loss, expect = self.loss_and_expectation(w, out, True)
         f = self.regularizer(w) + self.C * (loss - vk.dot(w, self.problem.emp))
         vk.regularized_gradient_inplace(expect, self.reg, w, self.C, self.problem.emp)
         return f, expect
@@ -93,6 +112,11 @@ class MaxentObjective(Objective):
         p = self.problem
         if self.dense_path:
             hv = mk.dense_hessian_vector(v, self._bounds, p.n_labels, *self._args[:3], p.ctx_count, self._prob)
+        elif self.rows is not None:
+            hv, hv_rows = mk.rows_hessian_vector(self.rows.gather(v), v, self._bounds, p.n_labels,
+                                                 *self.rows.context_arrays(), *self._args[3:], p.ctx_count,
+                                                 self._prob)
+            self.rows.scatter_add(hv_rows, hv)
         else:
             hv = mk.hessian_vector(v, self._bounds, p.n_labels, *self._args, p.ctx_count, self._prob)
         vk.add_regularizer_inplace(hv, self.reg, v, self.C)

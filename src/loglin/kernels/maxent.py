@@ -24,15 +24,20 @@ def _feature(map_feat, j):
     return j if map_feat.shape[0] == 0 else map_feat[j]
 
 
-@njit(cache=True)
-def context_scores(x, w, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, out):
-    """out[y] = sum_t w_t f_t(x, y)  (the log of S_w(x, y), eq. 1)."""
-    out[:] = 0.0
+@njit(cache=True, inline="always")
+def _add_scores(x, w, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, out):
     for k in range(ctx_ptr[x], ctx_ptr[x + 1]):
         p = ctx_pred[k]
         v = _value(ctx_val, k)
         for j in range(map_ptr[p], map_ptr[p + 1]):
             out[map_label[j]] += v * w[_feature(map_feat, j)]
+
+
+@njit(cache=True)
+def context_scores(x, w, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, out):
+    """out[y] = sum_t w_t f_t(x, y)  (the log of S_w(x, y), eq. 1)."""
+    out[:] = 0.0
+    _add_scores(x, w, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, out)
 
 
 @njit(cache=True)
@@ -341,3 +346,76 @@ def dense_decision_rows(w, n_labels, ctx_ptr, ctx_pred, ctx_val):
         dense_context_scores(x, w, n_labels, ctx_ptr, ctx_pred, ctx_val, s)
         out[x, :] = s
     return out
+
+
+# ---------------------------------------------------------------- label-rows layout
+# loglin.label_rows: the predicates seen with many labels are dense rows of a block W_D (wd), added
+# as in the dense layout; the others go through the map. ``rows`` = (dense_ptr, dense_row,
+# dense_val, sparse_ptr, sparse_pred, sparse_val), LabelRows.context_arrays().
+
+
+@njit(cache=True, inline="always")
+def rows_context_scores(x, wd, w, n_labels, dense_ptr, dense_row, dense_val, sparse_ptr, sparse_pred, sparse_val,
+                        map_ptr, map_label, map_feat, out):
+    """context_scores for the label-rows layout (wd = W_D gathered from w)."""
+    dense_context_scores(x, wd, n_labels, dense_ptr, dense_row, dense_val, out)
+    _add_scores(x, w, sparse_ptr, sparse_pred, sparse_val, map_ptr, map_label, map_feat, out)
+
+
+@njit(cache=True, inline="always")
+def rows_scatter_context(x, coef, n_labels, dense_ptr, dense_row, dense_val, sparse_ptr, sparse_pred, sparse_val,
+                         map_ptr, map_label, map_feat, acc_d, acc):
+    dense_scatter_context(x, coef, n_labels, dense_ptr, dense_row, dense_val, acc_d)
+    _scatter_context(x, coef, sparse_ptr, sparse_pred, sparse_val, map_ptr, map_label, map_feat, acc)
+
+
+@njit(cache=True, parallel=True)
+def rows_loss_and_expectation(wd, w, bounds, n_labels, dense_ptr, dense_row, dense_val, sparse_ptr, sparse_pred,
+                              sparse_val, map_ptr, map_label, map_feat, ctx_count, prob_out, want_grad):
+    """loss_and_expectation for the label-rows layout: (loss, E over the map's features, E over W_D)."""
+    nb = bounds.shape[0] - 1
+    loss = np.zeros(nb)
+    acc = np.zeros((nb if want_grad else 1, w.shape[0]))
+    acc_d = np.zeros((nb if want_grad else 1, wd.shape[0]))
+    store = prob_out.shape[0] > 0
+    for b in prange(nb):
+        s = np.empty(n_labels)
+        for x in range(bounds[b], bounds[b + 1]):
+            rows_context_scores(x, wd, w, n_labels, dense_ptr, dense_row, dense_val, sparse_ptr, sparse_pred,
+                                sparse_val, map_ptr, map_label, map_feat, s)
+            c = ctx_count[x]
+            if not (want_grad or store):
+                loss[b] += c * log_sum_exp_overwrite(s)
+            else:
+                loss[b] += c * softmax_inplace(s)
+                if store:
+                    prob_out[x, :] = s
+                if want_grad:
+                    for y in range(n_labels):
+                        s[y] *= c
+                    rows_scatter_context(x, s, n_labels, dense_ptr, dense_row, dense_val, sparse_ptr, sparse_pred,
+                                         sparse_val, map_ptr, map_label, map_feat, acc_d[b], acc[b])
+    return loss.sum(), sum_rows(acc), sum_rows(acc_d)
+
+
+@njit(cache=True, parallel=True)
+def rows_hessian_vector(vd, v, bounds, n_labels, dense_ptr, dense_row, dense_val, sparse_ptr, sparse_pred,
+                        sparse_val, map_ptr, map_label, map_feat, ctx_count, prob):
+    """hessian_vector for the label-rows layout: (Hv over the map's features, Hv over W_D)."""
+    nb = bounds.shape[0] - 1
+    acc = np.zeros((nb, v.shape[0]))
+    acc_d = np.zeros((nb, vd.shape[0]))
+    for b in prange(nb):
+        u = np.empty(n_labels)
+        for x in range(bounds[b], bounds[b + 1]):
+            rows_context_scores(x, vd, v, n_labels, dense_ptr, dense_row, dense_val, sparse_ptr, sparse_pred,
+                                sparse_val, map_ptr, map_label, map_feat, u)
+            mean = 0.0
+            for y in range(n_labels):
+                mean += prob[x, y] * u[y]
+            c = ctx_count[x]
+            for y in range(n_labels):
+                u[y] = c * prob[x, y] * (u[y] - mean)
+            rows_scatter_context(x, u, n_labels, dense_ptr, dense_row, dense_val, sparse_ptr, sparse_pred,
+                                 sparse_val, map_ptr, map_label, map_feat, acc_d[b], acc[b])
+    return sum_rows(acc), sum_rows(acc_d)

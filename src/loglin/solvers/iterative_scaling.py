@@ -27,7 +27,7 @@ import scipy.sparse as sp
 
 from ..errors import InvalidInputError
 from ..kernels import scaling as ks
-from ..kernels.maxent import _blocks, decision_rows, loss_and_expectation
+from ..kernels.maxent import decision_rows
 from .base import Step, register_solver
 
 NEWTON_TOL = 1e-5          # |A_t'(z_t)| <= 1e-5, section 5.1 (papers' scale)
@@ -268,17 +268,15 @@ def parallel_update(objective, w, rng, surrogate, *, newton_tol=NEWTON_TOL):
     problem, C = objective.problem, objective.C
     check_nonnegative(problem, surrogate)
     rows = _rows(problem)
-    pass_rows = rows[:5] + (problem.map_feat_or_empty(),)     # the E pass may skip an identity map
     X, K = problem.n_contexts, problem.n_labels
     fsharp_xy = np.empty((X, K) if surrogate == "iis" else (0, K))
     f_sharp = ks.feature_sums(K, rows, fsharp_xy)           # f^# = max f^#(x, y)
     prob = np.empty((X, K) if surrogate == "iis" else (0, K))
-    bounds = _blocks(X)
     tol = newton_tol * C * problem.total_count
     z = np.empty(problem.n_features)
     while True:
         counters = np.zeros(len(ks.COUNTER_NAMES), dtype=np.int64)
-        _, expect = loss_and_expectation(w, bounds, K, *pass_rows, problem.ctx_count, prob, surrogate == "gis")
+        _, expect = objective.loss_and_expectation(w, prob, surrogate == "gis")     # eq. (41): the objective's pass
         counters[ks.N_EXP] += 2 * X * K                     # softmax, then P itself
         counters[ks.N_LOG] += X
         if surrogate == "gis":
