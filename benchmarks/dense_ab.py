@@ -9,6 +9,10 @@ dense_hessian_vector reading w as a P x K block). Per pass: fun_grad (with the H
 what L-BFGS and TRON call) and hess_vec, process CPU time, A and B alternated, medians.
 f, gradient and Hv are checked to agree before timing. Data: the bundled CoNLL-2000 slice
 (POS and chunking); --full adds the full CoNLL2000-P.
+
+A second table times the dense path with W's rows in their own order against the same rows ordered
+by predicate frequency (hot_first, loglin.label_rows.HotFirstRows: the default once W passes a few MB),
+on the slice's chunking problem and, with --full, CoNLL2000-P and CoNLL2000-C.
 """
 from __future__ import annotations
 
@@ -57,7 +61,8 @@ def ab_layouts(problem, repeats, a, b, C=10.0, seed=0):
 
 
 def ab(problem, repeats, C=10.0, seed=0):
-    r = ab_layouts(problem, repeats, ("generic", {"dense_path": False, "label_rows": False}), ("dense", {}), C, seed)
+    r = ab_layouts(problem, repeats, ("generic", {"dense_path": False, "label_rows": False}),
+                   ("dense", {"hot_first": False}), C, seed)
     assert r.pop("objectives")["dense"].dense_path, "the problem is not in the dense all-pairs layout"
     return r
 
@@ -94,7 +99,19 @@ def main(argv=None):
         problem = build_dataset(name, data_dir=data_dir, all_pairs=True).problem
         res[label] = ab(problem, reps)
         print(label, res[label], file=sys.stderr, flush=True)
-    result = {"benchmark": "dense-ab", "results": res, "threads": get_num_threads(), "loadavg_before": load0,
+    hot_cases = [("CoNLL-2000 slice, chunking", "conll2000-chunk", slice_dir, args.repeats)]
+    if args.full:
+        hot_cases += [("CoNLL2000-P (full)", "conll2000-pos", None, args.repeats),       # a ~20% effect under
+                      ("CoNLL2000-C (full)", "conll2000-chunk", None, args.repeats)]     # load: all the repeats
+    hot = {}
+    for label, name, data_dir, reps in hot_cases:
+        problem = build_dataset(name, data_dir=data_dir, all_pairs=True).problem
+        r = ab_layouts(problem, reps, ("plain", {"hot_first": False}), ("hot", {"hot_first": True}))
+        r.pop("objectives")
+        hot[label] = r
+        print(label, r, file=sys.stderr, flush=True)
+    result = {"benchmark": "dense-ab", "results": res, "hot_first": hot, "threads": get_num_threads(),
+              "loadavg_before": load0,
               "loadavg_after": common.loadavg(), "machine": common.machine()}
     lines = ["# Maxent dense all-pairs kernels: generic map path vs dense path (A/B, alternating)", "",
              f"Process CPU time per pass, median (min) over the repeats, {get_num_threads()} Numba thread(s). "
@@ -103,6 +120,10 @@ def main(argv=None):
              "| data | contexts × labels | pass | generic ms | dense ms | dense / generic | max rel. diff |",
              "|---|---|---|---|---|---|---|"]
     lines += table_rows(res, "generic", "dense")
+    lines += ["", "## W's rows in their own order vs ordered by predicate frequency (hot_first)", "",
+              "| data | contexts × labels | pass | own order ms | hot-first ms | hot-first / own | max rel. diff |",
+              "|---|---|---|---|---|---|---|"]
+    lines += table_rows(hot, "plain", "hot")
     lines += ["", "How measured: benchmarks/dense_ab.py docstring.", ""]
     common.write("dense-ab", "\n".join(lines), result, args.out)
     return 0

@@ -271,3 +271,28 @@ def test_label_rows_choice_of_predicates():
     if LabelRows.build(sparse_labels) is None:
         with pytest.raises(ValueError):
             MaxentObjective(sparse_labels, 1.0, label_rows=True)
+
+
+@pytest.mark.parametrize("kind", ["conll slice", "real values"])
+def test_hot_first_rows_match_the_plain_dense_path(kind):
+    """All-pairs passes with W's rows ordered by predicate frequency agree with the plain dense path (1e-12)."""
+    from loglin.objective import MaxentObjective
+    if kind == "conll slice":
+        from loglin.tagging.datasets import build_dataset, bundled_conll2000_small
+        problem = build_dataset("conll2000-chunk", data_dir=bundled_conll2000_small()[0].parent,
+                                all_pairs=True).problem
+    else:
+        X = random_sparse(200, 30, 0.2, seed=19, binary=False, nonneg=False)
+        problem = problem_from_matrix(X, np.random.default_rng(20).integers(0, 5, 200), all_pairs=True, bias=1.0)
+    hot, plain = MaxentObjective(problem, 2.0, hot_first=True), MaxentObjective(problem, 2.0, hot_first=False)
+    assert hot.hot is not None and plain.hot is None and hot.dense_path
+    counts = np.bincount(problem.ctx_pred, minlength=problem.n_predicates)
+    assert np.all(np.diff(counts[hot.hot.order]) <= 0)                       # most frequent rows first
+    rng = np.random.default_rng(21)
+    w, v = 0.3 * rng.standard_normal(problem.n_features), rng.standard_normal(problem.n_features)
+    (fa, ga), (fb, gb) = hot.fun_grad(w), plain.fun_grad(w)
+    hot.accept(), plain.accept()
+    assert abs(fa - fb) <= 1e-12 * abs(fb) and abs(hot.fun(w) - fb) <= 1e-12 * abs(fb)
+    assert _rel(ga, gb) <= 1e-12 and _rel(hot.hess_vec(v), plain.hess_vec(v)) <= 1e-12
+    auto = MaxentObjective(problem, 2.0).hot                      # auto rule: only W past a few MB
+    assert (auto is not None) == (8 * problem.n_features > 4 << 20) == (kind == "conll slice")

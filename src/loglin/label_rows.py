@@ -115,3 +115,56 @@ def _count_per_row(ptr, flag):
             if flag[k]:
                 out[x] += 1
     return out
+
+
+HOT_FIRST_MIN_BYTES = 4 << 20   # W (and its gradient) past a few MB no longer sit in the caches close to the core
+
+
+@dataclass(frozen=True)
+class HotFirstRows:
+    """The all-pairs layout's W (P x K) with its rows in decreasing order of predicate frequency.
+
+    A context reads and writes the K-wide rows of its predicates; on natural-language data a few
+    thousand frequent predicates take most of those accesses, and with the rows in their original
+    order each of them shares its cache lines and pages with rare ones. Numbering the rows by
+    frequency packs the frequent ones together, so they stay cached (CoNLL2000-C, all pairs: 107,838
+    x 22 = 19 MB; fun_grad 0.75x). The pass permutes w in and its result out: two O(n) copies.
+    """
+
+    order: np.ndarray       # row r of the pass's W is predicate order[r]
+    ctx_row: np.ndarray     # ctx_pred, renumbered, and sorted within each context
+    ctx_val: np.ndarray     # ctx_val in the same order (empty for 0/1 data)
+    n_labels: int
+
+    @classmethod
+    def build(cls, problem) -> "HotFirstRows":
+        P = problem.n_predicates
+        order = np.argsort(-np.bincount(problem.ctx_pred, minlength=P), kind="stable")
+        rank = np.empty(P, dtype=np.int64)
+        rank[order] = np.arange(P)
+        ctx_row = rank[problem.ctx_pred].astype(problem.ctx_pred.dtype)
+        # and each context visits its rows frequent-first (measured: most of the gain comes with this)
+        within = _segment_argsort(problem.ctx_ptr, ctx_row)
+        val = problem._val_or_empty()
+        return cls(order=order, ctx_row=ctx_row[within], ctx_val=val[within] if len(val) else val,
+                   n_labels=problem.n_labels)
+
+    def to_pass(self, w) -> np.ndarray:
+        """w in the pass's row order."""
+        return np.take(w.reshape(-1, self.n_labels), self.order, axis=0).reshape(-1)
+
+    def from_pass(self, v) -> np.ndarray:
+        """A vector over the pass's rows (gradient, Hv) back in the features' order."""
+        out = np.empty_like(v)
+        out.reshape(-1, self.n_labels)[self.order] = v.reshape(-1, self.n_labels)
+        return out
+
+
+@njit(cache=True)
+def _segment_argsort(ptr, a):
+    """The permutation sorting a within each segment [ptr[x], ptr[x + 1])."""
+    out = np.empty(a.shape[0], dtype=np.int64)
+    for x in range(ptr.shape[0] - 1):
+        lo = ptr[x]
+        out[lo:ptr[x + 1]] = lo + np.argsort(a[lo:ptr[x + 1]], kind="mergesort")
+    return out

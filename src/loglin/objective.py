@@ -19,7 +19,7 @@ from .kernels import logistic as lk
 from .kernels import maxent as mk
 from .kernels import vector as vk
 from .kernels.maxent import _blocks
-from .label_rows import LabelRows
+from .label_rows import HOT_FIRST_MIN_BYTES, HotFirstRows, LabelRows
 
 
 class Objective:
@@ -46,10 +46,12 @@ class MaxentObjective(Objective):
     kind = "maxent"
 
     def __init__(self, problem, C: float, keep_hessian: bool = True, dense_path: bool | None = None,
-                 label_rows: bool | None = None):
-        """``dense_path``: use the dense all-pairs kernels (None: when problem.dense_pairs).
-        ``label_rows``: otherwise, keep the predicates seen with many labels as dense rows
-        (:mod:`loglin.label_rows`; None: when some predicate qualifies, False: always the map)."""
+                 label_rows: bool | None = None, hot_first: bool | None = None):
+        """``dense_path``: use the dense all-pairs kernels (None: when problem.dense_pairs);
+        ``hot_first``: there, order W's rows by predicate frequency (:class:`loglin.label_rows.HotFirstRows`;
+        None: when W is larger than a few MB). ``label_rows``: otherwise, keep the predicates seen
+        with many labels as dense rows (:mod:`loglin.label_rows`; None: when some predicate
+        qualifies, False: always the map)."""
         super().__init__()
         if not np.isfinite(C) or C <= 0:
             raise ValueError(f"C must be positive and finite, got {C}")
@@ -67,7 +69,9 @@ class MaxentObjective(Objective):
         if dense_path and not dense_ok:
             raise ValueError("dense_path=True needs a problem in the dense all-pairs layout")
         self.dense_path = dense_ok if dense_path is None else bool(dense_path)
-        self.rows = None
+        self.rows = self.hot = None
+        if self.dense_path and (hot_first or (hot_first is None and 8 * self.n > HOT_FIRST_MIN_BYTES)):
+            self.hot = HotFirstRows.build(problem)
         if not self.dense_path and label_rows is not False:
             self.rows = LabelRows.build(problem)
             if label_rows and self.rows is None:
@@ -77,6 +81,11 @@ class MaxentObjective(Objective):
         """(sum_x c(x) log T_w(x), E_t = sum_x c(x) sum_y P_w(y|x) f_t(x, y) if wanted), writing
         P_w(y|x) into prob_out when it has rows: the one pass under fun, fun_grad and GIS/IIS."""
         p = self.problem
+        if self.hot is not None:
+            loss, expect = mk.dense_loss_and_expectation(self.hot.to_pass(w), self._bounds, p.n_labels, p.ctx_ptr,
+                                                         self.hot.ctx_row, self.hot.ctx_val, p.ctx_count, prob_out,
+                                                         want_expectation)
+            return loss, (self.hot.from_pass(expect) if want_expectation else expect)
         if self.dense_path:
             return mk.dense_loss_and_expectation(w, self._bounds, p.n_labels, *self._args[:3], p.ctx_count,
                                                  prob_out, want_expectation)
@@ -110,7 +119,10 @@ class MaxentObjective(Objective):
     def hess_vec(self, v):
         self.n_hess_vec += 1
         p = self.problem
-        if self.dense_path:
+        if self.hot is not None:
+            hv = self.hot.from_pass(mk.dense_hessian_vector(self.hot.to_pass(v), self._bounds, p.n_labels, p.ctx_ptr,
+                                                            self.hot.ctx_row, self.hot.ctx_val, p.ctx_count, self._prob))
+        elif self.dense_path:
             hv = mk.dense_hessian_vector(v, self._bounds, p.n_labels, *self._args[:3], p.ctx_count, self._prob)
         elif self.rows is not None:
             hv, hv_rows = mk.rows_hessian_vector(self.rows.gather(v), v, self._bounds, p.n_labels,
