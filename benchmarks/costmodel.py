@@ -181,7 +181,7 @@ def maxent_case(quick):
                                                               p.map_label, feat), reps),
               "stream incl. map_feat": timed(lambda: stream_maxent(p.ctx_ptr, p.ctx_pred, p.map_ptr, p.map_label,
                                                                     p.map_feat), reps)}
-    if obj.rows is not None and p.map_feat_or_empty().size == 0:
+    if obj.rows is not None and obj.rows.n_rows and p.map_feat_or_empty().size == 0:
         r = obj.rows
         bounds["stream, label-rows layout (index arrays only)"] = timed(
             lambda: stream_label_rows(r.dense_ptr, r.dense_row, r.sparse_ptr, r.sparse_pred, p.map_ptr, p.map_label),

@@ -3,15 +3,15 @@
     NUMBA_NUM_THREADS=1 python -m benchmarks.dense_ab [--full] [--repeats N] [--out DIR]
 
 On an all-pairs problem (feature p*K + y = (predicate p, label y), MaxentProblem.dense_pairs)
-the same MaxentObjective is built twice, dense_path=False (kernels.maxent.loss_and_expectation /
-hessian_vector through map_label / map_feat) and the default (dense_loss_and_expectation /
-dense_hessian_vector reading w as a P x K block). Per pass: fun_grad (with the Hessian cache,
+the same MaxentObjective is built twice, dense_path=False, label_rows=False (every predicate through
+map_label / map_feat) and dense_path=True, hot_first=False (w read as a P x K block of dense rows); both run
+kernels.maxent.loss_and_expectation / hessian_vector. Per pass: fun_grad (with the Hessian cache,
 what L-BFGS and TRON call) and hess_vec, process CPU time, A and B alternated, medians.
 f, gradient and Hv are checked to agree before timing. Data: the bundled CoNLL-2000 slice
 (POS and chunking); --full adds the full CoNLL2000-P.
 
 A second table times the dense path with W's rows in their own order against the same rows ordered
-by predicate frequency (hot_first, loglin.label_rows.HotFirstRows: the default once W passes a few MB),
+by predicate frequency (hot_first, loglin.label_rows.AllPairsRows: the default once W passes a few MB),
 on the slice's chunking problem and, with --full, CoNLL2000-P and CoNLL2000-C.
 """
 from __future__ import annotations
@@ -80,18 +80,38 @@ def table_rows(res, name_a, name_b):
     return lines
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--full", action="store_true", help="also the full CoNLL2000-P")
+def report_head(title, result, problems, names):
+    """Title, how timed, and the table header of an A/B report (columns: names[0], names[1])."""
+    a, b = names
+    return [f"# {title}", "",
+            f"Process CPU time per pass, median (min) over the repeats, {result['threads']} Numba thread(s). "
+            f"Load average before {result['loadavg_before']}, after {result['loadavg_after']}. {problems}, C = 10, "
+            "random w.", "",
+            f"| data | contexts × labels | pass | {a} ms | {b} ms | {b} / {a} | max rel. diff |", "|---|---|---|---|---|---|---|"]
+
+
+def parse_args(doc, full_help, argv):
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("--full", action="store_true", help=full_help)
     ap.add_argument("--repeats", type=int, default=20)
     ap.add_argument("--out", default=None)
-    args = ap.parse_args(argv)
-    from numba import get_num_threads
-    from loglin.tagging.datasets import build_dataset, bundled_conll2000_small
-    load0 = common.loadavg()
+    return ap.parse_args(argv)
+
+
+def slice_cases(repeats):
+    """(label, data set, data dir, repeats) of the bundled CoNLL-2000 slice, POS and chunking."""
+    from loglin.tagging.datasets import bundled_conll2000_small
     slice_dir = bundled_conll2000_small()[0].parent
-    cases = [("CoNLL-2000 slice, POS", "conll2000-pos", slice_dir, args.repeats),
-             ("CoNLL-2000 slice, chunking", "conll2000-chunk", slice_dir, args.repeats)]
+    return [("CoNLL-2000 slice, POS", "conll2000-pos", slice_dir, repeats),
+            ("CoNLL-2000 slice, chunking", "conll2000-chunk", slice_dir, repeats)]
+
+
+def main(argv=None):
+    args = parse_args(__doc__, "also the full CoNLL2000-P (and -C for hot_first)", argv)
+    from numba import get_num_threads
+    from loglin.tagging.datasets import build_dataset
+    load0 = common.loadavg()
+    cases = slice_cases(args.repeats)
     if args.full:
         cases.append(("CoNLL2000-P (full)", "conll2000-pos", None, max(3, args.repeats // 4)))
     res = {}
@@ -99,7 +119,7 @@ def main(argv=None):
         problem = build_dataset(name, data_dir=data_dir, all_pairs=True).problem
         res[label] = ab(problem, reps)
         print(label, res[label], file=sys.stderr, flush=True)
-    hot_cases = [("CoNLL-2000 slice, chunking", "conll2000-chunk", slice_dir, args.repeats)]
+    hot_cases = slice_cases(args.repeats)[1:]
     if args.full:
         hot_cases += [("CoNLL2000-P (full)", "conll2000-pos", None, args.repeats),       # a ~20% effect under
                       ("CoNLL2000-C (full)", "conll2000-chunk", None, args.repeats)]     # load: all the repeats
@@ -113,12 +133,8 @@ def main(argv=None):
     result = {"benchmark": "dense-ab", "results": res, "hot_first": hot, "threads": get_num_threads(),
               "loadavg_before": load0,
               "loadavg_after": common.loadavg(), "machine": common.machine()}
-    lines = ["# Maxent dense all-pairs kernels: generic map path vs dense path (A/B, alternating)", "",
-             f"Process CPU time per pass, median (min) over the repeats, {get_num_threads()} Numba thread(s). "
-             f"Load average before {load0}, after {result['loadavg_after']}. All-pairs problems "
-             "(build_dataset(..., all_pairs=True)), C = 10, random w.", "",
-             "| data | contexts × labels | pass | generic ms | dense ms | dense / generic | max rel. diff |",
-             "|---|---|---|---|---|---|---|"]
+    lines = report_head("Maxent dense all-pairs kernels: generic map path vs dense path (A/B, alternating)", result,
+                        "All-pairs problems (build_dataset(..., all_pairs=True))", ("generic", "dense"))
     lines += table_rows(res, "generic", "dense")
     lines += ["", "## W's rows in their own order vs ordered by predicate frequency (hot_first)", "",
               "| data | contexts × labels | pass | own order ms | hot-first ms | hot-first / own | max rel. diff |",

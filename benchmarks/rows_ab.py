@@ -3,34 +3,26 @@
     NUMBA_NUM_THREADS=1 python -m benchmarks.rows_ab [--full] [--repeats N] [--out DIR]
 
 On the papers' seen-pairs problems the same MaxentObjective is built twice: label_rows=False
-(every predicate through map_label: kernels.maxent.loss_and_expectation / hessian_vector) and the
-default (the predicates seen with >= K/4 labels as dense rows of W_D, loglin.label_rows:
-rows_loss_and_expectation / rows_hessian_vector). Per pass: fun_grad (with the Hessian cache, what
-L-BFGS, TRON and GIS's expectation pass call) and hess_vec, process CPU time, A and B alternated,
-medians. f, gradient and Hv are checked to agree before timing. Data: the bundled CoNLL-2000 slice
+(every predicate through map_label) and the default (the predicates seen with >= K/4 labels as
+dense rows of W_D, loglin.label_rows); both run kernels.maxent.loss_and_expectation /
+hessian_vector. Per pass: fun_grad (with the Hessian cache, what L-BFGS, TRON and GIS's
+expectation pass call) and hess_vec, process CPU time, A and B alternated, medians. f, gradient and Hv are checked to agree before timing. Data: the bundled CoNLL-2000 slice
 (POS and chunking); --full adds the full CoNLL2000-P and CoNLL2000-C.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 
 from . import common
-from .dense_ab import ab_layouts, table_rows
+from .dense_ab import ab_layouts, parse_args, report_head, slice_cases, table_rows
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--full", action="store_true", help="also the full CoNLL2000-P and CoNLL2000-C")
-    ap.add_argument("--repeats", type=int, default=20)
-    ap.add_argument("--out", default=None)
-    args = ap.parse_args(argv)
+    args = parse_args(__doc__, "also the full CoNLL2000-P and CoNLL2000-C", argv)
     from numba import get_num_threads
-    from loglin.tagging.datasets import build_dataset, bundled_conll2000_small
+    from loglin.tagging.datasets import build_dataset
     load0 = common.loadavg()
-    slice_dir = bundled_conll2000_small()[0].parent
-    cases = [("CoNLL-2000 slice, POS", "conll2000-pos", slice_dir, args.repeats),
-             ("CoNLL-2000 slice, chunking", "conll2000-chunk", slice_dir, args.repeats)]
+    cases = slice_cases(args.repeats)
     if args.full:
         cases += [("CoNLL2000-P (full)", "conll2000-pos", None, max(3, args.repeats // 2)),
                   ("CoNLL2000-C (full)", "conll2000-chunk", None, max(3, args.repeats // 2))]
@@ -44,12 +36,8 @@ def main(argv=None):
         print(label, r, file=sys.stderr, flush=True)
     result = {"benchmark": "rows-ab", "results": res, "threads": get_num_threads(), "loadavg_before": load0,
               "loadavg_after": common.loadavg(), "machine": common.machine()}
-    lines = ["# Maxent label rows: map path vs dense rows for the predicates seen with >= K/4 labels (A/B)", "",
-             f"Process CPU time per pass, median (min) over the repeats, {get_num_threads()} Numba thread(s). "
-             f"Load average before {load0}, after {result['loadavg_after']}. The papers' seen-pairs problems "
-             "(build_dataset(...)), C = 10, random w.", "",
-             "| data | contexts × labels | pass | map ms | rows ms | rows / map | max rel. diff |",
-             "|---|---|---|---|---|---|---|"]
+    lines = report_head("Maxent label rows: map path vs dense rows for the predicates seen with >= K/4 labels (A/B)",
+                        result, "The papers' seen-pairs problems (build_dataset(...))", ("map", "rows"))
     lines += table_rows(res, "map", "rows")
     lines += ["", "Dense rows: " + "; ".join(f"{k}: {r['dense_rows']:,} of {r['n_predicates']:,} predicates "
                                              f"({r['dense_entries']:,} map entries)" for k, r in res.items()),

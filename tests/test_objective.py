@@ -212,6 +212,17 @@ def _shared_feature_problem(seed):
                          n_features=n_feat, labels=base.labels)
 
 
+def _assert_same_passes(a, b, seed):
+    """fun, fun_grad and hess_vec of two layouts of one problem agree to 1e-12; returns the w used."""
+    rng = np.random.default_rng(seed)
+    w, v = 0.3 * rng.standard_normal(a.n), rng.standard_normal(a.n)
+    (fa, ga), (fb, gb) = a.fun_grad(w), b.fun_grad(w)
+    a.accept(), b.accept()
+    assert abs(fa - fb) <= 1e-12 * abs(fb) and abs(a.fun(w) - fb) <= 1e-12 * abs(fb)
+    assert _rel(ga, gb) <= 1e-12 and _rel(a.hess_vec(v), b.hess_vec(v)) <= 1e-12
+    return w
+
+
 def _rows_cases():
     from loglin.tagging.datasets import build_dataset, bundled_conll2000_small
     conll = build_dataset("conll2000-pos", data_dir=bundled_conll2000_small()[0].parent).problem
@@ -229,14 +240,9 @@ def test_label_rows_path_matches_map_path(case):
     from loglin.objective import MaxentObjective
     problem = _rows_cases()[case]
     rows, plain = MaxentObjective(problem, 3.0), MaxentObjective(problem, 3.0, label_rows=False)
-    assert rows.rows is not None and 0 < rows.rows.n_rows <= problem.n_predicates and plain.rows is None
+    assert 0 < rows.rows.n_rows <= problem.n_predicates and plain.rows.n_rows == 0
     assert rows.rows.unique_feat == (case != "shared features")
-    rng = np.random.default_rng(15)
-    w, v = 0.3 * rng.standard_normal(problem.n_features), rng.standard_normal(problem.n_features)
-    (fa, ga), (fb, gb) = rows.fun_grad(w), plain.fun_grad(w)
-    rows.accept(), plain.accept()
-    assert abs(fa - fb) <= 1e-12 * abs(fb) and abs(rows.fun(w) - fb) <= 1e-12 * abs(fb)
-    assert _rel(ga, gb) <= 1e-12 and _rel(rows.hess_vec(v), plain.hess_vec(v)) <= 1e-12
+    w = _assert_same_passes(rows, plain, seed=15)
     pa, pb = np.empty((problem.n_contexts, problem.n_labels)), np.empty((problem.n_contexts, problem.n_labels))
     (la, ea), (lb, eb) = rows.loss_and_expectation(w, pa, True), plain.loss_and_expectation(w, pb, True)
     assert abs(la - lb) <= 1e-12 * abs(lb) and _rel(ea, eb) <= 1e-12 and _rel(pa, pb) <= 1e-12
@@ -245,7 +251,7 @@ def test_label_rows_path_matches_map_path(case):
 def test_label_rows_gradient_matches_finite_differences():
     problem = _shared_feature_problem(16)
     obj = problem.objective(2.0)
-    assert obj.rows is not None
+    assert obj.rows.n_rows > 0
     rng = np.random.default_rng(17)
     w = 0.5 * rng.standard_normal(obj.n)
     _, g = obj.fun_grad(w)
@@ -256,7 +262,7 @@ def test_label_rows_gradient_matches_finite_differences():
 
 
 def test_label_rows_choice_of_predicates():
-    """Rows only for predicates seen with >= min_fraction * K distinct labels; none qualifying -> None."""
+    """Rows only for predicates seen with >= min_fraction * K distinct labels; none qualifying -> no rows."""
     from loglin.label_rows import LabelRows
     from loglin.objective import MaxentObjective
     problem = _rows_cases()["conll slice, seen pairs"]
@@ -265,10 +271,10 @@ def test_label_rows_choice_of_predicates():
     assert layout.n_rows == int(np.sum(lengths >= np.ceil(0.5 * K)))
     assert len(layout.feat) == int(lengths[lengths >= np.ceil(0.5 * K)].sum())
     assert np.all(layout.gather(np.arange(problem.n_features, dtype=float))[layout.pos] == layout.feat)
-    assert LabelRows.build(problem, min_fraction=1.01) is None
+    assert LabelRows.build(problem, min_fraction=1.01).n_rows == 0
     X = random_sparse(40, 50, 0.05, seed=18, binary=True)
     sparse_labels = problem_from_matrix(X, np.arange(40) % 40, all_pairs=False)   # 40 labels, ~2 per predicate
-    if LabelRows.build(sparse_labels) is None:
+    if LabelRows.build(sparse_labels).n_rows == 0:
         with pytest.raises(ValueError):
             MaxentObjective(sparse_labels, 1.0, label_rows=True)
 
@@ -288,11 +294,6 @@ def test_hot_first_rows_match_the_plain_dense_path(kind):
     assert hot.hot is not None and plain.hot is None and hot.dense_path
     counts = np.bincount(problem.ctx_pred, minlength=problem.n_predicates)
     assert np.all(np.diff(counts[hot.hot.order]) <= 0)                       # most frequent rows first
-    rng = np.random.default_rng(21)
-    w, v = 0.3 * rng.standard_normal(problem.n_features), rng.standard_normal(problem.n_features)
-    (fa, ga), (fb, gb) = hot.fun_grad(w), plain.fun_grad(w)
-    hot.accept(), plain.accept()
-    assert abs(fa - fb) <= 1e-12 * abs(fb) and abs(hot.fun(w) - fb) <= 1e-12 * abs(fb)
-    assert _rel(ga, gb) <= 1e-12 and _rel(hot.hess_vec(v), plain.hess_vec(v)) <= 1e-12
+    _assert_same_passes(hot, plain, seed=21)
     auto = MaxentObjective(problem, 2.0).hot                      # auto rule: only W past a few MB
     assert (auto is not None) == (8 * problem.n_features > 4 << 20) == (kind == "conll slice")

@@ -1,13 +1,18 @@
-"""Dense label rows for the predicates seen with many labels: a layout of the Maxent passes.
+"""How the Maxent passes lay out W: dense label rows, and all-pairs rows ordered by frequency.
 
-On the papers' seen-pairs features a predicate's weights form a sparse row over the K labels, and a
-pass adds them into a context's K scores through ``map_label``: a scatter that does not vectorize.
-Frequent predicates are seen with most labels (CoNLL2000-P: the predicates seen with >= K/4 labels
-are 12% of them and carry 89% of a pass's non-zeros), so the passes keep those predicates as dense
-K-wide rows of a small block W_D, zero where a pair was not seen, and add them with contiguous loops
-that LLVM vectorizes; the other predicates still go through the map. W_D is gathered from w before
-a pass and its gradient scattered back after, O(|D| K): small next to the pass. The objective is
-unchanged (the zeros of W_D are not features; their gradient entries are dropped).
+One kernel pair (kernels.maxent.loss_and_expectation / hessian_vector) serves every Maxent problem:
+each context's predicates are split into dense K-wide rows of a block W_D, added with contiguous
+loops that LLVM vectorizes, and the rest, added through the predicate map. A layout says how w
+becomes (W_D, w for the map) before a pass and how the pass's results go back:
+
+* :class:`LabelRows` (problems that are not all-pairs, e.g. the papers' seen pairs): through the
+  map a predicate's weights are a scatter into the K scores, which does not vectorize. Frequent
+  predicates are seen with most labels (CoNLL2000-P: those seen with >= K/4 labels are 12% of the
+  predicates and carry 89% of a pass's non-zeros), so they get dense rows of W_D, zero where a pair
+  was not seen (those zeros are not features: their results are dropped); W_D is gathered from w
+  before a pass and scattered back after, O(|D| K), small next to the pass.
+* :class:`AllPairsRows` (feature p*K + y for every pair): w is W itself; past a few MB its rows are
+  ordered by predicate frequency, so the frequent ones share cache lines and pages.
 """
 from __future__ import annotations
 
@@ -44,16 +49,21 @@ class LabelRows:
     unique_feat: bool
 
     @classmethod
-    def build(cls, problem, min_fraction: float = MIN_FRACTION) -> "LabelRows | None":
-        """The layout of ``problem``, or None when no predicate qualifies (seen with >= min_fraction K
-        distinct labels; a predicate listing a label twice keeps the map)."""
+    def build(cls, problem, min_fraction: float = MIN_FRACTION) -> "LabelRows":
+        """The layout of ``problem``: a row for each predicate seen with >= min_fraction K distinct labels
+        (a predicate listing a label twice keeps the map). With none (min_fraction > 1: the plain map
+        path) the contexts' own arrays are used, not copied."""
         K, P = problem.n_labels, problem.n_predicates
         lengths = np.diff(problem.map_ptr)
-        need = max(1, math.ceil(min_fraction * K))
+        need = max(1, math.ceil(min_fraction * K)) if np.isfinite(min_fraction) else lengths.max(initial=0) + 1
         dense = (lengths >= need) & _distinct_labels(problem.map_ptr, problem.map_label, K)
         n_rows = int(dense.sum())
         if n_rows == 0:
-            return None
+            none = np.zeros(0, dtype=np.int64)
+            return cls(n_rows=0, n_labels=K, dense_ptr=np.zeros(problem.n_contexts + 1, dtype=np.int64),
+                       dense_row=none.astype(np.int32), dense_val=np.zeros(0), sparse_ptr=problem.ctx_ptr,
+                       sparse_pred=problem.ctx_pred, sparse_val=problem._val_or_empty(), feat=none, pos=none,
+                       unique_feat=True)
         row_of = np.full(P, -1, dtype=np.int64)
         row_of[dense] = np.arange(n_rows)
         in_dense = dense[problem.ctx_pred]
@@ -79,6 +89,15 @@ class LabelRows:
         wd = np.zeros(self.n_rows * self.n_labels)
         wd[self.pos] = w[self.feat]
         return wd
+
+    def to_pass(self, w):
+        """(W_D, w for the map) of a pass."""
+        return self.gather(w), w
+
+    def from_pass(self, on_map, on_rows) -> np.ndarray:
+        """A pass's result over the features (gradient, Hv) from its map and W_D parts."""
+        self.scatter_add(on_rows, on_map)
+        return on_map
 
     def scatter_add(self, acc_dense, g) -> None:
         """g_t += the entry of acc_dense at feature t's (row, label)."""
@@ -118,46 +137,56 @@ def _count_per_row(ptr, flag):
 
 
 HOT_FIRST_MIN_BYTES = 4 << 20   # W (and its gradient) past a few MB no longer sit in the caches close to the core
+_NO_MAP = np.zeros(0)
 
 
 @dataclass(frozen=True)
-class HotFirstRows:
-    """The all-pairs layout's W (P x K) with its rows in decreasing order of predicate frequency.
+class AllPairsRows:
+    """The all-pairs layout: w is W (P x K), every predicate a dense row, nothing through the map.
 
-    A context reads and writes the K-wide rows of its predicates; on natural-language data a few
-    thousand frequent predicates take most of those accesses, and with the rows in their original
-    order each of them shares its cache lines and pages with rare ones. Numbering the rows by
-    frequency packs the frequent ones together, so they stay cached (CoNLL2000-C, all pairs: 107,838
-    x 22 = 19 MB; fun_grad 0.75x). The pass permutes w in and its result out: two O(n) copies.
+    With ``order`` (hot first), the pass's W has its rows in decreasing order of predicate frequency
+    and each context visits its rows in that order. A context reads and writes the rows of its
+    predicates; on natural-language data a few thousand frequent predicates take most of those
+    accesses, and in their own order each of their rows shares cache lines and pages with rare ones
+    (benchmarks/results/dense-ab.md: CoNLL2000-C, 107,838 x 22 = 19 MB, fun_grad 0.76x; most of the
+    gain needs the visiting order too). The pass then permutes w in and its result out: two O(n) copies.
     """
 
-    order: np.ndarray       # row r of the pass's W is predicate order[r]
-    ctx_row: np.ndarray     # ctx_pred, renumbered, and sorted within each context
-    ctx_val: np.ndarray     # ctx_val in the same order (empty for 0/1 data)
+    ctx_ptr: np.ndarray
+    ctx_row: np.ndarray     # the contexts' rows of W (ctx_pred, renumbered and sorted with ``order``)
+    ctx_val: np.ndarray     # their values in the same order (empty for 0/1 data)
+    no_map_ptr: np.ndarray  # zeros: no context has a predicate through the map
     n_labels: int
+    order: np.ndarray | None = None     # row r of the pass's W is predicate order[r]; None: own order
 
     @classmethod
-    def build(cls, problem) -> "HotFirstRows":
+    def build(cls, problem, hot_first: bool) -> "AllPairsRows":
+        val = problem._val_or_empty()
+        no_map = np.zeros(len(problem.ctx_ptr), dtype=np.int64)
+        if not hot_first:
+            return cls(problem.ctx_ptr, problem.ctx_pred, val, no_map, problem.n_labels)
         P = problem.n_predicates
         order = np.argsort(-np.bincount(problem.ctx_pred, minlength=P), kind="stable")
         rank = np.empty(P, dtype=np.int64)
         rank[order] = np.arange(P)
         ctx_row = rank[problem.ctx_pred].astype(problem.ctx_pred.dtype)
-        # and each context visits its rows frequent-first (measured: most of the gain comes with this)
         within = _segment_argsort(problem.ctx_ptr, ctx_row)
-        val = problem._val_or_empty()
-        return cls(order=order, ctx_row=ctx_row[within], ctx_val=val[within] if len(val) else val,
-                   n_labels=problem.n_labels)
+        return cls(problem.ctx_ptr, ctx_row[within], val[within] if len(val) else val, no_map, problem.n_labels, order)
 
-    def to_pass(self, w) -> np.ndarray:
-        """w in the pass's row order."""
-        return np.take(w.reshape(-1, self.n_labels), self.order, axis=0).reshape(-1)
+    def to_pass(self, w):
+        if self.order is None:
+            return w, _NO_MAP
+        return np.take(w.reshape(-1, self.n_labels), self.order, axis=0).reshape(-1), _NO_MAP
 
-    def from_pass(self, v) -> np.ndarray:
-        """A vector over the pass's rows (gradient, Hv) back in the features' order."""
-        out = np.empty_like(v)
-        out.reshape(-1, self.n_labels)[self.order] = v.reshape(-1, self.n_labels)
+    def from_pass(self, on_map, on_rows) -> np.ndarray:
+        if self.order is None:
+            return on_rows
+        out = np.empty_like(on_rows)
+        out.reshape(-1, self.n_labels)[self.order] = on_rows.reshape(-1, self.n_labels)
         return out
+
+    def context_arrays(self):
+        return (self.ctx_ptr, self.ctx_row, self.ctx_val, self.no_map_ptr, self.ctx_row[:0], self.ctx_val[:0])
 
 
 @njit(cache=True)

@@ -19,7 +19,7 @@ from .kernels import logistic as lk
 from .kernels import maxent as mk
 from .kernels import vector as vk
 from .kernels.maxent import _blocks
-from .label_rows import HOT_FIRST_MIN_BYTES, HotFirstRows, LabelRows
+from .label_rows import HOT_FIRST_MIN_BYTES, MIN_FRACTION, AllPairsRows, LabelRows
 
 
 class Objective:
@@ -47,11 +47,11 @@ class MaxentObjective(Objective):
 
     def __init__(self, problem, C: float, keep_hessian: bool = True, dense_path: bool | None = None,
                  label_rows: bool | None = None, hot_first: bool | None = None):
-        """``dense_path``: use the dense all-pairs kernels (None: when problem.dense_pairs);
-        ``hot_first``: there, order W's rows by predicate frequency (:class:`loglin.label_rows.HotFirstRows`;
-        None: when W is larger than a few MB). ``label_rows``: otherwise, keep the predicates seen
-        with many labels as dense rows (:mod:`loglin.label_rows`; None: when some predicate
-        qualifies, False: always the map)."""
+        """How the passes lay out W (:mod:`loglin.label_rows`). ``dense_path``: the all-pairs layout,
+        w itself the P x K block W (None: when problem.dense_pairs); ``hot_first``: there, W's rows
+        ordered by predicate frequency (None: when W is larger than a few MB). ``label_rows``:
+        otherwise, dense rows for the predicates seen with many labels (None: those that qualify,
+        True: the same but an error if none does, False: every predicate through the map)."""
         super().__init__()
         if not np.isfinite(C) or C <= 0:
             raise ValueError(f"C must be positive and finite, got {C}")
@@ -63,41 +63,29 @@ class MaxentObjective(Objective):
         shape = (problem.n_contexts, problem.n_labels) if keep_hessian else (0, problem.n_labels)
         self._prob = np.empty(shape)
         self._pending = np.empty(shape)
-        self._args = (problem.ctx_ptr, problem.ctx_pred, problem._val_or_empty(),
-                      problem.map_ptr, problem.map_label, problem.map_feat_or_empty())
+        self._map = (problem.map_ptr, problem.map_label, problem.map_feat_or_empty())
         dense_ok = bool(getattr(problem, "dense_pairs", False))
         if dense_path and not dense_ok:
             raise ValueError("dense_path=True needs a problem in the dense all-pairs layout")
         self.dense_path = dense_ok if dense_path is None else bool(dense_path)
-        self.rows = self.hot = None
-        if self.dense_path and (hot_first or (hot_first is None and 8 * self.n > HOT_FIRST_MIN_BYTES)):
-            self.hot = HotFirstRows.build(problem)
-        if not self.dense_path and label_rows is not False:
-            self.rows = LabelRows.build(problem)
-            if label_rows and self.rows is None:
+        if self.dense_path:
+            big = 8 * self.n > HOT_FIRST_MIN_BYTES
+            self.layout = AllPairsRows.build(problem, hot_first=bool(hot_first or (hot_first is None and big)))
+        else:
+            self.layout = LabelRows.build(problem, MIN_FRACTION if label_rows is not False else np.inf)
+            if label_rows and self.layout.n_rows == 0:
                 raise ValueError("label_rows=True, but no predicate is seen with enough labels for a dense row")
+        self.rows = self.layout if isinstance(self.layout, LabelRows) else None
+        self.hot = self.layout if self.dense_path and self.layout.order is not None else None
 
     def loss_and_expectation(self, w, prob_out, want_expectation):
         """(sum_x c(x) log T_w(x), E_t = sum_x c(x) sum_y P_w(y|x) f_t(x, y) if wanted), writing
         P_w(y|x) into prob_out when it has rows: the one pass under fun, fun_grad and GIS/IIS."""
         p = self.problem
-        if self.hot is not None:
-            loss, expect = mk.dense_loss_and_expectation(self.hot.to_pass(w), self._bounds, p.n_labels, p.ctx_ptr,
-                                                         self.hot.ctx_row, self.hot.ctx_val, p.ctx_count, prob_out,
-                                                         want_expectation)
-            return loss, (self.hot.from_pass(expect) if want_expectation else expect)
-        if self.dense_path:
-            return mk.dense_loss_and_expectation(w, self._bounds, p.n_labels, *self._args[:3], p.ctx_count,
-                                                 prob_out, want_expectation)
-        if self.rows is not None:
-            loss, expect, expect_rows = mk.rows_loss_and_expectation(
-                self.rows.gather(w), w, self._bounds, p.n_labels, *self.rows.context_arrays(), *self._args[3:],
-                p.ctx_count, prob_out, want_expectation)
-            if want_expectation:
-                self.rows.scatter_add(expect_rows, expect)
-            return loss, expect
-        return mk.loss_and_expectation(w, self._bounds, p.n_labels, *self._args, p.ctx_count, prob_out,
-                                       want_expectation)
+        loss, on_map, on_rows = mk.loss_and_expectation(*self.layout.to_pass(w), self._bounds, p.n_labels,
+                                                        *self.layout.context_arrays(), *self._map, p.ctx_count,
+                                                        prob_out, want_expectation)
+        return loss, (self.layout.from_pass(on_map, on_rows) if want_expectation else None)
 
     def fun(self, w):
         self.n_fun += 1
@@ -119,18 +107,9 @@ class MaxentObjective(Objective):
     def hess_vec(self, v):
         self.n_hess_vec += 1
         p = self.problem
-        if self.hot is not None:
-            hv = self.hot.from_pass(mk.dense_hessian_vector(self.hot.to_pass(v), self._bounds, p.n_labels, p.ctx_ptr,
-                                                            self.hot.ctx_row, self.hot.ctx_val, p.ctx_count, self._prob))
-        elif self.dense_path:
-            hv = mk.dense_hessian_vector(v, self._bounds, p.n_labels, *self._args[:3], p.ctx_count, self._prob)
-        elif self.rows is not None:
-            hv, hv_rows = mk.rows_hessian_vector(self.rows.gather(v), v, self._bounds, p.n_labels,
-                                                 *self.rows.context_arrays(), *self._args[3:], p.ctx_count,
-                                                 self._prob)
-            self.rows.scatter_add(hv_rows, hv)
-        else:
-            hv = mk.hessian_vector(v, self._bounds, p.n_labels, *self._args, p.ctx_count, self._prob)
+        hv = self.layout.from_pass(*mk.hessian_vector(*self.layout.to_pass(v), self._bounds, p.n_labels,
+                                                      *self.layout.context_arrays(), *self._map, p.ctx_count,
+                                                      self._prob))
         vk.add_regularizer_inplace(hv, self.reg, v, self.C)
         return hv
 

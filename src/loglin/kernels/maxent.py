@@ -120,57 +120,6 @@ def empirical_feature_counts(n_features, ctx_ptr, ctx_pred, ctx_val, map_ptr, ma
     return emp
 
 
-@njit(cache=True, parallel=True)
-def loss_and_expectation(w, bounds, n_labels, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat,
-                         ctx_count, prob_out, want_grad):
-    """sum_x c(x) log T_w(x), and (if want_grad) E_t = sum_x c(x) sum_y P(y|x) f_t(x,y).
-
-    Writes P_w(y|x) into prob_out (X x K) when it has rows; that is the
-    Hessian's cache.
-    """
-    nb = bounds.shape[0] - 1
-    n_features = w.shape[0]
-    loss = np.zeros(nb)
-    acc = np.zeros((nb if want_grad else 1, n_features))
-    store = prob_out.shape[0] > 0
-    for b in prange(nb):
-        s = np.empty(n_labels)
-        for x in range(bounds[b], bounds[b + 1]):
-            context_scores(x, w, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, s)
-            c = ctx_count[x]
-            if not (want_grad or store):
-                loss[b] += c * log_sum_exp_overwrite(s)
-            else:
-                loss[b] += c * softmax_inplace(s)
-                if store:
-                    prob_out[x, :] = s
-                if want_grad:
-                    for y in range(n_labels):
-                        s[y] *= c
-                    _scatter_context(x, s, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, acc[b])
-    return loss.sum(), sum_rows(acc)
-
-
-@njit(cache=True, parallel=True)
-def hessian_vector(v, bounds, n_labels, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat,
-                   ctx_count, prob):
-    """sum_x c(x) F_x^T (diag(p) - p p^T) F_x v, with p = P_w(.|x) cached in prob."""
-    nb = bounds.shape[0] - 1
-    acc = np.zeros((nb, v.shape[0]))
-    for b in prange(nb):
-        u = np.empty(n_labels)
-        for x in range(bounds[b], bounds[b + 1]):
-            context_scores(x, v, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, u)
-            mean = 0.0
-            for y in range(n_labels):
-                mean += prob[x, y] * u[y]
-            c = ctx_count[x]
-            for y in range(n_labels):
-                u[y] = c * prob[x, y] * (u[y] - mean)
-            _scatter_context(x, u, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, acc[b])
-    return sum_rows(acc)
-
-
 @njit(cache=True)
 def predict_log_proba_rows(w, n_labels, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat):
     """log P_w(y|x) for every row of a (rows x predicates) CSR matrix."""
@@ -288,54 +237,6 @@ def dense_scatter_context(x, coef, n_labels, ctx_ptr, ctx_pred, ctx_val, acc):
                 row[y] += v * coef[y]
 
 
-@njit(cache=True, parallel=True)
-def dense_loss_and_expectation(w, bounds, n_labels, ctx_ptr, ctx_pred, ctx_val, ctx_count, prob_out,
-                               want_grad):
-    """loss_and_expectation for the dense all-pairs layout (same outputs)."""
-    nb = bounds.shape[0] - 1
-    n_features = w.shape[0]
-    loss = np.zeros(nb)
-    acc = np.zeros((nb if want_grad else 1, n_features))
-    store = prob_out.shape[0] > 0
-    for b in prange(nb):
-        s = np.empty(n_labels)
-        g = acc[b]
-        for x in range(bounds[b], bounds[b + 1]):
-            dense_context_scores(x, w, n_labels, ctx_ptr, ctx_pred, ctx_val, s)
-            c = ctx_count[x]
-            if not (want_grad or store):
-                loss[b] += c * log_sum_exp_overwrite(s)
-            else:
-                loss[b] += c * softmax_inplace(s)
-                if store:
-                    prob_out[x, :] = s
-                if want_grad:
-                    for y in range(n_labels):
-                        s[y] *= c
-                    dense_scatter_context(x, s, n_labels, ctx_ptr, ctx_pred, ctx_val, g)
-    return loss.sum(), sum_rows(acc)
-
-
-@njit(cache=True, parallel=True)
-def dense_hessian_vector(v, bounds, n_labels, ctx_ptr, ctx_pred, ctx_val, ctx_count, prob):
-    """hessian_vector for the dense all-pairs layout (same output)."""
-    nb = bounds.shape[0] - 1
-    acc = np.zeros((nb, v.shape[0]))
-    for b in prange(nb):
-        u = np.empty(n_labels)
-        g = acc[b]
-        for x in range(bounds[b], bounds[b + 1]):
-            dense_context_scores(x, v, n_labels, ctx_ptr, ctx_pred, ctx_val, u)
-            mean = 0.0
-            for y in range(n_labels):
-                mean += prob[x, y] * u[y]
-            c = ctx_count[x]
-            for y in range(n_labels):
-                u[y] = c * prob[x, y] * (u[y] - mean)
-            dense_scatter_context(x, u, n_labels, ctx_ptr, ctx_pred, ctx_val, g)
-    return sum_rows(acc)
-
-
 @njit(cache=True)
 def dense_decision_rows(w, n_labels, ctx_ptr, ctx_pred, ctx_val):
     """decision_rows for the dense all-pairs layout (same output)."""
@@ -348,10 +249,11 @@ def dense_decision_rows(w, n_labels, ctx_ptr, ctx_pred, ctx_val):
     return out
 
 
-# ---------------------------------------------------------------- label-rows layout
-# loglin.label_rows: the predicates seen with many labels are dense rows of a block W_D (wd), added
-# as in the dense layout; the others go through the map. ``rows`` = (dense_ptr, dense_row,
-# dense_val, sparse_ptr, sparse_pred, sparse_val), LabelRows.context_arrays().
+# ---------------------------------------------------------------- map layout, with label rows
+# The passes of problems that are not all-pairs. loglin.label_rows splits each context's predicates:
+# those seen with many labels are dense rows of a block W_D (wd), added as in the dense layout; the
+# others go through the map (with no row, every predicate does). The split arrays are (dense_ptr,
+# dense_row, dense_val, sparse_ptr, sparse_pred, sparse_val), LabelRows.context_arrays().
 
 
 @njit(cache=True, inline="always")
@@ -370,9 +272,13 @@ def rows_scatter_context(x, coef, n_labels, dense_ptr, dense_row, dense_val, spa
 
 
 @njit(cache=True, parallel=True)
-def rows_loss_and_expectation(wd, w, bounds, n_labels, dense_ptr, dense_row, dense_val, sparse_ptr, sparse_pred,
+def loss_and_expectation(wd, w, bounds, n_labels, dense_ptr, dense_row, dense_val, sparse_ptr, sparse_pred,
                               sparse_val, map_ptr, map_label, map_feat, ctx_count, prob_out, want_grad):
-    """loss_and_expectation for the label-rows layout: (loss, E over the map's features, E over W_D)."""
+    """sum_x c(x) log T_w(x), and (if want_grad) E_t = sum_x c(x) sum_y P(y|x) f_t(x,y).
+
+    Returns (loss, E over the features, E over W_D's entries: LabelRows.scatter_add adds it to E).
+    Writes P_w(y|x) into prob_out (X x K) when it has rows; that is the Hessian's cache.
+    """
     nb = bounds.shape[0] - 1
     loss = np.zeros(nb)
     acc = np.zeros((nb if want_grad else 1, w.shape[0]))
@@ -399,9 +305,10 @@ def rows_loss_and_expectation(wd, w, bounds, n_labels, dense_ptr, dense_row, den
 
 
 @njit(cache=True, parallel=True)
-def rows_hessian_vector(vd, v, bounds, n_labels, dense_ptr, dense_row, dense_val, sparse_ptr, sparse_pred,
+def hessian_vector(vd, v, bounds, n_labels, dense_ptr, dense_row, dense_val, sparse_ptr, sparse_pred,
                         sparse_val, map_ptr, map_label, map_feat, ctx_count, prob):
-    """hessian_vector for the label-rows layout: (Hv over the map's features, Hv over W_D)."""
+    """sum_x c(x) F_x^T (diag(p) - p p^T) F_x v, with p = P_w(.|x) cached in prob (vd = W_D gathered
+    from v); returns (Hv over the features, Hv over W_D's entries)."""
     nb = bounds.shape[0] - 1
     acc = np.zeros((nb, v.shape[0]))
     acc_d = np.zeros((nb, vd.shape[0]))
