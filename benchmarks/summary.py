@@ -81,9 +81,12 @@ def _maxent_note(out):
                    "CoNLL2000-C it does not: with ~36 predicates per context the block curvature ||phi(x)||^2 C "
                    "c(x) caps the rate of every frequent context (rates halved to ~1e-3), so EG needs ~300 passes "
                    "to 1e-4; and a pass of either L-BFGS is bound by the random reads of 36 rows of the 19 MB W "
-                   "per context, which scikit-learn's sparse X @ W pays too. What would close it: a second-order "
-                   "step inside each EG block (the dual CD sub-problem), a predicate numbering by frequency so the "
-                   "hot rows of W share cache lines, and both cores for the passes.")
+                   "per context, which scikit-learn's sparse X @ W pays too. Tried since: W's rows ordered by "
+                   "predicate frequency (hot_first, dense-ab.md: CoNLL2000-C fun_grad 0.76×, hess_vec 0.75×), "
+                   "kept; it helps L-BFGS, not EG (its own kernel). The dual CD sub-problem inside each block "
+                   "(cddual, Yu et al.'s Algorithm 6) was run on the same all-pairs problem: no more progress per "
+                   "pass than EG (1.3e-2 after 39 passes, EG 1.1e-2 after 40) at ~10× the cost per pass. Both cores "
+                   "for the passes (threads-ab.md) cut wall time, not CPU time. None of these comes near 5× to 1e-4.")
 
 
 def main(args):
