@@ -67,11 +67,10 @@ class LabelRows:
         row_of = np.full(P, -1, dtype=np.int64)
         row_of[dense] = np.arange(n_rows)
         in_dense = dense[problem.ctx_pred]
-        per_ctx = _count_per_row(problem.ctx_ptr, in_dense)
-        dense_ptr = np.zeros(problem.n_contexts + 1, dtype=np.int64)
-        np.cumsum(per_ctx, out=dense_ptr[1:])
-        sparse_ptr = np.zeros(problem.n_contexts + 1, dtype=np.int64)
-        np.cumsum(np.diff(problem.ctx_ptr) - per_ctx, out=sparse_ptr[1:])
+        dense_before = np.zeros(len(in_dense) + 1, dtype=np.int64)      # dense entries before each position
+        np.cumsum(in_dense, out=dense_before[1:])
+        dense_ptr = dense_before[problem.ctx_ptr]
+        sparse_ptr = problem.ctx_ptr - dense_ptr
         val = problem._val_or_empty()
         entry_pred = problem.map_pred
         entries = np.flatnonzero(dense[entry_pred])
@@ -126,16 +125,6 @@ def _distinct_labels(map_ptr, map_label, n_labels):
     return ok
 
 
-@njit(cache=True)
-def _count_per_row(ptr, flag):
-    out = np.zeros(ptr.shape[0] - 1, dtype=np.int64)
-    for x in range(ptr.shape[0] - 1):
-        for k in range(ptr[x], ptr[x + 1]):
-            if flag[k]:
-                out[x] += 1
-    return out
-
-
 HOT_FIRST_MIN_BYTES = 4 << 20   # W (and its gradient) past a few MB no longer sit in the caches close to the core
 _NO_MAP = np.zeros(0)
 
@@ -160,9 +149,12 @@ class AllPairsRows:
     order: np.ndarray | None = None     # row r of the pass's W is predicate order[r]; None: own order
 
     @classmethod
-    def build(cls, problem, hot_first: bool) -> "AllPairsRows":
+    def build(cls, problem, hot_first: bool | None = None) -> "AllPairsRows":
+        """``hot_first``: order W's rows by predicate frequency (None: when W is past HOT_FIRST_MIN_BYTES)."""
         val = problem._val_or_empty()
         no_map = np.zeros(len(problem.ctx_ptr), dtype=np.int64)
+        if hot_first is None:
+            hot_first = 8 * problem.n_features > HOT_FIRST_MIN_BYTES
         if not hot_first:
             return cls(problem.ctx_ptr, problem.ctx_pred, val, no_map, problem.n_labels)
         P = problem.n_predicates

@@ -19,7 +19,7 @@ from .kernels import logistic as lk
 from .kernels import maxent as mk
 from .kernels import vector as vk
 from .kernels.maxent import _blocks
-from .label_rows import HOT_FIRST_MIN_BYTES, MIN_FRACTION, AllPairsRows, LabelRows
+from .label_rows import MIN_FRACTION, AllPairsRows, LabelRows
 
 
 class Objective:
@@ -69,14 +69,21 @@ class MaxentObjective(Objective):
             raise ValueError("dense_path=True needs a problem in the dense all-pairs layout")
         self.dense_path = dense_ok if dense_path is None else bool(dense_path)
         if self.dense_path:
-            big = 8 * self.n > HOT_FIRST_MIN_BYTES
-            self.layout = AllPairsRows.build(problem, hot_first=bool(hot_first or (hot_first is None and big)))
+            self.layout = AllPairsRows.build(problem, hot_first)
         else:
             self.layout = LabelRows.build(problem, MIN_FRACTION if label_rows is not False else np.inf)
             if label_rows and self.layout.n_rows == 0:
                 raise ValueError("label_rows=True, but no predicate is seen with enough labels for a dense row")
-        self.rows = self.layout if isinstance(self.layout, LabelRows) else None
-        self.hot = self.layout if self.dense_path and self.layout.order is not None else None
+
+    @property
+    def rows(self):
+        """The label-rows layout, or None on the all-pairs path."""
+        return self.layout if isinstance(self.layout, LabelRows) else None
+
+    @property
+    def hot(self):
+        """The all-pairs layout when its rows are ordered by frequency, else None."""
+        return self.layout if isinstance(self.layout, AllPairsRows) and self.layout.order is not None else None
 
     def loss_and_expectation(self, w, prob_out, want_expectation):
         """(sum_x c(x) log T_w(x), E_t = sum_x c(x) sum_y P_w(y|x) f_t(x, y) if wanted), writing

@@ -273,10 +273,10 @@ def rows_scatter_context(x, coef, n_labels, dense_ptr, dense_row, dense_val, spa
 
 @njit(cache=True, parallel=True)
 def loss_and_expectation(wd, w, bounds, n_labels, dense_ptr, dense_row, dense_val, sparse_ptr, sparse_pred,
-                              sparse_val, map_ptr, map_label, map_feat, ctx_count, prob_out, want_grad):
+                         sparse_val, map_ptr, map_label, map_feat, ctx_count, prob_out, want_grad):
     """sum_x c(x) log T_w(x), and (if want_grad) E_t = sum_x c(x) sum_y P(y|x) f_t(x,y).
 
-    Returns (loss, E over the features, E over W_D's entries: LabelRows.scatter_add adds it to E).
+    Returns (loss, E over the features, E over W_D's entries: the layout's from_pass combines them).
     Writes P_w(y|x) into prob_out (X x K) when it has rows; that is the Hessian's cache.
     """
     nb = bounds.shape[0] - 1
@@ -306,7 +306,7 @@ def loss_and_expectation(wd, w, bounds, n_labels, dense_ptr, dense_row, dense_va
 
 @njit(cache=True, parallel=True)
 def hessian_vector(vd, v, bounds, n_labels, dense_ptr, dense_row, dense_val, sparse_ptr, sparse_pred,
-                        sparse_val, map_ptr, map_label, map_feat, ctx_count, prob):
+                   sparse_val, map_ptr, map_label, map_feat, ctx_count, prob):
     """sum_x c(x) F_x^T (diag(p) - p p^T) F_x v, with p = P_w(.|x) cached in prob (vd = W_D gathered
     from v); returns (Hv over the features, Hv over W_D's entries)."""
     nb = bounds.shape[0] - 1
