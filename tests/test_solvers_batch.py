@@ -153,3 +153,21 @@ def test_cpu_clock_records_both_times(small_multiclass):
     assert "wall_seconds" not in minimize(obj, "lbfgs", max_iter=2).trace.records[-1]
     with pytest.raises(ValueError, match="clock"):
         minimize(obj, "lbfgs", clock="sundial")
+
+
+def test_record_spacing_thins_the_trace_without_changing_the_run(small_multiclass):
+    X, y = small_multiclass
+    obj = problem_from_matrix(abs(X), y).objective(1.0)         # GIS needs f >= 0
+    full = minimize(obj, "gis", tol=0, max_iter=200)
+    thin = minimize(obj, "gis", tol=0, max_iter=200, record_spacing=0.5)
+    assert len(thin.trace) < len(full.trace) == 201
+    kept = [rec["iteration"] for rec in thin.trace]
+    assert kept[:21] == list(range(21)) and kept[-1] == 200
+    by_iter = {rec["iteration"]: rec for rec in full.trace}
+    for rec in thin.trace:          # the same iterates, evaluated at the iterations kept
+        assert rec["objective"] == pytest.approx(by_iter[rec["iteration"]]["objective"], rel=1e-12)
+    for name in ("n_exp", "newton_steps"):                       # skipped iterations' counts are carried
+        assert sum(full.trace.column(name, 0)) == sum(thin.trace.column(name, 0)) > 0
+    np.testing.assert_allclose(thin.w, full.w, rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="record_spacing"):
+        minimize(obj, "gis", record_spacing=0.0)

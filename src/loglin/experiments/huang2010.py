@@ -104,7 +104,7 @@ def _warm_up(objective, solvers, options):
 
 
 def run_timed(objective, solver, *, time_limit, max_iter, evaluate=None, final_evaluate=None, seed=0, threads=1,
-              grad_stop=None, **options):
+              grad_stop=None, record_spacing=None, **options):
     """Run one solver from w = 0; a driver-like trace timed in process CPU seconds on ``threads`` threads.
 
     On the shared machine these figures are made on, wall-clock time is mostly
@@ -112,7 +112,7 @@ def run_timed(objective, solver, *, time_limit, max_iter, evaluate=None, final_e
     compare single-threaded codes) CPU time is what an idle machine would
     show (``grad_stop``: also stop once ||grad f|| <= it). ``seconds`` is CPU time inside the solver's iterations,
     ``wall_seconds`` is kept too; objective, gradient and metric are computed
-    outside both clocks.
+    outside both clocks (``record_spacing``: only at geometrically spaced times, see ``minimize``).
     """
     import numba
     before = numba.get_num_threads()
@@ -120,7 +120,7 @@ def run_timed(objective, solver, *, time_limit, max_iter, evaluate=None, final_e
     stop = None if grad_stop is None else (lambda rec: rec["grad_norm"] <= grad_stop)
     try:
         result = minimize(objective, solver, tol=0.0, max_iter=max_iter, time_limit=time_limit, evaluate=evaluate,
-                          random_state=seed, clock="cpu", callback=stop, **options)
+                          random_state=seed, clock="cpu", callback=stop, record_spacing=record_spacing, **options)
     finally:
         numba.set_num_threads(before)
     trace = result.trace

@@ -78,7 +78,7 @@ class Result:
 def minimize(objective, solver: str = "tron", w0=None, *, tol: float = 1e-3, max_iter: int = 1000,
              time_limit: float | None = None, gap_tol: float | None = None, callback=None,
              evaluate=None, progress: bool = False, random_state=None, trace: Trace | None = None,
-             clock: str = "wall", **options) -> Result:
+             clock: str = "wall", record_spacing: float | None = None, **options) -> Result:
     """Minimize ``objective`` with the named solver; see the module docstring.
 
     ``evaluate(w) -> float`` is a held-out metric recorded in the trace
@@ -86,6 +86,14 @@ def minimize(objective, solver: str = "tron", w0=None, *, tol: float = 1e-3, max
     may return True to stop. ``clock="cpu"`` measures ``seconds`` (and the
     time limit) in process CPU time, keeping wall time as ``wall_seconds``:
     on a shared machine wall time is mostly waiting for a core.
+
+    ``record_spacing=r`` thins the trace of a long run (the untimed f and
+    ||grad f|| can cost more than an iteration of GIS or CD): after the first
+    FULL_RECORDS iterations, an iteration is evaluated and recorded only once
+    the solver's clock has grown by the factor 1 + r since the last record,
+    and the last iteration always is. The gradient, gap and callback tests
+    then run at recorded iterations only; integer counters of the skipped
+    iterations are added into the next record, so their sums stay exact.
     """
     _load_all_solvers()
     if solver not in SOLVERS:
@@ -96,6 +104,8 @@ def minimize(objective, solver: str = "tron", w0=None, *, tol: float = 1e-3, max
         raise ValueError(f"solver {solver!r} does not apply to {kind} problems (it supports {info.kinds})")
     if tol < 0 or max_iter < 0:
         raise ValueError("tol and max_iter must be non-negative")
+    if record_spacing is not None and not record_spacing > 0:
+        raise ValueError(f"record_spacing must be positive, got {record_spacing!r}")
     if clock not in ("wall", "cpu"):
         raise ValueError(f"clock must be 'wall' or 'cpu', got {clock!r}")
     w = np.zeros(objective.n) if w0 is None else np.array(w0, dtype=np.float64)
@@ -113,9 +123,24 @@ def minimize(objective, solver: str = "tron", w0=None, *, tol: float = 1e-3, max
     if callback is not None and callback(record):
         return _result(best, objective, 0, 0.0, False, "callback", trace, solver)
 
+    def evaluate_and_record(step):              # off the clock
+        f, gnorm = step.f, step.grad_norm
+        if gnorm is None:
+            f_g, g = objective.fun_grad(step.w, keep_cache=False)
+            f, gnorm = (f_g if f is None else f), float(np.linalg.norm(g))
+        elif f is None:
+            f = objective.fun(step.w)
+        best.offer(step.w, f)
+        dual = step.dual() if callable(step.dual) else step.dual      # reporting, not solving
+        gap = None if dual is None else f - dual
+        return trace.add(iteration=it, seconds=elapsed, **wall_column, objective=f, grad_norm=gnorm,
+                         rel_grad=_ratio(gnorm, g0_norm), dual_objective=dual, duality_gap=gap,
+                         metric=_metric(evaluate, step.w), **skipped.merged_with(step.counters))
+
     gen = info.func(objective, w, rng, **options)
     tick = time.process_time if clock == "cpu" else time.perf_counter
     elapsed, wall, it, reason, converged = 0.0, 0.0, 0, "max_iter", False
+    skipped, unrecorded = _Skipped(), None
     bar = _progress_bar(progress, max_iter, solver)
     try:
         while it < max_iter:
@@ -124,24 +149,26 @@ def minimize(objective, solver: str = "tron", w0=None, *, tol: float = 1e-3, max
                 step = next(gen)
             except StopIteration:
                 reason, converged = "solver finished", True
+                if unrecorded is not None:
+                    evaluate_and_record(unrecorded)
                 break
             elapsed += tick() - start
             wall += time.perf_counter() - wall_start
             if clock == "cpu":
                 wall_column["wall_seconds"] = wall
             it += 1
-            f = step.f if step.f is not None else objective.fun(step.w)
-            gnorm = step.grad_norm
-            if gnorm is None:
-                gnorm = float(np.linalg.norm(objective.fun_grad(step.w, keep_cache=False)[1]))
-            best.offer(step.w, f)
-            dual = step.dual() if callable(step.dual) else step.dual      # reporting, not solving: untimed
-            gap = None if dual is None else f - dual
-            record = trace.add(iteration=it, seconds=elapsed, **wall_column, objective=f, grad_norm=gnorm,
-                               rel_grad=_ratio(gnorm, g0_norm), dual_objective=dual, duality_gap=gap,
-                               metric=_metric(evaluate, step.w), **step.counters)
             if bar is not None:
                 bar.update(1)
+            last = (step.done or it >= max_iter or (time_limit is not None and elapsed >= time_limit))
+            if (record_spacing is not None and not last and it > FULL_RECORDS
+                    and elapsed < trace.records[-1]["seconds"] * (1 + record_spacing)):
+                skipped.add(step.counters)
+                unrecorded = step
+                continue
+            unrecorded = None
+            record = evaluate_and_record(step)
+            f, gnorm, gap = record["objective"], record["grad_norm"], record.get("duality_gap")
+            if bar is not None:
                 bar.set_postfix(f=f"{f:.6g}", rel_grad=f"{record['rel_grad']:.2e}")
             if not math.isfinite(f):
                 reason = "diverged (objective is not finite)"
@@ -169,6 +196,29 @@ def minimize(objective, solver: str = "tron", w0=None, *, tol: float = 1e-3, max
         if bar is not None:
             bar.close()
     return _result(best, objective, it, elapsed, converged, reason, trace, solver)
+
+
+FULL_RECORDS = 20      # iterations always recorded before record_spacing thins the trace
+
+
+class _Skipped:
+    """Integer counters of iterations left out of a thinned trace, added into the next record."""
+
+    def __init__(self):
+        self.sums = {}
+
+    def add(self, counters):
+        for name, v in counters.items():
+            if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+                self.sums[name] = self.sums.get(name, 0) + int(v)
+
+    def merged_with(self, counters):
+        merged = dict(counters)
+        for name, v in self.sums.items():
+            if name in merged:
+                merged[name] = int(merged[name]) + v
+        self.sums = {}
+        return merged
 
 
 class _Best:
