@@ -297,3 +297,33 @@ def test_hot_first_rows_match_the_plain_dense_path(kind):
     _assert_same_passes(hot, plain, seed=21)
     auto = MaxentObjective(problem, 2.0).hot                      # auto rule: only W past a few MB
     assert (auto is not None) == (8 * problem.n_features > 4 << 20) == (kind == "conll slice")
+
+
+def _explicit_diagonal(obj, coords):
+    """e_t' H e_t from Hessian-vector products (H at the accepted point)."""
+    out = []
+    for t in coords:
+        e = np.zeros(obj.n)
+        e[t] = 1.0
+        out.append(obj.hess_vec(e)[t])
+    return np.array(out)
+
+
+def test_hessian_diagonal_matches_hessian_vector_products(small_multiclass, small_binary):
+    """hess_diag (TRON's preconditioner) is the exact diagonal on every layout where each feature fires
+    for one label of a context: all pairs (own and hot-first order), seen pairs (map and label rows), LR."""
+    from loglin.objective import MaxentObjective
+    from loglin.tagging.datasets import build_dataset, bundled_conll2000_small
+    chunk = build_dataset("conll2000-chunk", data_dir=bundled_conll2000_small()[0].parent, all_pairs=True).problem
+    cases = _objectives(small_multiclass, small_binary) + [
+        MaxentObjective(chunk, 2.0, hot_first=True), MaxentObjective(chunk, 2.0, hot_first=False),
+        *(MaxentObjective(_rows_cases()[c], 3.0, label_rows=lr)
+          for c in ("conll slice, renumbered", "real values, seen pairs, bias") for lr in (None, False))]
+    rng = np.random.default_rng(22)
+    for obj in cases:
+        obj.fun_grad(0.3 * rng.standard_normal(obj.n))
+        obj.accept()
+        coords = np.arange(obj.n) if obj.n <= 200 else rng.choice(obj.n, size=40, replace=False)
+        d = obj.hess_diag()
+        assert d.shape == (obj.n,) and np.all(d > 0)
+        np.testing.assert_allclose(d[coords], _explicit_diagonal(obj, coords), rtol=1e-10, atol=1e-12)

@@ -15,13 +15,14 @@ def _tight(obj, solver, **kw):
     return minimize(obj, solver, tol=1e-9, max_iter=kw.pop("max_iter", 500), **kw)
 
 
-@pytest.mark.parametrize("kind", ["maxent", "binary"])
-def test_tron_and_lbfgs_reach_the_same_optimum(kind, small_multiclass, small_binary):
-    if kind == "maxent":
-        obj = problem_from_matrix(*small_multiclass, all_pairs=False).objective(2.0)
-    else:
+@pytest.mark.parametrize("kind", ["maxent", "all pairs", "binary"])
+@pytest.mark.parametrize("precondition", [0.0, 0.01, 1.0])
+def test_tron_and_lbfgs_reach_the_same_optimum(kind, precondition, small_multiclass, small_binary):
+    if kind == "binary":
         obj = binary_problem(*small_binary, C=2.0).objective()
-    a, b = _tight(obj, "tron"), _tight(obj, "lbfgs")
+    else:
+        obj = problem_from_matrix(*small_multiclass, all_pairs=kind == "all pairs").objective(2.0)
+    a, b = _tight(obj, "tron", precondition=precondition), _tight(obj, "lbfgs")
     assert a.f == pytest.approx(b.f, rel=1e-9)
     assert a.grad_norm < 1e-5 and b.grad_norm < 1e-5
     np.testing.assert_allclose(a.w, b.w, atol=1e-5)
@@ -36,10 +37,13 @@ def test_sgd_approaches_the_optimum(small_binary):
     assert f[-1] < f[1]
 
 
-def test_tron_objective_decreases_monotonically(small_multiclass):
+@pytest.mark.parametrize("precondition", [0.0, 0.01])
+def test_tron_objective_decreases_monotonically(small_multiclass, precondition):
     obj = problem_from_matrix(*small_multiclass).objective(5.0)
-    f = _tight(obj, "tron").trace.column("objective")
+    f = _tight(obj, "tron", precondition=precondition).trace.column("objective")
     assert all(b <= a + 1e-12 * abs(a) for a, b in zip(f, f[1:]))
+    with pytest.raises(ValueError, match="precondition"):
+        minimize(obj, "tron", precondition=2.0)
 
 
 def test_sample_weight_equals_repeating_rows(small_multiclass):

@@ -109,6 +109,10 @@ class LabelRows:
         """The arrays the passes take, in the kernels' argument order."""
         return (self.dense_ptr, self.dense_row, self.dense_val, self.sparse_ptr, self.sparse_pred, self.sparse_val)
 
+    def pass_sizes(self, n_features):
+        """Lengths of (W_D, w for the map) in a pass."""
+        return self.n_rows * self.n_labels, n_features
+
 
 @njit(cache=True)
 def _distinct_labels(map_ptr, map_label, n_labels):
@@ -179,6 +183,9 @@ class AllPairsRows:
 
     def context_arrays(self):
         return (self.ctx_ptr, self.ctx_row, self.ctx_val, self.no_map_ptr, self.ctx_row[:0], self.ctx_val[:0])
+
+    def pass_sizes(self, n_features):
+        return n_features, 0
 
 
 @njit(cache=True)

@@ -86,6 +86,18 @@ def hessian_vector(v, bounds, indptr, indices, data, d):
     return sum_rows(acc)
 
 
+@njit(cache=True, parallel=True)
+def hessian_diagonal(n, bounds, indptr, indices, data, d):
+    """diag(X^T D X) = sum_i d_i x_ij^2."""
+    nb = bounds.shape[0] - 1
+    acc = np.zeros((nb, n))
+    for b in prange(nb):
+        for i in range(bounds[b], bounds[b + 1]):
+            for k in range(indptr[i], indptr[i + 1]):
+                acc[b, indices[k]] += d[i] * data[k] * data[k]
+    return sum_rows(acc)
+
+
 @njit(cache=True)
 def decision_rows(w, indptr, indices, data):
     n = indptr.shape[0] - 1

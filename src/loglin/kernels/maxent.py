@@ -326,3 +326,23 @@ def hessian_vector(vd, v, bounds, n_labels, dense_ptr, dense_row, dense_val, spa
             rows_scatter_context(x, u, n_labels, dense_ptr, dense_row, dense_val, sparse_ptr, sparse_pred,
                                  sparse_val, map_ptr, map_label, map_feat, acc_d[b], acc[b])
     return sum_rows(acc), sum_rows(acc_d)
+
+
+@njit(cache=True, parallel=True)
+def hessian_diagonal(n_dense, n_map, bounds, n_labels, dense_ptr, dense_row, dense_sq, sparse_ptr, sparse_pred,
+                     sparse_sq, map_ptr, map_label, map_feat, ctx_count, prob):
+    """diag of sum_x c(x) F_x^T (diag(p) - p p^T) F_x: sum_x c(x) sum_y p_y (1 - p_y) f_t(x, y)^2, exact when
+    feature t fires for at most one label of a context (dense_sq / sparse_sq: the squared predicate values,
+    empty for 0/1). Returns (over the n_map features, over W_D's n_dense entries), like hessian_vector."""
+    nb = bounds.shape[0] - 1
+    acc = np.zeros((nb, n_map))
+    acc_d = np.zeros((nb, n_dense))
+    for b in prange(nb):
+        u = np.empty(n_labels)
+        for x in range(bounds[b], bounds[b + 1]):
+            c = ctx_count[x]
+            for y in range(n_labels):
+                u[y] = c * prob[x, y] * (1.0 - prob[x, y])
+            rows_scatter_context(x, u, n_labels, dense_ptr, dense_row, dense_sq, sparse_ptr, sparse_pred,
+                                 sparse_sq, map_ptr, map_label, map_feat, acc_d[b], acc[b])
+    return sum_rows(acc), sum_rows(acc_d)

@@ -157,3 +157,40 @@ def cg_direction(d, r, beta):
     """d <- r + beta d (the next conjugate direction)."""
     for i in range(d.shape[0]):
         d[i] = r[i] + beta * d[i]
+
+
+@njit(cache=True, fastmath=SUMS)
+def pcg_step(s, r, d, Hd, alpha, m):
+    """cg_step preconditioned by the diagonal m: s += alpha d, r -= alpha Hd; returns (s'Ms, r'r, r'M^-1 r)."""
+    sms = 0.0
+    rr = 0.0
+    rz = 0.0
+    for i in range(s.shape[0]):
+        si = s[i] + alpha * d[i]
+        ri = r[i] - alpha * Hd[i]
+        s[i] = si
+        r[i] = ri
+        sms += m[i] * si * si
+        rr += ri * ri
+        rz += ri * ri / m[i]
+    return sms, rr, rz
+
+
+@njit(cache=True, fastmath=SUMS)
+def pcg_direction(d, r, m, beta):
+    """d <- M^-1 r + beta d."""
+    for i in range(d.shape[0]):
+        d[i] = r[i] / m[i] + beta * d[i]
+
+
+@njit(cache=True, fastmath=SUMS)
+def m_products(s, d, m):
+    """(s'Md, s'Ms, d'Md): where the M-norm trust-region boundary crosses s + tau d."""
+    sd = 0.0
+    ss = 0.0
+    dd = 0.0
+    for i in range(s.shape[0]):
+        sd += m[i] * s[i] * d[i]
+        ss += m[i] * s[i] * s[i]
+        dd += m[i] * d[i] * d[i]
+    return sd, ss, dd
