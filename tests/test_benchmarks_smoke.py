@@ -84,3 +84,16 @@ def test_layout_ab_benchmarks_agree_and_write_tables(tmp_path):
         for r in result["results"].values():
             assert max(r["agree_rel"].values()) <= 1e-12
         assert "| CoNLL-2000 slice, POS |" in (tmp_path / f"{name}.md").read_text()
+
+
+def test_pcg_ab_benchmark_runs_every_variant(tmp_path):
+    """benchmarks.pcg_ab: each TRON variant runs, and one of them defines f* (so reaches every level)."""
+    env = dict(os.environ, NUMBA_NUM_THREADS="1")
+    subprocess.run([sys.executable, "-m", "benchmarks.pcg_ab", "--seconds", "10", "--out", str(tmp_path)], cwd=ROOT,
+                   env=env, check=True, capture_output=True, timeout=900)
+    result = json.loads((tmp_path / "pcg-ab.json").read_text())
+    for r in result["results"].values():
+        assert set(r["runs"]) == {"plain CG", "PCG a=0.01", "PCG a=1"}
+        assert any(all(v is not None for v in run["to"].values()) for run in r["runs"].values())
+        assert all(run["cg_iterations"] >= run["iterations"] > 0 for run in r["runs"].values())
+    assert "| CoNLL-2000 slice, chunking, seen pairs | plain CG |" in (tmp_path / "pcg-ab.md").read_text()
