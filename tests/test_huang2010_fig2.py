@@ -2,6 +2,7 @@
 import json
 import time
 
+import numpy as np
 import pytest
 
 
@@ -95,6 +96,11 @@ def test_convergence_order_recovers_the_power_law():
             tr.records.append({"iteration": k, "objective": f_star * (1 + rel), "seconds": 0.5 * k})
         fit = convergence_order(tr, f_star)
         assert fit is not None and fit[0] == pytest.approx(b, rel=1e-9) and fit[1] == pytest.approx(3.0, rel=1e-9)
+    thinned = Trace()              # log-spaced records (record_spacing): the fit still covers the last half of
+    for k in sorted({0, *np.unique(np.geomspace(1, 1000, 80).astype(int))}):       # the iterations, k >= 500
+        rel = 5.0 if k == 0 else (3.0 / k if k < 500 else 1500.0 / k ** 2)
+        thinned.records.append({"iteration": int(k), "objective": f_star * (1 + rel), "seconds": 0.5 * k})
+    assert convergence_order(thinned, f_star)[0] == pytest.approx(2.0, rel=1e-9)
     short = Trace()
     short.records = [{"iteration": 0, "objective": 200.0, "seconds": 0.0}]
     assert convergence_order(short, f_star) is None

@@ -220,7 +220,8 @@ def convergence_order(trace, f_star, tail=0.5):
     """(b, a): the least-squares fit log rel_k = log a - b log k over the last ``tail`` of the iterations
     (rel_k = (f_k - f*)/f*), or None with fewer than 4 usable points. b ~ 1 is the O(1/k) regime."""
     recs = trace.records[1:]
-    pts = [(r["iteration"], (r["objective"] - f_star) / abs(f_star)) for r in recs[int(len(recs) * (1 - tail)):]]
+    first = (1 - tail) * (recs[-1]["iteration"] if recs else 0)     # by iteration: a thinned trace is log-spaced
+    pts = [(r["iteration"], (r["objective"] - f_star) / abs(f_star)) for r in recs if r["iteration"] >= first]
     pts = [(k, v) for k, v in pts if k > 0 and v > 0]
     if len(pts) < 4:
         return None
