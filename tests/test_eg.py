@@ -300,3 +300,20 @@ def test_dual_objective_is_reported_off_the_clock(monkeypatch):
     res = minimize(obj, "eg", state=state, tol=0, max_iter=6, random_state=0, clock="cpu")
     assert res.trace.records[-1]["seconds"] < 6 * 0.05                   # the six 50 ms evaluations are not in it
     assert res.trace.records[-1]["dual_objective"] == pytest.approx(real(p, 1.0, state.beta), rel=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["maxent", "binary"])
+def test_eg_lbfgs_switches_at_the_gap_and_reaches_the_optimum(kind):
+    obj = merged_maxent().objective(5.0) if kind == "maxent" else random_binary(C=2.0).objective()
+    ref = f_star(obj)
+    res = minimize(obj, "eg-lbfgs", tol=1e-8, max_iter=2000, random_state=0, switch_gap=0.05, check_every=2)
+    assert rel(res.f, ref) < 1e-9
+    recs = res.trace.records[1:]
+    phases = [r["phase"] for r in recs]
+    assert phases[0] == 0 and phases[-1] == 1 and phases == sorted(phases)       # EG, then L-BFGS only
+    checks = [r for r in recs if r["phase"] == 0 and "duality_gap" in r]
+    assert all(r["iteration"] % 2 == 0 for r in checks)                         # a gap check every 2 passes
+    assert checks[-1]["duality_gap"] <= 0.05 * abs(checks[-1]["objective"])     # the switch: gap small enough
+    assert all(r["duality_gap"] > 0.05 * abs(r["objective"]) for r in checks[:-1])
+    with pytest.raises(InvalidInputError, match="switch_gap"):
+        minimize(obj, "eg-lbfgs", switch_gap=0.0)
