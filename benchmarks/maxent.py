@@ -34,7 +34,7 @@ from . import common
 
 C = 10.0
 DATA = {"conll-pos": "conll2000-pos", "conll-chunk": "conll2000-chunk"}
-OUR_SOLVERS = ("eg:order=blocks", "lbfgs", "cddual", "tron")
+OUR_SOLVERS = ("eg:order=blocks", "eg-lbfgs", "lbfgs", "cddual", "tron")
 DUAL = ("eg", "cddual")          # run without computing the dual each pass (not part of the solve)
 
 

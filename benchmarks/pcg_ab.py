@@ -3,7 +3,7 @@
     NUMBA_NUM_THREADS=1 python -m benchmarks.pcg_ab [--full] [--seconds S] [--out DIR]
 
 Hsia, Chiang & Lin (2018) precondition TRON's CG by the Hessian's diagonal mixed with the identity
-(a = 0.01, LIBLINEAR's choice and loglin's default); a = 0 is the CG of Lin et al. (2008) that the
+(a = 0.01, LIBLINEAR's choice); a = 0 is the CG of Lin et al. (2008), loglin's default and what the
 papers' experiments use, a = 1 the pure diagonal. Each variant runs from w = 0 for a CPU-time limit
 (one thread, the driver's trace, f outside the clock); the table gives CPU seconds to relative
 differences (f - f*)/f*, f* the lowest f any variant reached, with outer and CG iteration counts.

@@ -115,8 +115,6 @@ def run_timed(objective, solver, *, time_limit, max_iter, evaluate=None, final_e
     outside both clocks (``record_spacing``: only at geometrically spaced times, see ``minimize``).
     """
     import numba
-    if solver == "tron":
-        options.setdefault("precondition", 0.0)  # the papers' TRON: plain CG (loglin's default preconditions it)
     before = numba.get_num_threads()
     numba.set_num_threads(min(threads, before))
     stop = None if grad_stop is None else (lambda rec: rec["grad_norm"] <= grad_stop)

@@ -173,8 +173,6 @@ def run(objective, solver, *, time_limit, max_iter, evaluate=None, final_evaluat
     import numba
     if solver in DUAL:
         options.setdefault("eps", 0.0)          # no own stop: run to the limits, as the figures do
-    if solver == "tron":
-        options.setdefault("precondition", 0.0)  # the papers' TRON: plain CG (loglin's default preconditions it)
     before = numba.get_num_threads()
     numba.set_num_threads(min(threads, before))
     try:

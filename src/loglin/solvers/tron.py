@@ -7,11 +7,12 @@ objective computes in one pass from the cache of the last accepted gradient.
 Constants are those of the paper (eta0 = 1e-4, eta1 = 0.25, eta2 = 0.75;
 sigma1 = 0.25, sigma2 = 0.5, sigma3 = 4).
 
-CG is preconditioned by the diagonal M = (1 - a) I + a diag(H) of Hsia, Chiang
-& Lin (2018), "Preconditioned conjugate gradient methods in truncated Newton
-frameworks for large-scale linear classification" (a = 0.01, as in LIBLINEAR);
-the trust region is then a ball in the M-norm ||s||_M = sqrt(s'Ms). a = 0 is
-the paper's plain CG.
+``precondition=a`` preconditions CG by the diagonal M = (1 - a) I + a diag(H)
+of Hsia, Chiang & Lin (2018), "Preconditioned conjugate gradient methods in
+truncated Newton frameworks for large-scale linear classification" (LIBLINEAR
+uses a = 0.01); the trust region is then a ball in the M-norm
+||s||_M = sqrt(s'Ms). The default a = 0 is the papers' plain CG: on our data
+neither a = 0.01 nor a = 1 wins everywhere (benchmarks/results/pcg-ab.md).
 """
 import math
 
@@ -22,7 +23,6 @@ from .base import Step, register_solver
 
 ETA0, ETA1, ETA2 = 1e-4, 0.25, 0.75
 SIGMA1, SIGMA2, SIGMA3 = 0.25, 0.5, 4.0
-PCG_MIX = 0.01          # Hsia et al. (2018): a mix with I keeps a poor diagonal from hurting
 
 
 def truncated_cg(objective, g, delta, cg_tol, m):
@@ -62,9 +62,9 @@ def preconditioner(objective, mix):
     return (1.0 - mix) + mix * objective.hess_diag()
 
 
-@register_solver("tron", summary="trust-region Newton-CG (Lin, Weng & Keerthi 2008), diagonally preconditioned",
-                 paper="Huang et al. 2010 sec. 5; Yu et al. 2011 sec. 6")
-def tron(objective, w, rng, cg_tol: float = 0.1, precondition: float = PCG_MIX):
+@register_solver("tron", summary="trust-region Newton-CG (Lin, Weng & Keerthi 2008; -O precondition=0.01: "
+                 "diagonal PCG, Hsia et al. 2018)", paper="Huang et al. 2010 sec. 5; Yu et al. 2011 sec. 6")
+def tron(objective, w, rng, cg_tol: float = 0.1, precondition: float = 0.0):
     """Outer iteration = one trust-region step (accepted or not). ``precondition``: the mix a of M."""
     if not 0 <= precondition <= 1:
         raise ValueError(f"precondition must be in [0, 1], got {precondition}")
