@@ -317,3 +317,7 @@ def test_eg_lbfgs_switches_at_the_gap_and_reaches_the_optimum(kind):
     assert all(r["duality_gap"] > 0.05 * abs(r["objective"]) for r in checks[:-1])
     with pytest.raises(InvalidInputError, match="switch_gap"):
         minimize(obj, "eg-lbfgs", switch_gap=0.0)
+    X = sp.random(40, 6, density=0.5, random_state=1, format="csr")
+    free_bias = problem_from_matrix(X, np.arange(40) % 3, bias=1.0, regularize_bias=False).objective(1.0)
+    with pytest.raises(InvalidInputError, match="eg-lbfgs"):
+        minimize(free_bias, "eg-lbfgs")

@@ -9,6 +9,7 @@ costs a primal and a dual evaluation and is timed as part of the solve.
 """
 from __future__ import annotations
 
+from .. import duality
 from ..errors import InvalidInputError
 from .base import Step, register_solver
 from .eg import eg
@@ -26,6 +27,7 @@ def eg_lbfgs(objective, w, rng, switch_gap: float = 0.03, check_every: int = 5, 
     if not switch_gap > 0 or int(check_every) < 1:
         raise InvalidInputError(f"switch_gap must be positive and check_every at least 1, got {switch_gap!r}, "
                                 f"{check_every!r}")
+    duality.require_regularized(objective, "eg-lbfgs")     # its first phase solves the dual
     steps = eg(objective, w, rng, order=order, report_dual=True, **eg_options)
     try:
         for passes, step in enumerate(steps, start=1):
