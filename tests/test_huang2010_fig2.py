@@ -104,3 +104,19 @@ def test_convergence_order_recovers_the_power_law():
     short = Trace()
     short.records = [{"iteration": 0, "objective": 200.0, "seconds": 0.0}]
     assert convergence_order(short, f_star) is None
+
+
+def test_reference_note_accepts_a_method_within_the_certified_bound():
+    from loglin.experiments.huang2010 import _reference_note
+    from loglin.trace import Trace
+
+    def trace(final):
+        tr = Trace()
+        tr.records = [{"iteration": 0, "objective": 200.0}, {"iteration": 9, "objective": final}]
+        return tr
+    assert _reference_note("d", 100.0, {"cd": trace(100.5)}, gap_bound=1e-3) == []
+    within = _reference_note("d", 100.0, {"cd": trace(100.5), "tron": trace(99.9995)}, gap_bound=1e-3)
+    assert len(within) == 1 and "within its certified bound" in within[0] and "TRON" in within[0]
+    beyond = _reference_note("d", 100.0, {"tron": trace(99.99)}, gap_bound=1e-3)
+    assert "not from the reference run" in beyond[0]
+    assert "not from the reference run" in _reference_note("d", 100.0, {"tron": trace(99.9995)})[0]

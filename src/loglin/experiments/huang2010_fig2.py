@@ -106,7 +106,7 @@ def _reference_lines(name, ref, traces, time_limit):
     if ref["grad_norm"] > REF_GRAD:
         lines.append(f"- **{name}: the reference did not reach ||grad f|| <= {REF_GRAD:g}** within its "
                      f"{time_limit:g} CPU s: relative differences near or below its bound are not meaningful.")
-    return lines + _reference_note(name, f_ref, traces)
+    return lines + _reference_note(name, f_ref, traces, ref["gap_bound"] if ref["grad_norm"] <= REF_GRAD else None)
 
 
 def _provisional(traces):
