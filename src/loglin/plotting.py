@@ -57,6 +57,8 @@ def plot_convergence(panels: dict, path, *, x: str = "seconds", metric_name: str
             ax.set_xlabel("training time (s)" if x == "seconds" else x)
             ax.set_ylabel({"relative difference": "(f - f*) / f*", "gradient norm": "||grad f||"}.get(
                 row, metric_name or "metric"))
+            if row == "metric":
+                _zoom_on_final_values(ax, traces)
             if i == 0:
                 ax.set_title(name)
             ax.grid(True, which="both", alpha=0.3)
@@ -73,3 +75,18 @@ def plot_convergence(panels: dict, path, *, x: str = "seconds", metric_name: str
 
 def _any_metric(panels):
     return any(any("metric" in r for r in t.records) for traces, _ in panels.values() for t in traces.values())
+
+
+def _zoom_on_final_values(ax, traces):
+    """As the paper's third row: the y-range around where the metrics end, not from the 0 of w = 0."""
+    finals = [v for t in traces.values() for v in [_last_finite(t.column("metric"))] if v is not None]
+    if not finals:
+        return
+    lo, hi = min(finals), max(finals)
+    margin = max(1.0, 5 * (hi - lo))
+    top = max(v for t in traces.values() for v in t.column("metric") if math.isfinite(v))
+    ax.set_ylim(lo - margin, max(hi, top) + 0.2 * margin)
+
+
+def _last_finite(values):
+    return next((v for v in reversed(values) if v is not None and math.isfinite(v)), None)
