@@ -138,30 +138,9 @@ def dot(a, b):
 
 
 @njit(cache=True, fastmath=SUMS)
-def cg_step(s, r, d, Hd, alpha):
-    """s += alpha d, r -= alpha Hd in one pass; returns (||s||^2, r'r) for Steihaug's tests."""
-    ss = 0.0
-    rr = 0.0
-    for i in range(s.shape[0]):
-        si = s[i] + alpha * d[i]
-        ri = r[i] - alpha * Hd[i]
-        s[i] = si
-        r[i] = ri
-        ss += si * si
-        rr += ri * ri
-    return ss, rr
-
-
-@njit(cache=True, fastmath=SUMS)
-def cg_direction(d, r, beta):
-    """d <- r + beta d (the next conjugate direction)."""
-    for i in range(d.shape[0]):
-        d[i] = r[i] + beta * d[i]
-
-
-@njit(cache=True, fastmath=SUMS)
 def pcg_step(s, r, d, Hd, alpha, m):
-    """cg_step preconditioned by the diagonal m: s += alpha d, r -= alpha Hd; returns (s'Ms, r'r, r'M^-1 r)."""
+    """One step of CG preconditioned by the diagonal m, in one pass: s += alpha d, r -= alpha Hd;
+    returns (s'Ms, r'r, r'M^-1 r) for Steihaug's tests (m = 1: plain CG)."""
     sms = 0.0
     rr = 0.0
     rz = 0.0
