@@ -159,13 +159,14 @@ def minimize(objective, solver: str = "tron", w0=None, *, tol: float = 1e-3, max
             it += 1
             if bar is not None:
                 bar.update(1)
+            if unrecorded is not None:              # the previous iteration stays out of the trace
+                skipped.add(unrecorded.counters)
+                unrecorded = None
             last = (step.done or it >= max_iter or (time_limit is not None and elapsed >= time_limit))
             if (record_spacing is not None and not last and it > FULL_RECORDS
                     and elapsed < trace.records[-1]["seconds"] * (1 + record_spacing)):
-                skipped.add(step.counters)
                 unrecorded = step
                 continue
-            unrecorded = None
             record = evaluate_and_record(step)
             f, gnorm, gap = record["objective"], record["grad_norm"], record.get("duality_gap")
             if bar is not None:
@@ -215,8 +216,7 @@ class _Skipped:
     def merged_with(self, counters):
         merged = dict(counters)
         for name, v in self.sums.items():
-            if name in merged:
-                merged[name] = int(merged[name]) + v
+            merged[name] = int(merged.get(name, 0)) + v
         self.sums = {}
         return merged
 
