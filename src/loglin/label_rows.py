@@ -105,9 +105,11 @@ class LabelRows:
         else:
             np.add.at(g, self.feat, acc_dense[self.pos])
 
-    def context_arrays(self):
-        """The arrays the passes take, in the kernels' argument order."""
-        return (self.dense_ptr, self.dense_row, self.dense_val, self.sparse_ptr, self.sparse_pred, self.sparse_val)
+    def context_arrays(self, squared=False):
+        """The arrays the passes take, in the kernels' argument order (``squared``: the values squared, for
+        the Hessian's diagonal)."""
+        return (self.dense_ptr, self.dense_row, _power(self.dense_val, squared), self.sparse_ptr, self.sparse_pred,
+                _power(self.sparse_val, squared))
 
     def pass_sizes(self, n_features):
         """Lengths of (W_D, w for the map) in a pass."""
@@ -181,11 +183,17 @@ class AllPairsRows:
         out.reshape(-1, self.n_labels)[self.order] = on_rows.reshape(-1, self.n_labels)
         return out
 
-    def context_arrays(self):
-        return (self.ctx_ptr, self.ctx_row, self.ctx_val, self.no_map_ptr, self.ctx_row[:0], self.ctx_val[:0])
+    def context_arrays(self, squared=False):
+        val = _power(self.ctx_val, squared)
+        return (self.ctx_ptr, self.ctx_row, val, self.no_map_ptr, self.ctx_row[:0], val[:0])
 
     def pass_sizes(self, n_features):
         return n_features, 0
+
+
+def _power(val, squared):
+    """A value array, squared if asked (empty, for 0/1 data, stays empty: 1^2 = 1)."""
+    return val * val if squared and len(val) else val
 
 
 @njit(cache=True)

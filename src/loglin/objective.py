@@ -123,12 +123,10 @@ class MaxentObjective(Objective):
     def hess_diag(self):
         """The Hessian's diagonal at the accepted point (the cache hess_vec uses): TRON's preconditioner."""
         p = self.problem
-        arrays = self.layout.context_arrays()
-        squared = tuple(a * a if i in (2, 5) and len(a) else a for i, a in enumerate(arrays))   # the value arrays
         d = self.layout.from_pass(*mk.hessian_diagonal(*self.layout.pass_sizes(self.n), self._bounds, p.n_labels,
-                                                       *squared, *self._map, p.ctx_count, self._prob))
-        vk.add_regularizer_inplace(d, self.reg, np.ones(self.n), self.C)
-        return d
+                                                       *self.layout.context_arrays(squared=True), *self._map,
+                                                       p.ctx_count, self._prob))
+        return self.reg + self.C * d
 
     def total_count(self):
         return self.problem.total_count
@@ -181,6 +179,4 @@ class LogisticObjective(Objective):
 
     def hess_diag(self):
         """The Hessian's diagonal at the accepted point: TRON's preconditioner."""
-        d = lk.hessian_diagonal(self.n, self._bounds, *self._csr, self._d)
-        vk.add_regularizer_inplace(d, self.reg, np.ones(self.n), 1.0)
-        return d
+        return self.reg + lk.hessian_diagonal(self.n, self._bounds, *self._csr, self._d)
