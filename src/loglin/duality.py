@@ -124,7 +124,7 @@ def maxent_w_of_beta(problem, C, beta):
     p = problem
     return dk.maxent_w_of_beta(p.n_features, float(C), p.ctx_count, p.obs_ptr, p.obs_label, p.obs_count,
                                p.ctx_ptr, p.ctx_pred, p._val_or_empty(), p.map_ptr, p.map_label, p.map_feat,
-                               np.ascontiguousarray(beta, dtype=np.float64))
+                               np.ascontiguousarray(beta, dtype=np.float64), bool(getattr(p, "dense_pairs", False)))
 
 
 def maxent_dual_objective(problem, C, beta, w=None) -> float:
