@@ -260,7 +260,7 @@ def _load_all_solvers():
     """Import solver modules so that they register themselves."""
     from . import tron, lbfgs, sgd  # noqa: F401
     import importlib
-    for name in ("iterative_scaling", "primal_cd", "dual_cd", "eg", "eg_multiclass", "hybrid"):
+    for name in ("iterative_scaling", "primal_cd", "dual_cd", "eg", "eg_multiclass", "hybrid", "accelerated"):
         try:
             importlib.import_module(f"{__package__}.{name}")
         except ModuleNotFoundError as exc:
