@@ -1,4 +1,4 @@
-"""Binary logistic regression, no bias: loglin cddual / tron vs LIBLINEAR -s 7 / -s 0 and
+"""Binary logistic regression, no bias: loglin cddual / tron (and eg-acc) vs LIBLINEAR -s 7 / -s 0 and
 scikit-learn's lbfgs, liblinear and saga, on a9a (C = 4), news20 (C = 8) and 20 Newsgroups
 tf-idf (C = 128).
 
@@ -33,9 +33,9 @@ C_OF = {"a9a": 4.0, "news20": 8.0, "20newsgroups": 128.0}
 HALF_DECADES = tuple(10.0 ** (-k / 2) for k in range(2, 19))            # 1e-1 ... 1e-9
 LIBLINEAR_S7_E = (100, 30, 10, 3, 1, 0.3, 0.1, 0.03, 0.01, 3e-3, 1e-3, 1e-4)
 STOP_BELOW = 1e-7
-MAX_PASSES = {"cddual": 400, "tron": 100}
+MAX_PASSES = {"cddual": 400, "tron": 100, "eg-acc": 200}
 SWEEP_BUDGET = 30.0                   # CPU seconds of calls per sweep before giving up
-PAIRS = (("loglin cddual", "LIBLINEAR -s 7"), ("loglin tron", "LIBLINEAR -s 0"))
+PAIRS = (("loglin cddual", "LIBLINEAR -s 7"), ("loglin tron", "LIBLINEAR -s 0"), ("loglin eg-acc", "LIBLINEAR -s 7"))
 
 
 def load(name, quick):
@@ -118,6 +118,7 @@ def main(args, name):
     obj = binary_problem(X, y, C=C).objective()
     p_ref = minimize(obj, "tron", tol=1e-12, max_iter=200).f          # also warms up TRON's kernels
     minimize(obj, "cddual", max_iter=2, eps=0.0, report_dual=False)  # warm up dual CD
+    minimize(obj, "eg-acc", max_iter=1)                              # and EG
     fun = obj.fun
     sweeps = {"LIBLINEAR -s 7": (liblinear_fit(X, y, C, 7), LIBLINEAR_S7_E),
               "LIBLINEAR -s 0": (liblinear_fit(X, y, C, 0), HALF_DECADES),
@@ -128,7 +129,8 @@ def main(args, name):
         fit(ladder[0])                                                 # warm-up call
     stop = 1e-5 if args.quick else STOP_BELOW
     jobs = [("loglin cddual", "trace", lambda rep: run_ours(obj, "cddual", p_ref, rep, stop)),
-            ("loglin tron", "trace", lambda rep: run_ours(obj, "tron", p_ref, rep, stop))]
+            ("loglin tron", "trace", lambda rep: run_ours(obj, "tron", p_ref, rep, stop)),
+            ("loglin eg-acc", "trace", lambda rep: run_ours(obj, "eg-acc", p_ref, rep, stop))]
     for tool, (fit, ladder) in sweeps.items():
         budget = 3.0 if args.quick else SWEEP_BUDGET
         jobs.append((tool, "sweep", lambda rep, f=fit, l=ladder, b=budget:

@@ -23,7 +23,7 @@ DATA = shared_data_dir()
 pytestmark = pytest.mark.skipif(DATA is None or not (DATA / "a9a" / "a9a").is_file(),
                                 reason="shared a9a data not available")
 
-TOOLS = {"loglin cddual", "loglin tron", "LIBLINEAR -s 7", "LIBLINEAR -s 0", "sklearn lbfgs", "sklearn liblinear",
+TOOLS = {"loglin cddual", "loglin tron", "loglin eg-acc", "LIBLINEAR -s 7", "LIBLINEAR -s 0", "sklearn lbfgs", "sklearn liblinear",
          "sklearn saga"}
 
 
@@ -57,7 +57,7 @@ def test_solvers_agree_with_liblinear(quick_run):
     """Our runs and LIBLINEAR's tightest calls end within 1e-5 of the same P* (independent codes)."""
     out, _ = quick_run
     res = json.loads((out / "a9a.json").read_text())
-    for tool in ("loglin cddual", "loglin tron", "LIBLINEAR -s 7", "LIBLINEAR -s 0"):
+    for tool in ("loglin cddual", "loglin tron", "loglin eg-acc", "LIBLINEAR -s 7", "LIBLINEAR -s 0"):
         assert res["tools"][tool]["final_rel_diff"] <= 1e-5, tool
 
 

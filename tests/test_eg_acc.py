@@ -73,6 +73,11 @@ def test_default_kappa_follows_the_context_curvature():
     phi_sq = np.diff(p.ctx_ptr) * p.ctx_count              # 0/1 predicates: ||phi(x)||^2 c(x)
     assert default_kappa(p.objective(10.0), False) == pytest.approx(max(0.0, 10.0 * np.median(phi_sq) / 16 - 1))
     assert default_kappa(p.objective(1e-3), False) == 0.0  # well-conditioned: plain EG
+    X = sp.vstack([sp.random(30, 8, density=0.5, random_state=2, format="csr"), sp.csr_matrix((2, 8))]).tocsr()
+    empty_last = problem_from_matrix(X, np.arange(32) % 3, all_pairs=False)   # contexts without predicates
+    assert np.diff(empty_last.ctx_ptr)[-1] == 0
+    res = minimize(empty_last.objective(100.0), "eg-acc", tol=1e-6, max_iter=2000, random_state=0)
+    assert res.converged and rel(res.f, f_star(empty_last.objective(100.0))) < 1e-9
 
 
 def test_eg_acc_options_are_checked():

@@ -100,8 +100,8 @@ def default_kappa(objective, binary):
         sq = np.asarray(p.X.multiply(p.X).sum(axis=1)).ravel() * p.cost
     else:
         val = p._val_or_empty()
-        per_entry = val * val if len(val) else np.ones(len(p.ctx_pred))
-        sq = np.add.reduceat(per_entry, p.ctx_ptr[:-1]) * (np.diff(p.ctx_ptr) > 0) * p.ctx_count * objective.C
+        summed = np.concatenate(([0.0], np.cumsum(val * val if len(val) else np.ones(len(p.ctx_pred)))))
+        sq = (summed[p.ctx_ptr[1:]] - summed[p.ctx_ptr[:-1]]) * p.ctx_count * objective.C
     sq = sq[sq > 0]
     return max(0.0, float(np.median(sq)) / INNER_CURVATURE - 1.0) if len(sq) else 0.0
 
