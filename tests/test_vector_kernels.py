@@ -112,3 +112,28 @@ def test_cg_kernels():
     vk.pcg_direction(d2, r, m, 0.7)
     np.testing.assert_allclose(d2, r / m + 0.7 * d, rtol=1e-13, atol=1e-13)
     assert vk.m_products(s, d, m) == pytest.approx((s @ (m * d), s @ (m * s), d @ (m * d)), rel=1e-12)
+
+
+def test_prefetch_is_a_hint_that_changes_nothing():
+    """kernels/memory.prefetch compiles to llvm.prefetch: the sum read after prefetching every row (including the
+    last element and an empty row) equals NumPy's, and the arrays are untouched."""
+    from numba import njit
+    import scipy.sparse as sp
+    from loglin.kernels.memory import prefetch, prefetch_csr_row
+
+    @njit
+    def summed(indptr, indices, data):
+        total = 0.0
+        for j in range(indptr.shape[0] - 1):
+            prefetch_csr_row(indptr, indices, data, j)
+            prefetch(data, data.shape[0] - 1)
+            for k in range(indptr[j], indptr[j + 1]):
+                total += data[k] * (indices[k] + 1)
+        return total
+
+    X = sp.random(50, 40, density=0.3, random_state=0, format="csr")
+    X = sp.vstack([X, sp.csr_matrix((1, 40))]).tocsr()          # an empty last row
+    before = (X.indptr.copy(), X.indices.copy(), X.data.copy())
+    assert summed(X.indptr, X.indices, X.data) == pytest.approx(float(X.data @ (X.indices + 1)), rel=1e-12)
+    for a, b in zip(before, (X.indptr, X.indices, X.data)):
+        np.testing.assert_array_equal(a, b)
