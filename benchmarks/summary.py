@@ -176,6 +176,10 @@ def main(args):
              "scikit-learn means it did not reach the level within its CPU budget, so the true speed-up is larger "
              "than the budget ratio shown in the file.",
              _maxent_note(out),
+             "- LR dual rows: the random-order passes of cddual and eg prefetch the row two visits ahead "
+             "(kernels/memory.py; a random visit had cost 5× a visit in memory order): a9a cddual pass 13.5 → 4.8 ms, "
+             "news20 5.4 → 5.0 ms, same iterates. The a9a cddual / -s 7 ratio was 0.78×, 1.14× and 1.21× in three "
+             "runs before that change: per-run CPU times of both tools spread 2-3× on this VM.",
              "- eg-acc rows (binary): the accelerated EG of the Maxent note on LR (kappa = C median ||x_i||^2/16 - 1: "
              "2.5 on a9a, 7 on 20 Newsgroups (unit rows, C = 128), 0 on news20 (unit rows, C = 8: EG over blocks)); "
              "the stated dual target "
