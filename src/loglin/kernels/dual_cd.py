@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit
 
 from .maxent import _value, dense_scatter_context
-from .memory import AHEAD, prefetch, prefetch_csr_row
+from .memory import prefetch_lr_visit
 
 ALG4, LINE_SEARCH, BISECTION = 0, 1, 2
 XI0 = 0.1               # xi_0 of the initial point (35); any value in (0, 0.5]
@@ -121,16 +121,8 @@ def lr_dual_pass(order, indptr, indices, data, y, cost, qdiag, alpha, alpha_c, w
     newton = 0
     changed = 0
     vmax = 0.0
-    n = order.shape[0]
-    for s_ in range(n):
-        if s_ + AHEAD < n:                              # the row of a visit ahead (kernels/memory.py)
-            j = order[s_ + AHEAD]
-            prefetch_csr_row(indptr, indices, data, j)
-            prefetch(alpha, j)
-            prefetch(alpha_c, j)
-            prefetch(qdiag, j)
-            prefetch(y, j)
-            prefetch(cost, j)
+    for s_ in range(order.shape[0]):
+        prefetch_lr_visit(order, s_, indptr, indices, data, alpha, alpha_c, qdiag)    # (kernels/memory.py)
         i = order[s_]
         yi = y[i]
         dot = 0.0

@@ -22,7 +22,7 @@ from numba import njit
 
 from .dual_cd import TINY, context_matrix, context_terms, gram_and_scores, scatter_delta
 from .maxent import dense_context_scores, dense_scatter_context
-from .memory import AHEAD, prefetch, prefetch_csr_row
+from .memory import prefetch_lr_visit
 
 
 @njit(cache=True, inline="always")
@@ -95,14 +95,8 @@ def lr_eg_pass(picks, indptr, indices, data, y, cost, qdiag, alpha, alpha_c, w, 
     accepted = 0
     trials = 0
     vmax = 0.0
-    n = picks.shape[0]
-    for s_ in range(n):
-        if s_ + AHEAD < n:                              # the row of a visit ahead (kernels/memory.py)
-            j = picks[s_ + AHEAD]
-            prefetch_csr_row(indptr, indices, data, j)
-            prefetch(alpha, j)
-            prefetch(alpha_c, j)
-            prefetch(eta, j)
+    for s_ in range(picks.shape[0]):
+        prefetch_lr_visit(picks, s_, indptr, indices, data, alpha, alpha_c, eta)      # (kernels/memory.py)
         i = picks[s_]
         C = cost[i]
         dot = 0.0

@@ -45,3 +45,15 @@ def prefetch_csr_row(indptr, indices, data, j):
         if hi - lo > 8:
             prefetch(data, lo + 8)
         prefetch(data, hi - 1)
+
+
+@njit(cache=True, inline="always")
+def prefetch_lr_visit(order, s, indptr, indices, data, alpha, alpha_c, per_row):
+    """Before visit s of an LR dual pass: the row, the two dual variables and one more per-row value
+    (Q_ii or the learning rate) of the instance AHEAD visits later."""
+    if s + AHEAD < order.shape[0]:
+        j = order[s + AHEAD]
+        prefetch_csr_row(indptr, indices, data, j)
+        prefetch(alpha, j)
+        prefetch(alpha_c, j)
+        prefetch(per_row, j)
