@@ -9,9 +9,15 @@ kernels ask for the row of the example a few visits ahead while they work on the
 never faults, so an index past the end is harmless (callers still keep it inside the array).
 """
 from llvmlite import ir
+from llvmlite.binding import llvm_version_info
 from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
+
+
+# the intrinsic's name carries its pointer type: i8* before LLVM 15's opaque pointers, ptr since (LLVM
+# remangles a mismatched name when it reads the IR, so this only keeps the declaration exact)
+_PREFETCH = "llvm.prefetch.p0i8" if llvm_version_info[0] < 15 else "llvm.prefetch.p0"
 
 
 @intrinsic
@@ -24,7 +30,7 @@ def prefetch(typingctx, array, index):
         address = builder.bitcast(builder.gep(ary.data, [args[1]]), ir.IntType(8).as_pointer())
         i32 = ir.IntType(32)
         fnty = ir.FunctionType(ir.VoidType(), [ir.IntType(8).as_pointer(), i32, i32, i32])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+        fn = cgutils.get_or_insert_function(builder.module, fnty, _PREFETCH)
         builder.call(fn, [address, i32(0), i32(3), i32(1)])      # read, keep in all levels, data
         return context.get_dummy_value()
     return types.void(array, index), codegen
