@@ -17,7 +17,7 @@ Three sub-problem solvers (the variants the paper compares):
 import numpy as np
 from numba import njit
 
-from .maxent import _value, dense_scatter_context
+from .maxent import _scatter_context, _value, dense_scatter_context
 from .memory import prefetch_lr_visit
 
 ALG4, LINE_SEARCH, BISECTION = 0, 1, 2
@@ -420,9 +420,7 @@ def maxent_w_of_beta(n_features, C, ctx_count, obs_ptr, obs_label, obs_count,
         if dense:
             dense_scatter_context(x, delta, K, ctx_ptr, ctx_pred, ctx_val, w)
         else:
-            for yy in range(K):
-                delta[yy] = -delta[yy]
-            scatter_delta(x, delta, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, w)
+            _scatter_context(x, delta, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, w)
     return w
 
 
