@@ -34,8 +34,8 @@ from ..errors import InvalidInputError
 from ..kernels import eg as ek
 from ..kernels.vector import dot
 from .base import Step, objective_kind, register_solver
-from .dual_cd import GeneralScratch
-from .eg import ETA0, GROWTH, MAX_TRIAL, REFRESH_EVERY, _picks
+from .dual_cd import lr_state, maxent_state
+from .eg import ETA0, GROWTH, MAX_TRIAL, REFRESH_EVERY, _picks, maxent_eg_kernel
 
 INNER_CURVATURE = 16.0          # default kappa: the inner problems' median context curvature C' c(x) ||phi(x)||^2
 
@@ -119,29 +119,18 @@ class _MaxentPasses:
         if order == "blocks":           # one shuffle in memory, so that blocks of contexts are random ones
             p = p.with_contexts_in_order(rng.permutation(p.n_contexts))
         self.problem = p
-        start = np.any(w != 0)
         # a non-zero start is x_0 = y_0: the first center is kappa/(1+kappa) w, met by beta of the rest
-        self.beta = (duality.maxent_beta_from_w(p, self.C, w) if start
-                     else duality.maxent_initial_beta(p, self.C, init_eps))
-        self.center = np.array(w, dtype=np.float64) * (1.0 - scale) if start else np.zeros(p.n_features)
-        self.w = self.center + duality.maxent_w_of_beta(p, self.C, self.beta)
+        self.center = np.array(w, dtype=np.float64) * (1.0 - scale)
+        self.w = np.array(w, dtype=np.float64)
+        self.beta, self.active = maxent_state(p, self.C, self.w, init_eps)      # w <- w(beta)
+        self.w += self.center
         self.rates = np.full(p.n_contexts, eta)
-        self.active = np.flatnonzero(p.ctx_count > 0).astype(np.int64)
-        self.general = not duality.single_entry_features(p)
-        self.scratch = GeneralScratch(p) if self.general else None
-        self.dense = not self.general and bool(getattr(p, "dense_pairs", False))
-        self.tables = (p.ctx_ptr, p.ctx_pred, p._val_or_empty(), p.map_ptr, p.map_label, p.map_feat, p.ctx_count)
+        _, self.kernel = maxent_eg_kernel(p)
         self.done = 0
 
     def run_pass(self):
         picks, _ = _picks(self.active, self.rng, self.order, len(self.active), 0)
-        if self.general:
-            s = self.scratch
-            a, t, _ = ek.maxent_eg_pass_general(picks, *self.tables, self.C, self.beta, self.w, self.rates,
-                                                self.max_trial, GROWTH, s.slot, s.touched, s.F)
-        else:
-            a, t, _ = ek.maxent_eg_pass(picks, self.dense, *self.tables, self.C, self.beta, self.w, self.rates,
-                                        self.max_trial, GROWTH)
+        a, t, _ = self.kernel(picks, self.C, self.beta, self.w, self.rates, self.max_trial, GROWTH)
         self.done += 1
         if self.done % REFRESH_EVERY == 0:          # rounding drift of the incremental w
             self.w[:] = self.center + duality.maxent_w_of_beta(self.problem, self.C, self.beta)
@@ -162,15 +151,10 @@ class _LRPasses:
             perm = rng.permutation(p.n_instances)
             p = dataclasses.replace(p, X=p.X[perm], y=p.y[perm], cost=p.cost[perm])
         self.problem, self.order, self.rng, self.max_trial = p, order, rng, max_trial
-        start = np.any(w != 0)
-        self.alpha, self.alpha_c = duality.lr_alpha_from_w(p, w) if start else duality.lr_initial_alpha(p.cost, *eps)
-        dead = p.cost <= 0
-        self.alpha[dead], self.alpha_c[dead] = 0.0, 0.0
-        self.active = np.flatnonzero(~dead).astype(np.int64)
-        self.center = np.array(w, dtype=np.float64) * (1.0 - scale) if start else np.zeros(p.X.shape[1])
-        self.w = self.center + duality.lr_w_of_alpha(p, self.alpha)
-        X = p.X
-        self.qdiag = np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
+        self.center = np.array(w, dtype=np.float64) * (1.0 - scale)
+        self.w = np.array(w, dtype=np.float64)
+        self.alpha, self.alpha_c, self.active, self.qdiag = lr_state(p, self.w, *eps)   # w <- w(alpha)
+        self.w += self.center
         self.rates = np.full(p.n_instances, eta)
 
     def run_pass(self):

@@ -77,9 +77,8 @@ def _has_start(w):
 
 
 # ====================================================================== LR
-def lr_state(objective, w, eps1=duality.LR_EPS1, eps2=duality.LR_EPS2):
-    """alpha, C - alpha, active instances (C_i > 0) and Q_ii; sets w <- w(alpha)."""
-    p = objective.problem
+def lr_state(p, w, eps1=duality.LR_EPS1, eps2=duality.LR_EPS2):
+    """alpha, C - alpha, active instances (C_i > 0) and Q_ii of problem p; sets w <- w(alpha)."""
     if _has_start(w):
         alpha, alpha_c = duality.lr_alpha_from_w(p, w)
     else:
@@ -98,7 +97,7 @@ def _lr_dual_cd(objective, w, rng, variant, name, eps, xi, max_newton, inner_eps
     duality.require_regularized(objective, name)
     p = objective.problem
     X = p.X
-    alpha, alpha_c, active, qdiag = lr_state(objective, w, eps1, eps2)
+    alpha, alpha_c, active, qdiag = lr_state(p, w, eps1, eps2)
     tol = InnerTolerance(inner_eps, min(inner_eps_min, eps) if eps > 0 else inner_eps_min)
     while True:
         order = rng.permutation(active)
@@ -114,9 +113,8 @@ def _lr_dual_cd(objective, w, rng, variant, name, eps, xi, max_newton, inner_eps
 
 
 # ====================================================================== Maxent
-def maxent_state(objective, w, init_eps=duality.ME_INIT_EPS):
-    """beta (contexts x labels), active contexts (c(x) > 0); sets w <- w(beta)."""
-    p, C = objective.problem, objective.C
+def maxent_state(p, C, w, init_eps=duality.ME_INIT_EPS):
+    """beta (contexts x labels) of problem p at C, active contexts (c(x) > 0); sets w <- w(beta)."""
     beta = duality.maxent_beta_from_w(p, C, w) if _has_start(w) else duality.maxent_initial_beta(p, C, init_eps)
     active = np.flatnonzero(p.ctx_count > 0).astype(np.int64)
     w[:] = duality.maxent_w_of_beta(p, C, beta)
@@ -138,7 +136,7 @@ def _maxent_dual_cd(objective, w, rng, eps, xi, max_newton, inner_eps, inner_eps
     _check_options(eps, xi, max_newton, inner_eps, inner_eps_min)
     duality.require_regularized(objective, "cddual")
     p, C = objective.problem, objective.C
-    beta, active = maxent_state(objective, w, init_eps)
+    beta, active = maxent_state(p, C, w, init_eps)
     max_pairs = MAX_PAIRS_PER_LABEL * p.n_labels if max_pairs is None else int(max_pairs)
     if max_pairs < 1:
         raise InvalidInputError(f"max_pairs must be at least 1, got {max_pairs}")

@@ -70,7 +70,7 @@ class EGState:
         state = cls.__new__(cls)
         state.problem, state.C, state.rates = objective.problem, float(objective.C), None
         work = np.array(w, dtype=np.float64)
-        state.beta, _ = maxent_state(objective, work, init_eps)   # (51), or beta from a non-zero w
+        state.beta, _ = maxent_state(state.problem, state.C, work, init_eps)   # (51), or beta from a non-zero w
         state.w = work
         return state
 
@@ -194,7 +194,7 @@ def _epochs(run_pass, active, rng, eta, max_trial, order, per_step, rates, C_of,
 
 def _lr_eg(objective, w, rng, eta, max_trial, order, per_step, eps, eps1, eps2, report_dual):
     p = objective.problem
-    alpha, alpha_c, active, qdiag = lr_state(objective, w, eps1, eps2)
+    alpha, alpha_c, active, qdiag = lr_state(p, w, eps1, eps2)
     if order == "blocks":                   # one shuffle of the rows in memory: blocks are random (see _picks)
         perm = rng.permutation(p.n_instances)
         p = dataclasses.replace(p, X=p.X[perm], y=p.y[perm], cost=p.cost[perm])
@@ -255,20 +255,30 @@ def _maxent_eg(objective, w, rng, eta, max_trial, order, C_schedule, state, per_
                                  report_dual)
 
 
-def _maxent_eg_passes(objective, w, rng, eta, max_trial, order, C_of, fixed, state, per_step, eps, report_dual):
-    p = state.problem
-    active = np.flatnonzero(p.ctx_count > 0).astype(np.int64)
+def maxent_eg_kernel(p):
+    """(general, run) for the EG passes over problem p: run(picks, C, beta, w, rates, max_trial, growth) ->
+    (accepted, trials, max violation), by the general-K^i kernel when a feature spans labels, else by the
+    diagonal one (dense rows of W on the all-pairs layout)."""
     general = not duality.single_entry_features(p)
     scratch = GeneralScratch(p) if general else None
     tables = (p.ctx_ptr, p.ctx_pred, p._val_or_empty(), p.map_ptr, p.map_label, p.map_feat, p.ctx_count)
+    dense = not general and bool(getattr(p, "dense_pairs", False))
 
-    dense = not general and bool(getattr(p, "dense_pairs", False))   # all-pairs layout: contiguous rows of W
+    def run(picks, C, beta, w, rates, max_trial, growth):
+        if general:
+            return ek.maxent_eg_pass_general(picks, *tables, C, beta, w, rates, max_trial, growth,
+                                             scratch.slot, scratch.touched, scratch.F)
+        return ek.maxent_eg_pass(picks, dense, *tables, C, beta, w, rates, max_trial, growth)
+    return general, run
+
+
+def _maxent_eg_passes(objective, w, rng, eta, max_trial, order, C_of, fixed, state, per_step, eps, report_dual):
+    p = state.problem
+    active = np.flatnonzero(p.ctx_count > 0).astype(np.int64)
+    general, kernel = maxent_eg_kernel(p)
 
     def run_pass(picks, r, mt, growth):
-        if general:
-            return ek.maxent_eg_pass_general(picks, *tables, state.C, state.beta, state.w, r, mt, growth,
-                                             scratch.slot, scratch.touched, scratch.F)
-        return ek.maxent_eg_pass(picks, dense, *tables, state.C, state.beta, state.w, r, mt, growth)
+        return kernel(picks, state.C, state.beta, state.w, r, mt, growth)
 
     def snapshot():
         return state.beta.copy(), state.w.copy()
