@@ -39,7 +39,7 @@ PAIRS = (("loglin cddual", "LIBLINEAR -s 7"), ("loglin tron", "LIBLINEAR -s 0"),
 
 
 def load(name, quick):
-    from loglin.experiments.yu2011 import lr_data
+    from loglin.experiments.datasets import lr_data
     Xtr, ytr, _, _ = lr_data(name, quick=quick)
     return Xtr.tocsr(), np.asarray(ytr, dtype=np.float64)
 

@@ -150,7 +150,7 @@ def solver_costs(obj, solvers, iterations, nnz, limit):
 
 def binary_case(quick):
     from loglin.binary import binary_problem
-    from loglin.experiments.yu2011 import lr_data
+    from loglin.experiments.datasets import lr_data
     X, y, _, _ = lr_data("a9a", quick=quick)
     obj = binary_problem(X.tocsr(), np.asarray(y, dtype=np.float64), C=4.0).objective()
     Xc = obj.problem.X

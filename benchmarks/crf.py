@@ -140,11 +140,11 @@ def throughput(test, space, w, tagger, attrs_of, repeats=3):
 
 
 def main(args):
-    from loglin.experiments.collins2008 import _conll
+    from loglin.experiments.collins2008 import conll_chunking
     from loglin.structured.crf_features import chunk_attributes
     load0 = common.loadavg()
     started = time.time()
-    train, test, problem, space, f1_of, note = _conll(args.quick)
+    train, test, problem, space, f1_of, note = conll_chunking(args.quick)
     obj = problem.objective(C)
 
     def attrs_of(s):

@@ -90,6 +90,7 @@ def test_help_runs_as_a_program():
     assert out.returncode == 0 and "--sigma2" in out.stdout and "LIBLINEAR" in out.stdout
 
 
+@pytest.mark.needs_data("a9a", "a9a")
 def test_reproduce_lists_and_passes_options(tmp_path, capsys):
     assert main(["reproduce"]) == 0
     assert "huang2010-fig4" in capsys.readouterr().out.split()
@@ -98,6 +99,19 @@ def test_reproduce_lists_and_passes_options(tmp_path, capsys):
                  "--out", str(out)]) == 0
     summary = (out / "summary.md").read_text()
     assert "a9a" in summary and "news20" not in summary
+
+
+def test_reproduce_without_its_data_says_where_to_put_it(tmp_path, capsys, monkeypatch):
+    missing = tmp_path / "no-data-here"
+    monkeypatch.setenv("LOGLIN_DATA", str(missing))
+    assert main(["reproduce", "huang2010-fig4", "--quick", "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("loglin: error: ")
+    assert str(missing) in err[0] and "LOGLIN_DATA" in err[0] and "shared/data" in err[0]
+    missing.mkdir()                                    # the directory exists but lacks the data set
+    assert main(["reproduce", "huang2010-fig4", "--quick", "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(missing / "a9a" / "a9a") in err[0]
 
 
 def test_reproduce_refuses_options_an_experiment_lacks(tmp_path, capsys):

@@ -325,8 +325,8 @@ def test_maxent_unregularized_bias_raises():
 def test_yu2011_experiment_smoke(tmp_path):
     """The Figure 4 reproduction runs end to end on an a9a slice and writes its outputs."""
     a9a_slice()                                          # skips without the shared data
-    from loglin.experiments import yu2011
-    assert set(yu2011.REPRODUCE) == {"yu2011-fig2", "yu2011-table3", "yu2011-fig3", "yu2011-fig4"}
+    from loglin.experiments import REPRODUCE, yu2011
+    assert {"yu2011-fig2", "yu2011-table3", "yu2011-fig3", "yu2011-fig4"} <= set(REPRODUCE)
     yu2011.fig4(tmp_path, quick=True, max_iter=5)
     assert (tmp_path / "fig4.png").stat().st_size > 0
     assert "BN" in (tmp_path / "summary.md").read_text()

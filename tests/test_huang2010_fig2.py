@@ -107,7 +107,7 @@ def test_convergence_order_recovers_the_power_law():
 
 
 def test_reference_note_accepts_a_method_within_the_certified_bound():
-    from loglin.experiments.huang2010 import _reference_note
+    from loglin.experiments.harness import reference_note as _reference_note
     from loglin.trace import Trace
 
     def trace(final):

@@ -167,7 +167,7 @@ def test_a9a_slice_every_method_reaches_the_tron_optimum():
 @pytest.mark.slow
 def test_huang2010_fig4_quick_writes_plots_traces_and_summary(tmp_path):
     _a9a_slice(10)                                   # skips without the shared data
-    from loglin.experiments.huang2010 import REPRODUCE
+    from loglin.experiments import REPRODUCE
     assert {"huang2010-table3", "huang2010-fig2", "huang2010-fig3", "huang2010-fig4"} <= set(REPRODUCE)
     REPRODUCE["huang2010-fig4"](tmp_path, quick=True)
     assert (tmp_path / "fig4.png").stat().st_size > 0

@@ -6,6 +6,7 @@ import math
 import pytest
 
 from loglin.experiments import yu2011, yu2011_fig3
+from loglin.experiments.datasets import nlp_dataset
 
 
 @pytest.mark.slow
@@ -18,7 +19,7 @@ def test_fig3_writes_each_method_before_a_later_one_fails(tmp_path, monkeypatch)
         return real_run(objective, solver, **kw)
     monkeypatch.setattr(yu2011_fig3, "run", run_or_fail)
     with pytest.raises(RuntimeError, match="cut off"):
-        yu2011.fig3(tmp_path, quick=True, solvers=("cd", "lbfgs"), time_limit=0.5, max_iter=2,
+        yu2011_fig3.fig3(tmp_path, quick=True, solvers=("cd", "lbfgs"), time_limit=0.5, max_iter=2,
                     reference_iters=0, evaluate_every=0)
     records = json.loads((tmp_path / "conll2000-pos-cd.json").read_text())["records"]
     assert 1 <= len(records) - 1 <= 2
@@ -33,9 +34,9 @@ def test_fig3_writes_each_method_before_a_later_one_fails(tmp_path, monkeypatch)
 
 
 def test_time_limit_forms():
-    assert yu2011._limit(5.0, "brown", "eg") == 5.0
-    assert yu2011._limit({"eg": 3, "cd": 4}, "brown", "cd") == 4
-    assert yu2011._limit({"brown": {"eg": 7}}, "brown", "eg") == 7
+    assert yu2011_fig3._limit(5.0, "brown", "eg") == 5.0
+    assert yu2011_fig3._limit({"eg": 3, "cd": 4}, "brown", "cd") == 4
+    assert yu2011_fig3._limit({"brown": {"eg": 7}}, "brown", "eg") == 7
 
 
 # ---------------------------------------------------------------- Figure 3 with an external reference (P*)
@@ -53,7 +54,7 @@ QUICK = dict(quick=True, solvers=("cd", "eg"), time_limit=0.5, max_iter=2, evalu
 def slice_optimum():
     """The slice's problem and a reference point computed outside fig3: 40 L-BFGS iterations (f about
     1.2x the optimum, far below two passes of CD or EG, which is all the tests need)."""
-    p = yu2011.nlp_dataset("conll2000-pos", quick=True).problem
+    p = nlp_dataset("conll2000-pos", quick=True).problem
     res = minimize(p.objective(10.0), "lbfgs", tol=0.0, max_iter=40)
     return p, res.f, res.grad_norm
 
@@ -71,7 +72,7 @@ def reference_file(path, p, f, grad_norm, C=10.0, **change):
 @pytest.fixture(scope="module")
 def unreferenced_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("fig3-noref")
-    yu2011.fig3(out, reference_iters=0, **QUICK)
+    yu2011_fig3.fig3(out, reference_iters=0, **QUICK)
     return out
 
 
@@ -98,7 +99,7 @@ def test_fig3_takes_p_star_from_a_reference_file(tmp_path, slice_optimum, monkey
     ref = reference_file(tmp_path / "conll2000-pos-reference.json", p, f_opt, g)
     monkeypatch.setattr(yu2011_fig3, "own_reference", lambda *a: pytest.fail("ran its own reference"))
     out = tmp_path / "run"
-    yu2011.fig3(out, reference={"conll2000-pos": str(ref)}, **QUICK)
+    yu2011_fig3.fig3(out, reference={"conll2000-pos": str(ref)}, **QUICK)
     summary = check_p_star(out, f_opt, str(ref))
     assert "here the reference's f" in summary          # two passes of CD/EG do not get below the optimum
     assert "lowest objective of the runs" not in summary
@@ -109,18 +110,18 @@ def test_fig3_refuses_a_reference_for_another_problem(tmp_path, slice_optimum, m
     wrong = reference_file(tmp_path / "wrong.json", p, f_opt, g, contexts=p.n_contexts + 1)
     monkeypatch.setattr(yu2011_fig3, "run", lambda *a, **k: pytest.fail("solved before checking the reference"))
     with pytest.raises(InvalidInputError, match="contexts"):
-        yu2011.fig3(tmp_path / "run", reference=str(wrong), **QUICK)
-    key = yu2011.problem_key("conll2000-pos", p, 10.0)
+        yu2011_fig3.fig3(tmp_path / "run", reference=str(wrong), **QUICK)
+    key = yu2011_fig3.problem_key("conll2000-pos", p, 10.0)
     other_C = reference_file(tmp_path / "c4.json", p, f_opt, g, C=4.0)
     with pytest.raises(InvalidInputError, match="C = 4.0 there"):
-        yu2011.load_reference(other_C, "conll2000-pos", key)
+        yu2011_fig3.load_reference(other_C, "conll2000-pos", key)
     (tmp_path / "junk.json").write_text('{"f": 1.0}')
     with pytest.raises(InvalidInputError, match="not a reference file"):
-        yu2011.load_reference(tmp_path / "junk.json", "conll2000-pos", key)
+        yu2011_fig3.load_reference(tmp_path / "junk.json", "conll2000-pos", key)
     with pytest.raises(InvalidInputError, match="cannot read"):
-        yu2011.load_reference(tmp_path / "missing.json", "conll2000-pos", key)
-    assert yu2011.load_reference({"brown": 1.0}, "conll2000-pos", key) is None
-    assert yu2011.load_reference(123.5, "conll2000-pos", key)["f"] == 123.5
+        yu2011_fig3.load_reference(tmp_path / "missing.json", "conll2000-pos", key)
+    assert yu2011_fig3.load_reference({"brown": 1.0}, "conll2000-pos", key) is None
+    assert yu2011_fig3.load_reference(123.5, "conll2000-pos", key)["f"] == 123.5
 
 
 @pytest.mark.parametrize("legacy", [False, True])
@@ -136,12 +137,12 @@ def test_fig3_resummarize_from_saved_traces(tmp_path, unreferenced_run, slice_op
                 data["meta"].pop(k)
             f.write_text(json.dumps(data))
     monkeypatch.setattr(yu2011_fig3, "run", lambda *a, **k: pytest.fail("solved again"))
-    monkeypatch.setattr(yu2011_fig3, "minimize", lambda *a, **k: pytest.fail("solved again"))
+    monkeypatch.setattr(yu2011_fig3, "reference_optimum", lambda *a, **k: pytest.fail("solved again"))
     wrong = reference_file(tmp_path / "wrong.json", p, f_opt, g, nnz=p.nnz() - 1)
     with pytest.raises(InvalidInputError, match="nnz"):
-        yu2011.fig3_resummarize(out, reference=wrong)
+        yu2011_fig3.fig3_resummarize(out, reference=wrong)
     ref = reference_file(tmp_path / "ref.json", p, f_opt, g)
-    yu2011.fig3_resummarize(out, reference=str(ref))
+    yu2011_fig3.fig3_resummarize(out, reference=str(ref))
     summary = check_p_star(out, f_opt, str(ref))
     assert "no method was run again" in summary and "sigma^2 = 10 l" in summary
     assert "merged contexts" in summary and "lowest objective of the runs" not in summary
@@ -175,5 +176,5 @@ def test_equal_time_comparison():
         a.records.append({"seconds": t, "objective": f})
     for t, f in ((0, 100.0), (3, 40.0), (6, 15.0)):
         b.records.append({"seconds": t, "objective": f})
-    assert yu2011.equal_time(a, b) == (6, 20.0, 15.0)            # a's last value within b's 6 s
-    assert yu2011.equal_time(a, b, "start") == (3, 50.0, 40.0)   # both have made one pass by 3 s
+    assert yu2011_fig3.equal_time(a, b) == (6, 20.0, 15.0)            # a's last value within b's 6 s
+    assert yu2011_fig3.equal_time(a, b, "start") == (3, 50.0, 40.0)   # both have made one pass by 3 s

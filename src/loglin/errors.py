@@ -21,3 +21,15 @@ class InvalidInputError(LoglinError, ValueError):
 
 class ModelFormatError(LoglinError, ValueError):
     """A model file is truncated, corrupted, or from an unsupported version."""
+
+
+class DataUnavailable(InvalidInputError):
+    """A data set an experiment or test needs is not on this machine; the message says where it
+    was looked for and how to provide it (``LOGLIN_DATA`` or a ``shared/data`` directory)."""
+
+    def __init__(self, path, hint=None):
+        self.path = None if path is None else str(path)
+        where = "no shared data directory found" if path is None else f"data not found: {self.path}"
+        how = ("set LOGLIN_DATA to the directory holding the data sets, or put them in shared/data "
+               "beside the repository (../shared/data)")
+        super().__init__(f"{where} ({hint + '; ' if hint else ''}{how})")

@@ -12,7 +12,7 @@ line for malformed input, and reads ``.gz``, ``.bz2`` and ``.xz`` files.
 from .brown import brown_corpus_files, read_brown, read_brown_files, simplify_brown_tag
 from .conll import Sentence, is_projective, read_columns, read_conll2000, read_conllx, write_conllx
 from .events import Events, read_events, write_events
-from .paths import shared_data_dir
+from .paths import require_shared, shared_data_dir
 from .svmlight import read_svmlight, write_svmlight
 
 __all__ = [
@@ -20,5 +20,5 @@ __all__ = [
     "Events", "read_events", "write_events",
     "read_columns", "read_conll2000", "Sentence", "read_conllx", "write_conllx", "is_projective",
     "read_brown", "read_brown_files", "brown_corpus_files", "simplify_brown_tag",
-    "shared_data_dir",
+    "shared_data_dir", "require_shared",
 ]

@@ -29,7 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import InvalidInputError
-from .paths import shared_data_dir
+from .paths import require_shared
 
 ARCHIVE = Path("20newsgroups") / "20news-bydate.tar.gz"
 TOKEN = re.compile(r"[a-z0-9]*[a-z][a-z0-9]*")
@@ -117,12 +117,7 @@ def load_20newsgroups_tfidf(data_dir=None, split="comp+sci", min_df=2, multiclas
     group index 0..19 with ``multiclass=True``. ``data_dir`` is the shared data root (default
     :func:`loglin.data.paths.shared_data_dir`). The matrices are cached per process.
     """
-    root = Path(data_dir) if data_dir is not None else shared_data_dir()
-    if root is None:
-        raise FileNotFoundError("shared data directory not found (set LOGLIN_DATA)")
-    path = root / ARCHIVE
-    if not path.exists():
-        raise FileNotFoundError(f"{path} not found")
+    path = require_shared(ARCHIVE, data_dir=data_dir)
     Xtr, gtr, Xte, gte, _ = _cached(str(path), int(min_df))
     if multiclass:
         return Xtr.copy(), gtr.copy(), Xte.copy(), gte.copy()
@@ -134,7 +129,4 @@ def load_20newsgroups_tfidf(data_dir=None, split="comp+sci", min_df=2, multiclas
 
 
 def _default_archive():
-    root = shared_data_dir()
-    if root is None:
-        raise FileNotFoundError("shared data directory not found (set LOGLIN_DATA)")
-    return root / ARCHIVE
+    return require_shared(ARCHIVE)

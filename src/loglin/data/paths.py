@@ -1,9 +1,11 @@
-"""Where the shared real data sets live (used by tests and benchmarks)."""
+"""Where the shared real data sets live (used by experiments, tests and benchmarks)."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+
+from ..errors import DataUnavailable
 
 ENV_VAR = "LOGLIN_DATA"
 
@@ -28,3 +30,24 @@ def shared_data_dir() -> Path | None:
         if candidate.is_dir():
             return candidate
     return None
+
+
+def require_shared(*parts, data_dir=None) -> Path:
+    """The path ``<data root>/<parts...>``, which must exist, else :class:`DataUnavailable`.
+
+    The data root is ``data_dir`` when given, else :func:`shared_data_dir`; with no parts the
+    root itself is returned (and must exist).
+    """
+    if data_dir is not None:
+        root = Path(data_dir)
+    else:
+        root = shared_data_dir()
+        if root is None:
+            configured = os.environ.get(ENV_VAR)
+            raise DataUnavailable(Path(configured).expanduser() if configured else None,
+                                  f"{ENV_VAR} names no directory" if configured else
+                                  f"{ENV_VAR} is unset and no shared/data was found")
+    path = root.joinpath(*(str(p) for p in parts))
+    if not path.exists():
+        raise DataUnavailable(path)
+    return path

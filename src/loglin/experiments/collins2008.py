@@ -27,14 +27,14 @@ so a run cut off part-way still leaves its finished methods on disk.
 from __future__ import annotations
 
 import json
-import math
 import time
 from pathlib import Path
 
 import numpy as np
 
-from ..data.paths import shared_data_dir
 from ..solvers.base import minimize
+from .datasets import conll2000_files, mnist_dir, news20_multiclass_file
+from .harness import plot_series, save_trace, write_summary
 
 C_PRIME_GRID = (1000.0, 100.0, 10.0, 1.0)
 CLOCK = "cpu"                   # seconds and time limits in process CPU time (shared machine)
@@ -42,14 +42,7 @@ TIME_LIMIT = 300.0              # default CPU seconds per method run
 
 
 # ====================================================================== helpers
-def _data_dir():
-    base = shared_data_dir()
-    if base is None:
-        raise FileNotFoundError("shared data directory not found (set LOGLIN_DATA)")
-    return base
-
-
-def _effective(trace):
+def effective_iterations(trace):
     """Add 'effective_iterations' to records that lack it (L-BFGS: 1 + function evaluations)."""
     evals = 1.0
     for r in trace.records:
@@ -59,7 +52,8 @@ def _effective(trace):
     return trace
 
 
-def _collins_scale(trace, C):
+def collins_scale(trace, C):
+    """Add the primal (and dual) objective in the paper's scale, f / C, as primal_collins / dual_collins."""
     for r in trace.records:
         r["primal_collins"] = r["objective"] / C
         if r.get("dual_objective") is not None:
@@ -67,58 +61,21 @@ def _collins_scale(trace, C):
     return trace
 
 
-def _save(out, name, trace):
-    trace.to_csv(out / f"{name}.csv")
-    trace.to_json(out / f"{name}.json")
+def plot_collins(path, series, *, y="primal_collins", ylabel="primal objective (C' scale)", **kw):
+    """:func:`~loglin.experiments.harness.plot_series` with the paper's primal objective as the default curve."""
+    plot_series(path, series, y=y, ylabel=ylabel, **kw)
 
 
-def _plot(path, series, *, y="primal_collins", ylabel="primal objective (C' scale)", logy=False, title=None,
-          x="effective_iterations", ref=None, clip=True, xmax=None):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import textwrap
-    fig, ax = plt.subplots(figsize=(5.6, 4.2))
-    finals = []
-    for label, trace, column in series:
-        pts = [(r.get(x), r.get(column or y)) for r in trace.records]
-        pts = [(a, (b - ref) if ref is not None else b) for a, b in pts if a is not None and b is not None
-               and math.isfinite(b) and (xmax is None or a <= xmax)]
-        if logy:
-            pts = [(a, b) for a, b in pts if b > 0]
-        if pts:
-            ax.plot(*zip(*pts), marker=".", markersize=3, linewidth=1.2, label=label)
-            finals.append(pts[-1][1])
-    if clip and finals and not logy:         # the papers' view: zoom on where the curves end up
-        lo, hi = min(finals), max(finals)
-        span = max(hi - lo, 0.02 * max(abs(hi), abs(lo)), 1e-12)
-        ax.set_ylim(lo - span, hi + 2 * span)
-    ax.set_xlabel("effective iterations" if x == "effective_iterations" else x)
-    ax.set_ylabel(ylabel)
-    if logy:
-        ax.set_yscale("log")
-    if title:
-        ax.set_title("\n".join(textwrap.wrap(title, 80)), fontsize=7)
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-def _write_summary(out, title, lines, data_note=None):
-    text = [f"# {title}", ""]
-    if data_note:
-        text += [f"Data: {data_note}", ""]
-    text += lines
-    (out / "summary.md").write_text("\n".join(text) + "\n")
+def write_report(out, title, lines, data_note=None):
+    """summary.md: the title, the data used and the tables."""
+    write_summary(out, title, [f"Data: {data_note}"] if data_note else [], lines)
 
 
 # ====================================================================== multi-class data
 def _mnist(quick, n_train=59000):
     from ..data.mnist import load_mnist
     from ..problem import problem_from_matrix
-    X, y, Xv, yv, info = load_mnist(_data_dir() / "mnist", n_train=n_train)
+    X, y, Xv, yv, info = load_mnist(mnist_dir(), n_train=n_train)
     if quick:
         X, y, Xv, yv = X[:1500], y[:1500], Xv[:500], yv[:500]
     p = problem_from_matrix(X, y)
@@ -129,7 +86,7 @@ def _mnist(quick, n_train=59000):
 def _news20(quick):
     from ..data.svmlight import read_svmlight
     from ..problem import problem_from_matrix
-    X, y = read_svmlight(_data_dir() / "news20" / "news20.bz2")[:2]
+    X, y = read_svmlight(news20_multiclass_file())[:2]
     rng = np.random.default_rng(0)
     order = rng.permutation(X.shape[0])
     n_val = 1000 if not quick else 300
@@ -165,7 +122,7 @@ def _eg_ll(problem, C, evaluate, max_iter, gap_tol=None, time_limit=TIME_LIMIT, 
     options.setdefault("eta", 0.5)           # section 7.1: eta_ini = 0.5 on MNIST
     res = minimize(problem.objective(C), "eg-ll", tol=0.0, max_iter=max_iter, gap_tol=gap_tol,
                    evaluate=evaluate, random_state=0, clock=CLOCK, time_limit=time_limit, **options)
-    return _collins_scale(_effective(res.trace), C), res
+    return collins_scale(effective_iterations(res.trace), C), res
 
 
 # ====================================================================== MNIST / news20 experiments
@@ -182,24 +139,24 @@ def mnist_eg(out_dir: Path, quick=False, n_train=59000, its=None, time_limit=TIM
     rows, series = [], []
     for Cp in C_PRIME_GRID:
         trace, res = _eg_ll(problem, 1.0 / Cp, val, its, time_limit=time_limit)
-        _save(out, f"eg_Cprime{Cp:g}", trace)
+        save_trace(out, f"eg_Cprime{Cp:g}", trace)
         series.append((Cp, trace))
         last = trace.records[-1]
         rows.append(f"| {Cp:g} | {last['effective_iterations']:.1f} | {last['primal_collins']:.6g} | "
                     f"{last['dual_collins']:.6g} | {_gap(last):.2e} | {last['metric']:.2f} | {last['seconds']:.1f} |")
-        _write_summary(out, "Collins et al. 2008, Figs 4-6: LLEG-Online on MNIST", [
+        write_report(out, "Collins et al. 2008, Figs 4-6: LLEG-Online on MNIST", [
             "| C' | effective its | primal | dual | relative gap | validation error % | train CPU s |",
             "|---|---|---|---|---|---|---|", *rows], note)
-    _plot(out / "fig4_validation_error.png", [(f"C'={c:g}", t, "metric") for c, t in series],
+    plot_collins(out / "fig4_validation_error.png", [(f"C'={c:g}", t, "metric") for c, t in series],
           y="metric", ylabel="validation error (%)", title=note)
-    _plot(out / "fig5_primal_dual.png", [(f"C'={c:g} {k}", t, col) for c, t in series
+    plot_collins(out / "fig5_primal_dual.png", [(f"C'={c:g} {k}", t, col) for c, t in series
                                          for k, col in (("primal", "primal_collins"), ("dual", "dual_collins"))],
           ylabel="objective (C' scale)", title="primal and (negated-sign) dual, " + note)
     for c, t in series:
         for r in t.records:
             if r.get("dual_collins") is not None:
                 r["gap_percent"] = 100.0 * _gap(r)
-    _plot(out / "fig6_duality_gap.png", [(f"C'={c:g}", t, "gap_percent") for c, t in series], logy=True,
+    plot_collins(out / "fig6_duality_gap.png", [(f"C'={c:g}", t, "gap_percent") for c, t in series], logy=True,
           y="gap_percent", ylabel="duality gap (% of primal)", title=note)
 
 
@@ -212,17 +169,17 @@ def mnist_order(out_dir: Path, quick=False, n_train=59000, its=None, time_limit=
     runs = {}
     for order in ("random", "cyclic"):
         trace, _ = _eg_ll(problem, 1.0, val, its, order=order, time_limit=time_limit)
-        _save(out, f"eg_{order}", trace)
+        save_trace(out, f"eg_{order}", trace)
         runs[order] = trace
     opt = min(min(t.column("primal_collins")) for t in runs.values())
     for t in runs.values():
         for r in t.records:
             if r.get("dual_collins") is not None:
                 r["normalized_gap"] = (r["primal_collins"] - r["dual_collins"]) / abs(opt)
-    _plot(out / "fig7_primal_dual.png", [(f"{o} {k}", t, col) for o, t in runs.items()
+    plot_collins(out / "fig7_primal_dual.png", [(f"{o} {k}", t, col) for o, t in runs.items()
                                          for k, col in (("primal", "primal_collins"), ("dual", "dual_collins"))],
           ylabel="objective (C' = 1)", title=note)
-    _plot(out / "fig7_gap.png", [(o, t, "normalized_gap") for o, t in runs.items()], y="normalized_gap",
+    plot_collins(out / "fig7_gap.png", [(o, t, "normalized_gap") for o, t in runs.items()], y="normalized_gap",
           logy=True, ylabel="(primal - dual) / opt", title=note)
     lines = ["| order | effective its | CPU s | primal | dual | (primal-dual)/opt | validation error % |",
              "|---|---|---|---|---|---|---|"]
@@ -230,7 +187,7 @@ def mnist_order(out_dir: Path, quick=False, n_train=59000, its=None, time_limit=
         r = t.records[-1]
         lines.append(f"| {o} | {r['effective_iterations']:.1f} | {r['seconds']:.1f} | {r['primal_collins']:.6g} | "
                      f"{r['dual_collins']:.6g} | {r['normalized_gap']:.2e} | {r['metric']:.2f} |")
-    _write_summary(out, "Collins et al. 2008, Fig 7: randomized vs deterministic online EG (C' = 1)", lines, note)
+    write_report(out, "Collins et al. 2008, Fig 7: randomized vs deterministic online EG (C' = 1)", lines, note)
 
 
 def mnist_anneal(out_dir: Path, quick=False, n_train=59000, its=None, time_limit=TIME_LIMIT):
@@ -241,19 +198,19 @@ def mnist_anneal(out_dir: Path, quick=False, n_train=59000, its=None, time_limit
     problem, val, note = _mnist(quick, n_train)
     its = its or (6 if quick else 20)
     plain, _ = _eg_ll(problem, 1.0, val, its, time_limit=time_limit)
-    _save(out, "eg_plain", plain)
+    save_trace(out, "eg_plain", plain)
     annealed, _ = _eg_ll(problem, 1.0, val, its, C_schedule=collins_annealing(1.0), time_limit=time_limit)
-    _save(out, "eg_annealed", annealed)
-    _plot(out / "fig8_primal.png", [("EG", plain, "primal_collins"), ("EG annealed", annealed, "primal_collins")],
+    save_trace(out, "eg_annealed", annealed)
+    plot_collins(out / "fig8_primal.png", [("EG", plain, "primal_collins"), ("EG annealed", annealed, "primal_collins")],
           ylabel="primal objective at C' = 1", title=note)
-    _plot(out / "fig8_validation_error.png", [("EG", plain, "metric"), ("EG annealed", annealed, "metric")],
+    plot_collins(out / "fig8_validation_error.png", [("EG", plain, "metric"), ("EG annealed", annealed, "metric")],
           y="metric", ylabel="validation error (%)", title=note)
     lines = ["| run | effective its | CPU s | primal (C'=1) | validation error % |", "|---|---|---|---|---|"]
     for name, t in (("EG", plain), ("EG annealed", annealed)):
         r = t.records[-1]
         lines.append(f"| {name} | {r['effective_iterations']:.1f} | {r['seconds']:.1f} | {r['primal_collins']:.6g} | "
                      f"{r['metric']:.2f} |")
-    _write_summary(out, "Collins et al. 2008, Fig 8: C annealing on MNIST (C' = 1)", lines, note)
+    write_report(out, "Collins et al. 2008, Fig 8: C annealing on MNIST (C' = 1)", lines, note)
 
 
 def mnist_path(out_dir: Path, quick=False, n_train=59000, its=None, time_limit=60.0, n_values=None,
@@ -290,7 +247,7 @@ def mnist_path(out_dir: Path, quick=False, n_train=59000, its=None, time_limit=6
         lines.append(f"| {row['C_collins']:.6g} | {row['iterations']:.2f} | {total:.2f} | {row['metric']:.2f} | "
                      f"{row['relative_gap']:.1e} | {row['cpu_seconds']:.1f} | {row['stop_reason']} |")
         stopped = cpu >= total_limit and Cp != Cps[-1]
-        _write_summary(out, "Collins et al. 2008, Table 2: warm-started C path (epsilon = 0.1%, nu = 0.7)", lines + [
+        write_report(out, "Collins et al. 2008, Table 2: warm-started C path (epsilon = 0.1%, nu = 0.7)", lines + [
             "", "The gap is checked every half pass, so iterations are multiples of 0.5 (plus the visits of "
             f"rejected step sizes). CPU limit {time_limit:g} s per C', {total_limit:g} s in all"
             + (f"; the path was stopped after C' = {Cp:.4g} when the total was spent." if stopped else ".")], note)
@@ -313,8 +270,8 @@ def mnist_mm(out_dir: Path, quick=False, n_train=59000, its=None, time_limit=TIM
         C = 1.0 / Cp
         res = minimize(MaxMarginObjective(problem, C), "eg-mm", tol=0.0, gap_tol=gap_tol, max_iter=its,
                        evaluate=val, random_state=0, clock=CLOCK, time_limit=time_limit)
-        t = _collins_scale(res.trace, C)
-        _save(out, f"mmeg_Cprime{Cp:g}", t)
+        t = collins_scale(res.trace, C)
+        save_trace(out, f"mmeg_Cprime{Cp:g}", t)
         for r in t.records:
             if r.get("dual_collins") is not None:
                 r["relative_gap"] = _gap(r)
@@ -322,8 +279,8 @@ def mnist_mm(out_dir: Path, quick=False, n_train=59000, its=None, time_limit=TIM
         r = t.records[-1]
         lines.append(f"| {Cp:g} | {r['effective_iterations']:.1f} | {r['seconds']:.1f} | {r['primal_collins']:.8g} | "
                      f"{r['dual_collins']:.8g} | {r['relative_gap']:.1e} | {r['metric']:.2f} | {res.stop_reason} |")
-        _write_summary(out, "Collins et al. 2008: MMEG-Online on MNIST (max-margin duality gap)", lines, note)
-    _plot(out / "mm_gap.png", [(f"C'={c:g}", t, "relative_gap") for c, t in series], y="relative_gap", logy=True,
+        write_report(out, "Collins et al. 2008: MMEG-Online on MNIST (max-margin duality gap)", lines, note)
+    plot_collins(out / "mm_gap.png", [(f"C'={c:g}", t, "relative_gap") for c, t in series], y="relative_gap", logy=True,
           ylabel="(primal - dual) / primal", title=note)
 
 
@@ -342,14 +299,14 @@ def _baselines(out, problem, val, note, Cps, its, title, time_limit=TIME_LIMIT, 
 
         def done(name, trace, res):
             runs[name] = trace
-            _save(out, f"{name.lower().replace('-', '').replace(' ', '_')}_Cprime{Cp:g}", trace)
+            save_trace(out, f"{name.lower().replace('-', '').replace(' ', '_')}_Cprime{Cp:g}", trace)
             at = [r for r in trace.records if r["effective_iterations"] <= its + 1e-9][-1]
             r = trace.records[-1]
             gap = f"{_gap(r):.1e}" if r.get("dual_collins") is not None else "-"
             lines.append(f"| {Cp:g} | {name} | {r['effective_iterations']:.1f} | {r['seconds']:.1f} | "
                          f"{at['primal_collins']:.10g} | {r['primal_collins']:.10g} | REL | {gap} | {r['metric']:.2f} | "
                          f"{res.stop_reason} |")
-            _write_summary(out, title, [line.replace("| REL |", "| |") for line in lines], note)
+            write_report(out, title, [line.replace("| REL |", "| |") for line in lines], note)
 
         done("EG", *_eg_ll(problem, C, val, long_its, gap_tol=gap_tol, time_limit=time_limit))
         if Cp <= 1.0:
@@ -358,10 +315,10 @@ def _baselines(out, problem, val, note, Cps, its, title, time_limit=TIME_LIMIT, 
         eta0 = _pick_sgd_eta0(problem, C, val)
         res = minimize(problem.objective(C), "sgd", tol=0.0, max_iter=its, evaluate=val, random_state=0,
                        eta0=eta0, clock=CLOCK, time_limit=time_limit)
-        done("SGD", _collins_scale(_effective(_sgd_effective(res.trace)), C), res)
+        done("SGD", collins_scale(effective_iterations(_sgdeffective_iterations(res.trace)), C), res)
         res = minimize(problem.objective(C), "lbfgs", tol=1e-9, max_iter=5000, evaluate=val, clock=CLOCK,
                        time_limit=time_limit)
-        done("L-BFGS", _collins_scale(_effective(res.trace), C), res)
+        done("L-BFGS", collins_scale(effective_iterations(res.trace), C), res)
         ref = runs["L-BFGS"].records[-1]["primal_collins"]
         lines[len(lines) - len(runs):] = [line.replace("| REL |", "| {:+.1e} |".format(
             (t.records[-1]["primal_collins"] - ref) / abs(ref))) for line, t in zip(lines[len(lines) - len(runs):],
@@ -374,13 +331,13 @@ def _baselines(out, problem, val, note, Cps, its, title, time_limit=TIME_LIMIT, 
                              f"{'held' if abs(rel) <= 1e-4 else 'NOT held'}")
         best = min(min(t.column("primal_collins")) for t in runs.values())
         best = best - 1e-9 * abs(best)
-        _plot(out / f"primal_Cprime{Cp:g}.png", [(k, t, None) for k, t in runs.items()], ref=best, logy=True,
+        plot_collins(out / f"primal_Cprime{Cp:g}.png", [(k, t, None) for k, t in runs.items()], ref=best, logy=True,
               ylabel="primal - best (C' scale)", title=f"C' = {Cp:g}; {note}", xmax=its)
-        _plot(out / f"validation_Cprime{Cp:g}.png", [(k, t, "metric") for k, t in runs.items()], y="metric",
+        plot_collins(out / f"validation_Cprime{Cp:g}.png", [(k, t, "metric") for k, t in runs.items()], y="metric",
               ylabel="validation error (%)", title=f"C' = {Cp:g}; {note}", xmax=its)
-        _plot(out / f"primal_time_Cprime{Cp:g}.png", [(k, t, None) for k, t in runs.items()], ref=best, logy=True,
+        plot_collins(out / f"primal_time_Cprime{Cp:g}.png", [(k, t, None) for k, t in runs.items()], ref=best, logy=True,
               x="seconds", ylabel="primal - best (C' scale)", title=f"C' = {Cp:g} (training CPU seconds); {note}")
-        _write_summary(out, title, lines + ["", f"Acceptance (same primal optimum to 1e-4 relative; EG runs to a "
+        write_report(out, title, lines + ["", f"Acceptance (same primal optimum to 1e-4 relative; EG runs to a "
                                                  f"relative duality gap of {gap_tol:g} or {long_its} passes, L-BFGS "
                                                  f"to a relative gradient of 1e-9, SGD {its} passes):", *agree,
                                             "", f"'primal at its' is the value after {its} effective iterations "
@@ -389,7 +346,7 @@ def _baselines(out, problem, val, note, Cps, its, title, time_limit=TIME_LIMIT, 
     return lines
 
 
-def _sgd_effective(trace):
+def _sgdeffective_iterations(trace):
     for r in trace.records:
         r["effective_iterations"] = float(r["iteration"])
     return trace
@@ -429,13 +386,13 @@ def news20_baselines(out_dir: Path, quick=False, its=None, time_limit=TIME_LIMIT
 
 
 # ====================================================================== CoNLL-2000 chunking
-def _conll(quick):
+def conll_chunking(quick):
     from ..data import read_conll2000
     from ..structured.crf_features import build_chain_problem
     from ..structured.evaluate import chunk_f1
     from ..structured.model import ChainModel
-    base = _data_dir() / "conll2000"
-    train, test = read_conll2000(base / "train.txt"), read_conll2000(base / "test.txt")
+    train_file, test_file = conll2000_files()
+    train, test = read_conll2000(train_file), read_conll2000(test_file)
     if quick:
         train, test = train[:300], test[:100]
     problem, space = build_chain_problem(train, "chunk")
@@ -483,7 +440,7 @@ def conll_crf(out_dir: Path, quick=False, C=1.0, its=None, solvers=("L-BFGS", "E
     from ..structured.sgd import choose_eta0
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    train, test, problem, space, f1, note = _conll(quick)
+    train, test, problem, space, f1, note = conll_chunking(quick)
     note += f"; timings in process CPU seconds on a shared 2-core machine, {time_limit:g} CPU s per method"
     obj = problem.objective(C)
     its = its or (8 if quick else 60)
@@ -492,24 +449,24 @@ def conll_crf(out_dir: Path, quick=False, C=1.0, its=None, solvers=("L-BFGS", "E
 
     def finish(name, trace):
         runs[name] = trace
-        _save(out, name.lower().replace("-", "").replace(" ", "_"), trace)
+        save_trace(out, name.lower().replace("-", "").replace(" ", "_"), trace)
         _conll_crf_summary(out, C, runs, extra, note)
 
     if "L-BFGS" in solvers:
         res = minimize(obj, "lbfgs", tol=1e-6, max_iter=30 if quick else 400, **common)
-        finish("L-BFGS", _collins_scale(_effective(res.trace), C))
+        finish("L-BFGS", collins_scale(effective_iterations(res.trace), C))
     if "EG annealed" in solvers:
         res = minimize(obj, "chain-eg", tol=0.0, gap_tol=1e-6, max_iter=its, random_state=0,
                        C_schedule=collins_annealing(C), **common)
-        finish("EG annealed", _collins_scale(res.trace, C))
+        finish("EG annealed", collins_scale(res.trace, C))
     if "EG" in solvers:
         res = minimize(obj, "chain-eg", tol=0.0, gap_tol=1e-6, max_iter=its, random_state=0, **common)
-        finish("EG", _collins_scale(res.trace, C))
+        finish("EG", collins_scale(res.trace, C))
     if "SGD" in solvers:
         token_err = _token_error(space, test)
         extra["eta0"], _ = choose_eta0(obj, np.zeros(obj.n), np.random.default_rng(0), validation=token_err)
         res = minimize(obj, "chain-sgd", tol=0.0, max_iter=its, random_state=0, eta0=extra["eta0"], **common)
-        finish("SGD", _collins_scale(res.trace, C))
+        finish("SGD", collins_scale(res.trace, C))
     if "CRFsuite" in solvers:
         try:
             cs = _crfsuite(train, test, C)
@@ -524,13 +481,13 @@ def conll_crf(out_dir: Path, quick=False, C=1.0, its=None, solvers=("L-BFGS", "E
         _conll_crf_summary(out, C, runs, extra, note)
     best = min(min(t.column("primal_collins")) for t in runs.values())
     best -= 1e-9 * abs(best)
-    _plot(out / "crf_primal.png", [(k, t, None) for k, t in runs.items()], ref=best, logy=True,
+    plot_collins(out / "crf_primal.png", [(k, t, None) for k, t in runs.items()], ref=best, logy=True,
           ylabel="primal - best (C' scale)", title=note)
-    _plot(out / "crf_primal_time.png", [(k, t, None) for k, t in runs.items()], ref=best, logy=True, x="seconds",
+    plot_collins(out / "crf_primal_time.png", [(k, t, None) for k, t in runs.items()], ref=best, logy=True, x="seconds",
           ylabel="primal - best (C' scale)", title=note)
-    _plot(out / "crf_f1.png", [(k, t, "metric") for k, t in runs.items()], y="metric", ylabel="test chunk F1",
+    plot_collins(out / "crf_f1.png", [(k, t, "metric") for k, t in runs.items()], y="metric", ylabel="test chunk F1",
           title=note)
-    _plot(out / "crf_f1_time.png", [(k, t, "metric") for k, t in runs.items()], y="metric", x="seconds",
+    plot_collins(out / "crf_f1_time.png", [(k, t, "metric") for k, t in runs.items()], y="metric", x="seconds",
           ylabel="test chunk F1", title=note)
 
 
@@ -545,7 +502,7 @@ def _conll_crf_summary(out, C, runs, extra, note):
         gap = f"{_gap(r):.1e}" if r.get("dual_collins") is not None else "-"
         lines.append(f"| {name} | {r['effective_iterations']:.1f} | {r['seconds']:.1f} | {r['primal_collins']:.8g} | "
                      f"{(r['primal_collins'] - best) / abs(best):.1e} | {gap} | {r['metric']:.2f} |")
-    _write_summary(out, "Chain CRF on CoNLL-2000: EG vs SGD vs L-BFGS (and CRFsuite)", lines + extra["crfsuite"], note)
+    write_report(out, "Chain CRF on CoNLL-2000: EG vs SGD vs L-BFGS (and CRFsuite)", lines + extra["crfsuite"], note)
 
 
 def conll_crf_eg(out_dir: Path, quick=False, C=1.0):
@@ -553,15 +510,15 @@ def conll_crf_eg(out_dir: Path, quick=False, C=1.0):
     import loglin.solvers.eg_multiclass  # noqa: F401
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    train, test, problem, space, f1, note = _conll(quick)
+    train, test, problem, space, f1, note = conll_chunking(quick)
     res = minimize(problem.objective(C), "chain-eg", tol=0.0, gap_tol=1e-5, max_iter=8 if quick else 40,
                    evaluate=f1, random_state=0, clock=CLOCK)
-    t = _collins_scale(res.trace, C)
-    _save(out, "eg", t)
+    t = collins_scale(res.trace, C)
+    save_trace(out, "eg", t)
     r = t.records[-1]
-    _plot(out / "eg_primal_dual.png", [("EG primal", t, "primal_collins"), ("EG dual", t, "dual_collins")],
+    plot_collins(out / "eg_primal_dual.png", [("EG primal", t, "primal_collins"), ("EG dual", t, "dual_collins")],
           ylabel="objective (C' scale)", title=note)
-    _write_summary(out, "Online EG on the CoNLL-2000 CRF", [
+    write_report(out, "Online EG on the CoNLL-2000 CRF", [
         f"C = {C:g} (C' = {1 / C:g}); stop: relative duality gap 1e-5 or {len(t.records) - 1} passes", "",
         "| effective its | train s | primal (C' scale) | dual (C' scale) | relative gap | test F1 |", "|---|---|---|---|---|---|",
         f"| {r['effective_iterations']:.1f} | {r['seconds']:.1f} | {r['primal_collins']:.8g} | {r['dual_collins']:.8g} | "
@@ -579,18 +536,18 @@ def conll_m3n(out_dir: Path, quick=False, C=0.1, its=None, time_limit=TIME_LIMIT
     import loglin.solvers.eg_multiclass  # noqa: F401
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    train, test, problem, space, f1, note = _conll(quick)
+    train, test, problem, space, f1, note = conll_chunking(quick)
     obj = problem.objective(C, loss="mm")
     its = its or (8 if quick else 40)
     runs = {}
     res = minimize(obj, "chain-eg", tol=0.0, gap_tol=1e-4, max_iter=its, evaluate=f1, random_state=0, clock=CLOCK,
                    time_limit=time_limit)
-    runs["EG"] = _collins_scale(res.trace, C)
-    _save(out, "EG", runs["EG"])
+    runs["EG"] = collins_scale(res.trace, C)
+    save_trace(out, "EG", runs["EG"])
     budget = runs["EG"].records[-1]["seconds"]
     res = minimize(obj, "chain-cutting-plane", tol=0.0, gap_tol=1e-4, max_iter=20 if quick else 2000,
                    time_limit=max(budget, 1.0), evaluate=f1, clock=CLOCK)
-    runs["cutting plane"] = _collins_scale(res.trace, C)
+    runs["cutting plane"] = collins_scale(res.trace, C)
     best = min(min(t.column("primal_collins")) for t in runs.values())
     lower = max(max((v for v in t.column("dual_collins", None) if v is not None), default=-np.inf)
                 for t in runs.values())
@@ -598,20 +555,20 @@ def conll_m3n(out_dir: Path, quick=False, C=0.1, its=None, time_limit=TIME_LIMIT
              "", "| solver | passes | train s | primal (C' scale) | best dual bound | gap to best dual | test F1 |",
              "|---|---|---|---|---|---|---|"]
     for name, t in runs.items():
-        _save(out, name.replace(" ", "_"), t)
+        save_trace(out, name.replace(" ", "_"), t)
         r = t.records[-1]
         lines.append(f"| {name} | {r['effective_iterations']:.1f} | {r['seconds']:.1f} | {r['primal_collins']:.8g} | "
                      f"{r.get('dual_collins', float('nan')):.8g} | {(r['primal_collins'] - lower) / abs(r['primal_collins']):.1e} "
                      f"| {r['metric']:.2f} |")
-    _plot(out / "m3n_objectives_time.png", [(f"{k} {lab}", t, col) for k, t in runs.items()
+    plot_collins(out / "m3n_objectives_time.png", [(f"{k} {lab}", t, col) for k, t in runs.items()
                                             for lab, col in (("primal", "primal_collins"), ("dual", "dual_collins"))],
           x="seconds", ylabel="objective (C' scale)", title=note)
-    _plot(out / "m3n_objectives.png", [(f"{k} {lab}", t, col) for k, t in runs.items()
+    plot_collins(out / "m3n_objectives.png", [(f"{k} {lab}", t, col) for k, t in runs.items()
                                        for lab, col in (("primal", "primal_collins"), ("dual", "dual_collins"))],
           ylabel="objective (C' scale)", title=note)
-    _plot(out / "m3n_f1_time.png", [(k, t, "metric") for k, t in runs.items()], y="metric", x="seconds",
+    plot_collins(out / "m3n_f1_time.png", [(k, t, "metric") for k, t in runs.items()], y="metric", x="seconds",
           ylabel="test chunk F1", title=note)
-    _write_summary(out, "Chain M3N on CoNLL-2000: EG vs cutting plane (the paper's section 8 comparison)", lines,
+    write_report(out, "Chain M3N on CoNLL-2000: EG vs cutting plane (the paper's section 8 comparison)", lines,
                    note + "; timings on a shared 2-core machine")
 
 

@@ -26,7 +26,9 @@ import numpy as np
 
 from ..solvers.base import minimize
 from ..trace import Trace
-from .collins2008 import _collins_scale, _effective, _plot, _save, _write_summary
+from .collins2008 import collins_scale, effective_iterations, plot_collins, write_report
+from .datasets import conll2007_spanish_files
+from .harness import save_trace
 
 DEV_SENTENCES = 300
 LL_C, MM_C = 0.1, 0.01          # C' = 10 chosen on the dev split (log-linear); C' = 100, the paper's best for M3N
@@ -36,12 +38,8 @@ COLD_C_PRIME = (PATH_C_PRIME[5], PATH_C_PRIME[7])   # cold starts at C' = 9.689 
 
 def _esp(quick, split_dev=False):
     from ..data.conll import read_conllx
-    from ..data.paths import shared_data_dir
-    base = shared_data_dir()
-    if base is None or not (base / "conll2007-esp" / "esp.train").is_file():
-        raise FileNotFoundError("CoNLL 2007 Spanish data not found (set LOGLIN_DATA)")
-    train = read_conllx(base / "conll2007-esp" / "esp.train")
-    test = read_conllx(base / "conll2007-esp" / "esp.test")
+    train_file, test_file = conll2007_spanish_files()
+    train, test = read_conllx(train_file), read_conllx(test_file)
     if split_dev:
         train, test = train[:-DEV_SENTENCES], train[-DEV_SENTENCES:]
     if quick:
@@ -98,7 +96,7 @@ def _run(out, name, objective, solver, scorer, C, effective=False, **options):
     def fill(records):
         for r, (_, no_punct) in zip(records, scorer.history):
             r["uas_no_punct"] = no_punct
-        _collins_scale(trace, C)
+        collins_scale(trace, C)
 
     def checkpoint(record):
         fill(trace.records)
@@ -107,8 +105,8 @@ def _run(out, name, objective, solver, scorer, C, effective=False, **options):
     res = minimize(objective, solver, evaluate=scorer, callback=checkpoint, trace=trace, clock="cpu", **options)
     fill(trace.records)
     if effective:               # L-BFGS: 1 + function evaluations, counted once over the whole trace
-        _effective(trace)
-    _save(out, name.replace(" ", "_"), trace)
+        effective_iterations(trace)
+    save_trace(out, name.replace(" ", "_"), trace)
     return res, trace
 
 
@@ -181,13 +179,13 @@ def parse_ll(out_dir: Path, quick=False, C=LL_C, its=None, time_limit=None):
               "accuracy but does not optimize the primal well."]
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     series = [(k, t, "primal_collins") for k, t in runs.items()]
-    _plot(out / "ll_primal.png", series, title=note)
-    _plot(out / "ll_primal_time.png", series, x="seconds", title=note)
-    _plot(out / "ll_uas.png", [(k, t, "metric") for k, t in runs.items()], y="metric", ylabel="test UAS (%)",
+    plot_collins(out / "ll_primal.png", series, title=note)
+    plot_collins(out / "ll_primal_time.png", series, x="seconds", title=note)
+    plot_collins(out / "ll_uas.png", [(k, t, "metric") for k, t in runs.items()], y="metric", ylabel="test UAS (%)",
           title=note)
-    _plot(out / "ll_uas_time.png", [(k, t, "metric") for k, t in runs.items()], y="metric", x="seconds",
+    plot_collins(out / "ll_uas_time.png", [(k, t, "metric") for k, t in runs.items()], y="metric", x="seconds",
           ylabel="test UAS (%)", title=note)
-    _write_summary(out, "Dependency parsing, log-linear (Collins et al. 2008, Figs 12 and 15)", lines,
+    write_report(out, "Dependency parsing, log-linear (Collins et al. 2008, Figs 12 and 15)", lines,
                    note + "; CPU seconds on a shared 2-core machine")
     return summary
 
@@ -243,13 +241,13 @@ def parse_mm(out_dir: Path, quick=False, C=MM_C, its=None, time_limit=None):
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     series = [(f"{k} {lab}", t, col) for k, t in runs.items() for lab, col in (("primal", "primal_collins"),
                                                                              ("dual", "dual_collins"))]
-    _plot(out / "mm_objectives_time.png", series, x="seconds", ylabel="objective (C' scale)", title=note)
-    _plot(out / "mm_objectives.png", series, ylabel="objective (C' scale)", title=note)
-    _plot(out / "mm_uas_time.png", [(k, t, "metric") for k, t in runs.items()], y="metric", x="seconds",
+    plot_collins(out / "mm_objectives_time.png", series, x="seconds", ylabel="objective (C' scale)", title=note)
+    plot_collins(out / "mm_objectives.png", series, ylabel="objective (C' scale)", title=note)
+    plot_collins(out / "mm_uas_time.png", [(k, t, "metric") for k, t in runs.items()], y="metric", x="seconds",
           ylabel="test UAS (%)", title=note)
-    _plot(out / "mm_uas.png", [(k, t, "metric") for k, t in runs.items()], y="metric",
+    plot_collins(out / "mm_uas.png", [(k, t, "metric") for k, t in runs.items()], y="metric",
           ylabel="test UAS (%)", title=note)
-    _write_summary(out, "Dependency parsing, max-margin: EG vs cutting plane (Collins et al. 2008, Fig 13)", lines,
+    write_report(out, "Dependency parsing, max-margin: EG vs cutting plane (Collins et al. 2008, Fig 13)", lines,
                    note + "; CPU seconds on a shared 2-core machine; 'passes' = effective iterations for EG, "
                           "oracle passes (iterations) for the cutting plane")
     return summary
@@ -350,9 +348,9 @@ def path_report(out, rows, cold, settings):
                          f"{r['warm_total_iterations']:.2f} |")
         lines += ["", "* Paper's claim: warm starts make each further C' cheap. Saving per C' = cold iterations / "
                       "warm iterations at that C': " + ", ".join(_saving(r, rows) for r in cold)]
-    _plot(out / "path_uas.png", [("EG warm path", _path_trace(rows), "metric")], y="metric", x="C_collins",
+    plot_collins(out / "path_uas.png", [("EG warm path", _path_trace(rows), "metric")], y="metric", x="C_collins",
           ylabel="validation UAS (%)", title=note, clip=False)
-    _write_summary(out, "Dependency parsing: warm-started C path with EG (Collins et al. 2008, Table 3)", lines,
+    write_report(out, "Dependency parsing: warm-started C path with EG (Collins et al. 2008, Table 3)", lines,
                    note + "; CPU seconds on a shared 2-core machine")
 
 

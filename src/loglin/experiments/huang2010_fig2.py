@@ -13,11 +13,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..plotting import plot_convergence
-from ..solvers import minimize
-from .huang2010 import (IS_CD, LEVELS, QUICK_CONTEXTS, QUICK_ITER, _build, _faster_any, _metric_agreement,
-                        _nlp_names, _order_claims, _reference_note, _sparse_evaluator, _verdict, _warm_up,
-                        _write_summary, head_contexts, run_timed)
+from .datasets import head_contexts, nlp_dataset, nlp_names
+from .harness import (Claim, best_final_point, faster_any, metric_agreement, order_claims, plot_convergence,
+                      reference_note, reference_optimum, run_timed, sparse_evaluator, timing_table, verdict,
+                      write_summary)
+from .huang2010 import IS_CD, LEVELS, METRIC_AGREEMENT, QUICK_CONTEXTS, QUICK_ITER, warm_up_maxent
 
 
 # ===================================================================== Figure 2
@@ -72,15 +72,10 @@ def _reuse(out_dir, tag, key):
 def _reference_run(objective, seconds, traces):
     """f* (eq. 42) from TRON warm-started at the best raced point, stopped at ||grad f|| <= REF_GRAD or
     after ``seconds`` CPU seconds; a dict with the bound f - f* <= ||grad f||^2 / (2 mu), mu = min reg."""
-    have_w = {s: tr for s, tr in traces.items() if getattr(tr, "final_w", None) is not None}
-    start = min(have_w, key=lambda s: have_w[s].records[-1]["objective"]) if have_w else None
-    w0 = have_w[start].final_w if start else None
-    r = minimize(objective, "tron", w0=w0, tol=0.0, max_iter=10_000, time_limit=seconds, clock="cpu",
-                 callback=lambda rec: rec["grad_norm"] <= REF_GRAD)
-    mu = float(np.min(objective.reg)) if len(objective.reg) else 0.0
-    return {"f": float(r.f), "grad_norm": float(r.grad_norm), "iterations": r.iterations,
-            "cpu_seconds": float(r.train_seconds), "stop_reason": r.stop_reason, "warm_start": start,
-            "gap_bound": float(r.grad_norm) ** 2 / (2 * mu) if mu > 0 else None}
+    start, w0 = best_final_point(traces)
+    ref = reference_optimum(objective, tol=0.0, max_iter=10_000, time_limit=seconds, grad_stop=REF_GRAD, w0=w0)
+    return {"f": ref.f, "grad_norm": ref.grad_norm, "iterations": ref.iterations, "cpu_seconds": ref.cpu_seconds,
+            "stop_reason": ref.stop_reason, "warm_start": start, "gap_bound": ref.gap_bound}
 
 
 def _fig2_reference(out_dir, name, objective, traces, key, seconds, fresh):
@@ -106,7 +101,7 @@ def _reference_lines(name, ref, traces, time_limit):
     if ref["grad_norm"] > REF_GRAD:
         lines.append(f"- **{name}: the reference did not reach ||grad f|| <= {REF_GRAD:g}** within its "
                      f"{time_limit:g} CPU s: relative differences near or below its bound are not meaningful.")
-    return lines + _reference_note(name, f_ref, traces, ref["gap_bound"] if ref["grad_norm"] <= REF_GRAD else None)
+    return lines + reference_note(name, f_ref, traces, ref["gap_bound"] if ref["grad_norm"] <= REF_GRAD else None)
 
 
 def _provisional(traces):
@@ -129,7 +124,7 @@ def fig2(out_dir: Path, quick: bool = False, datasets=None, time_limit=None, sig
     out_dir.mkdir(parents=True, exist_ok=True)
     time_limit = time_limit or (0.5 if quick else 300.0)
     max_iter = QUICK_ITER if quick else 100_000
-    names = tuple(datasets or _nlp_names(quick))
+    names = tuple(datasets or nlp_names(quick))
     ref_seconds = (1 if quick else reference_factor) * time_limit
     limits = {s: float((time_limits or {}).get(s, time_limit)) for s in solvers}
     unknown = sorted(set(time_limits or {}) - set(solvers))
@@ -139,7 +134,7 @@ def fig2(out_dir: Path, quick: bool = False, datasets=None, time_limit=None, sig
                ref_seconds=ref_seconds)
     panels, notes = {}, {}
     for name in names:
-        ds = _build(name, quick, data_dir)
+        ds = nlp_dataset(name, quick, data_dir)
         p = head_contexts(ds.problem, QUICK_CONTEXTS) if quick else ds.problem
         C = sigma2_factor       # --sigma2 factor: sigma^2 = C N = factor * l, l = N training events
         obj = p.objective(C)
@@ -150,14 +145,14 @@ def fig2(out_dir: Path, quick: bool = False, datasets=None, time_limit=None, sig
         panels[name] = (traces, None)
         keys = {s: _fig2_key(name, p, C, s, limits[s], max_iter, quick) for s in solvers}
         reused = {s: _reuse(out_dir, f"{name}-{s}", keys[s]) for s in solvers} if not fresh else {}
-        _warm_up(obj, [s for s in solvers if reused.get(s) is None], None)
+        warm_up_maxent(obj, [s for s in solvers if reused.get(s) is None])
         ref_after = max([solvers.index(s) for s in solvers if s in IS_CD] or [len(solvers) - 1])
         for i, s in enumerate(solvers):
             if reused.get(s) is not None:
                 traces[s] = reused[s]
             else:
                 traces[s] = run_timed(obj, s, time_limit=limits[s], max_iter=max_iter,
-                                      evaluate=_sparse_evaluator(ds.evaluate), final_evaluate=ds.evaluate,
+                                      evaluate=sparse_evaluator(ds.evaluate), final_evaluate=ds.evaluate,
                                       grad_stop=REF_GRAD, record_spacing=RECORD_SPACING)
                 _store(out_dir, f"{name}-{s}", traces[s], keys[s])
             if i == ref_after:       # f* as soon as CD/SCGIS/GIS are done: their claims need no other method
@@ -212,8 +207,9 @@ def _fig2_report(out_dir, panels, notes, run):
         extra += ["", *_rate_lines(n, panels[n][0], panels[n][1])]
     plot_convergence(shown, out_dir / "fig2.png", metric_name="test accuracy / F1",
                      title=f"Huang et al. 2010, Figure 2 (sigma^2 = {run['sigma2']:g} l)")
-    _write_summary(out_dir, "Huang et al. (2010), Figure 2: 0/1-featured NLP data", settings, shown, claims,
-                   extra + ["", *_acceptance_lines(claims, done)])
+    body = ["## Time (s) to reach a relative difference (f - f*)/f*", "", *timing_table(shown, LEVELS)]
+    write_summary(out_dir, "Huang et al. (2010), Figure 2: 0/1-featured NLP data", settings, body, claims,
+                  extra + ["", *_acceptance_lines(claims, done)])
 
 
 def convergence_order(trace, f_star, tail=0.5):
@@ -255,13 +251,13 @@ def _rate_lines(name, traces, f_star, target=1e-4):
 
 
 def _fig2_claims(name, traces, f_star, metric_name, time_limit):
-    claims = _order_claims(name, traces, f_star, ("cd", "scgis", "gis"), levels=LEVELS)
-    claims.append(_metric_agreement(name, traces, metric_name))
+    claims = order_claims(name, traces, f_star, ("cd", "scgis", "gis"), levels=LEVELS)
+    claims.append(metric_agreement(name, traces, metric_name, METRIC_AGREEMENT))
     near = {s: tr for s, tr in traces.items() if (tr.records[-1]["objective"] - f_star) / abs(f_star) <= NEAR_OPTIMUM}
     if len(near) < len(traces) and len(near) >= 2:
-        text, flag, note = _metric_agreement(name, near, metric_name)
-        claims.append((text.replace("all methods", f"the methods within {NEAR_OPTIMUM:g} of f* "
-                                    f"({', '.join(s.upper() for s in near)})"), flag, note))
+        text, flag, note = metric_agreement(name, near, metric_name, METRIC_AGREEMENT)
+        claims.append(Claim(text.replace("all methods", f"the methods within {NEAR_OPTIMUM:g} of f* "
+                                         f"({', '.join(s.upper() for s in near)})"), flag, note))
     early = min(min(tr.column("seconds")[1:] or [time_limit]) for tr in traces.values())
     t_probe = max(early, 0.05 * time_limit)
 
@@ -269,12 +265,12 @@ def _fig2_claims(name, traces, f_star, metric_name, time_limit):
         vals = [r["objective"] for r in tr.records if r["seconds"] <= t_probe]
         return (min(vals) - f_star) / f_star if vals else math.inf
     if "cd" in traces and "lbfgs" in traces:
-        claims.append((f"{name}: IS/CD decrease f faster than L-BFGS/TRON at the start "
-                       f"(best of CD/SCGIS/GIS at t = {t_probe:.3g}s)",
-                       min(at(traces[s]) for s in IS_CD if s in traces)
-                       < min(at(traces[s]) for s in ("lbfgs", "tron") if s in traces), ""))
-        claims.append((f"{name}: L-BFGS/TRON have faster final convergence (reach 1e-6 first)",
-                       _faster_any(traces, ("lbfgs", "tron"), IS_CD, f_star, 1e-6), ""))
+        claims.append(Claim(f"{name}: IS/CD decrease f faster than L-BFGS/TRON at the start "
+                            f"(best of CD/SCGIS/GIS at t = {t_probe:.3g}s)",
+                            min(at(traces[s]) for s in IS_CD if s in traces)
+                            < min(at(traces[s]) for s in ("lbfgs", "tron") if s in traces)))
+        claims.append(Claim(f"{name}: L-BFGS/TRON have faster final convergence (reach 1e-6 first)",
+                            faster_any(traces, ("lbfgs", "tron"), IS_CD, f_star, 1e-6)))
     return claims
 
 
@@ -287,6 +283,9 @@ def _acceptance_lines(claims, done):
         verdicts = [c[1] for c in wanted]
         status = ("holds" if all(v is True for v in verdicts) else
                   "does not hold" if any(v is False for v in verdicts) else "not established (undecided items)")
-        lines.append(f"- {n}: **{status}** (" + "; ".join(f"{t.split(': ', 1)[1]}: {_verdict(v)}"
+        lines.append(f"- {n}: **{status}** (" + "; ".join(f"{t.split(': ', 1)[1]}: {verdict(v)}"
                                                         for t, v, _ in wanted) + ")")
     return lines
+
+
+REPRODUCE = {"huang2010-fig2": fig2}

@@ -41,8 +41,10 @@ from pathlib import Path
 import numpy as np
 
 from ..binary import binary_problem
-from ..plotting import plot_convergence
 from ..solvers import minimize
+from .datasets import lr_data
+from .harness import (faster, peak_rss_gb, plot_convergence, reference_optimum, save_traces, time_to_level,
+                      timed_minimize, timing_table, warm_up, write_summary)
 
 LEVELS = (1e-1, 1e-2, 1e-3, 1e-4, 1e-6)
 LR_C = {"a9a": 4.0}                         # the paper's C for a9a (its Table 2, by CV)
@@ -58,36 +60,10 @@ LABELS = {"cddual": "CDdual", "cddual-ls": "CDdual-ls", "cd": "CDprimal", "eg": 
 # Variants run under another name: name -> (solver, options given the problem). "cddual-capped" is
 # Algorithm 7 with Algorithm 6 stopped after |Y| pair updates per context visit (not in the paper).
 VARIANTS = {"cddual-capped": ("cddual", lambda problem: {"max_pairs": problem.n_labels})}
-NLP_NAMES = ("conll2000-pos", "conll2000-chunk", "brown")
 DUAL = ("cddual", "cddual-ls", "bn", "eg", "eg-ll")
 
 
 # ====================================================================== data
-def lr_data(name, quick=False, data_dir=None, seed=0):
-    """(X_train, y_train, X_test, y_test), y in {-1, +1}; see the module notes."""
-    from ..data import read_svmlight
-    from ..data.paths import shared_data_dir
-    root = Path(data_dir) if data_dir is not None else shared_data_dir()
-    if root is None:
-        raise FileNotFoundError("shared data directory not found (set LOGLIN_DATA)")
-    if name == "a9a":
-        Xtr, ytr = read_svmlight(root / "a9a" / "a9a", n_features=123)
-        Xte, yte = read_svmlight(root / "a9a" / "a9a.t", n_features=123)
-        if quick:
-            Xtr, ytr, Xte, yte = Xtr[:3000], ytr[:3000], Xte[:2000], yte[:2000]
-        return Xtr, np.asarray(ytr), Xte, np.asarray(yte)
-    if name == "news20":
-        from .huang2010 import document_data
-        return document_data("news20", quick, root, seed)
-    if name == "20newsgroups":
-        from ..data.newsgroups import load_20newsgroups_tfidf
-        Xtr, ytr, Xte, yte = load_20newsgroups_tfidf(root, split="comp+sci")
-        if quick:
-            Xtr, ytr, Xte, yte = Xtr[:3000], ytr[:3000], Xte[:2000], yte[:2000]
-        return Xtr, ytr, Xte, yte
-    raise ValueError(f"unknown LR data set {name!r} (a9a, news20, 20newsgroups)")
-
-
 def cross_validated_C(X, y, grid=CV_GRID, folds=CV_FOLDS, seed=0):
     """(best C, {C: mean CV accuracy %}): k-fold CV of L2-regularized LR trained by cddual
     (stopping at LIBLINEAR's default max dual violation 0.1); ties go to the smaller C; while the
@@ -134,112 +110,35 @@ def accuracy(X_test, y_test):
     return evaluate
 
 
-def nlp_dataset(name, quick=False, data_dir=None):
-    from ..tagging.datasets import build_dataset, bundled_conll2000_small
-    if quick:
-        if name == "brown":
-            raise ValueError("quick mode uses the bundled CoNLL-2000 slice only")
-        data_dir = bundled_conll2000_small()[0].parent
-    return build_dataset(name, data_dir=data_dir)
-
-
 # ====================================================================== runs
 def reference(objective, max_iter=300, tol=1e-12):
     """P* of (55): a tight TRON run (the paper uses ||grad|| <= 0.01)."""
-    return minimize(objective, "tron", tol=tol, max_iter=max_iter).f
+    return reference_optimum(objective, tol=tol, max_iter=max_iter).f
 
 
-def warm_up(objective, solvers):
-    """One untimed iteration of each solver: Numba compiles (or loads) its kernels for
-    these array types now, not inside the first timed iteration."""
-    for s in solvers:
-        minimize(objective, s, tol=0.0, max_iter=1, **({"report_dual": False} if s in DUAL else {}))
+def warm_up_solvers(objective, solvers):
+    """One untimed iteration of each solver (dual ones without their dual objective)."""
+    warm_up(objective, solvers, {s: {"report_dual": False} for s in DUAL})
 
 
 def run(objective, solver, *, time_limit, max_iter, evaluate=None, final_evaluate=None, seed=0, threads=1,
         **options):
-    """A trace like the driver's, but timed in process CPU seconds with ``threads`` Numba threads.
-
-    The machine these figures are made on is shared: wall-clock training time
-    there is mostly time spent waiting for a core (5x the CPU time on a loaded
-    2-core box), so ``seconds`` is the CPU time spent inside the solver's
-    iterations (``wall_seconds`` is kept too). ``final_evaluate`` (instead of
-    ``evaluate``, for data where decoding the test set is costly) scores only
-    the returned point, into the last record. With one thread for every
-    method - the papers compare single-threaded codes - CPU time is the time
-    an idle machine would show. Objective, gradient norm, duality gap and the
-    test metric are computed outside both clocks.
+    """One solver's trace, timed in process CPU seconds on ``threads`` Numba threads
+    (:func:`~loglin.experiments.harness.timed_minimize`); dual solvers run to the limits (eps = 0).
+    ``final_evaluate`` (instead of ``evaluate``, for data where decoding the test set is costly) scores
+    only the returned point, into the last record. Evaluation is outside both clocks.
     """
-    import numba
     if solver in DUAL:
         options.setdefault("eps", 0.0)          # no own stop: run to the limits, as the figures do
-    before = numba.get_num_threads()
-    numba.set_num_threads(min(threads, before))
-    try:
-        res = minimize(objective, solver, tol=0.0, max_iter=max_iter, time_limit=time_limit, evaluate=evaluate,
-                       random_state=seed, clock="cpu", **options)
-    finally:
-        numba.set_num_threads(before)
+    res = timed_minimize(objective, solver, threads=threads, tol=0.0, max_iter=max_iter, time_limit=time_limit,
+                         evaluate=evaluate, random_state=seed, **options)
     if final_evaluate is not None:
         res.trace.records[-1]["metric"] = float(final_evaluate(res.w))
     res.trace.meta.update(stop_reason=res.stop_reason, peak_rss_gb=round(peak_rss_gb(), 3))
     return res.trace
 
 
-def peak_rss_gb():
-    """Peak resident set size of this process so far (GB; ru_maxrss is in kB on Linux)."""
-    import resource
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20
-
-
-def time_to(trace, f_star, level):
-    for rec in trace.records:
-        if (rec["objective"] - f_star) / abs(f_star) <= level:
-            return rec["seconds"]
-    return None
-
-
-def faster(traces, a, b, f_star, level):
-    """True if a reaches ``level`` first (b never reaching it counts); None if neither does."""
-    ta, tb = time_to(traces[a], f_star, level), time_to(traces[b], f_star, level)
-    if ta is None and tb is None:
-        return None
-    return tb is None or (ta is not None and ta <= tb)
-
-
-def save_traces(out_dir, tag, traces, f_star):
-    for name, tr in traces.items():
-        tr.meta.update(f_star=f_star, data=tag)
-        tr.to_csv(out_dir / f"{tag}-{name}.csv")
-        tr.to_json(out_dir / f"{tag}-{name}.json")
-
-
-def timing_rows(panels, levels=LEVELS):
-    rows = ["| data | method | " + " | ".join(f"{lv:g}" for lv in levels) + " | iterations | final rel. diff |",
-            "|---|---|" + "---|" * (len(levels) + 2)]
-    for data, (traces, f_star) in panels.items():
-        for name, tr in traces.items():
-            ts = [time_to(tr, f_star, lv) for lv in levels]
-            final = (tr.records[-1]["objective"] - f_star) / abs(f_star)
-            rows.append(f"| {data} | {LABELS.get(name, name)} | "
-                        + " | ".join("-" if t is None else f"{t:.3g}" for t in ts)
-                        + f" | {len(tr) - 1} | {final:.2e} |")
-    return rows
-
-
-def verdict(flag):
-    return {True: "held", False: "did not hold", None: "undecided (level not reached)"}[flag]
-
-
-def write_summary(out_dir, title, settings, body, claims):
-    lines = [f"# {title}", "", *settings, "", *body, "", "## The paper's claims", ""]
-    lines += [f"- {text}: **{verdict(flag)}**" + (f" ({note})" if note else "") for text, flag, note in claims]
-    (out_dir / "summary.md").write_text("\n".join(lines) + "\n")
-    (out_dir / "claims.json").write_text(json.dumps(
-        [{"claim": t, "held": f, "note": n} for t, f, n in claims], indent=1))
-
-
-def _labelled(traces, f_star=None, floor=1e-12, horizon_factor=3.0):
+def labelled(traces, f_star=None, floor=1e-12, horizon_factor=3.0):
     """Plot copies named as in the paper, cut where nothing more can be seen.
 
     Each trace stops after its first record within ``floor`` of P* (the rest is
@@ -250,7 +149,7 @@ def _labelled(traces, f_star=None, floor=1e-12, horizon_factor=3.0):
     from ..trace import Trace
     if f_star is None:
         return {LABELS.get(k, k): v for k, v in traces.items()}
-    reach = [time_to(t, f_star, 1e-6) for t in traces.values()]
+    reach = [time_to_level(t, f_star, 1e-6) for t in traces.values()]
     reach = [r for r in reach if r is not None]
     horizon = horizon_factor * max(reach) if reach else math.inf
     out = {}
@@ -278,17 +177,21 @@ def _lr_panels(out_dir, quick, data_dir, datasets, solvers, time_limit, max_iter
             objectives[name] = objective
         f_star = reference(objective)
         evaluate = accuracy(Xte, yte)
-        warm_up(objective, solvers)
+        warm_up_solvers(objective, solvers)
         traces = {}
         for s in solvers:
             traces[s] = run(objective, s, time_limit=time_limit, max_iter=max_iter, evaluate=evaluate,
                             **options.get(s, {}))
             traces[s].meta["C"] = cost
             f_star = min(f_star, min(traces[s].column("objective")))
-            save_traces(out_dir, name, {s: traces[s]}, f_star)      # partial results survive a cut-off
-        save_traces(out_dir, name, traces, f_star)
+            save_traces(out_dir, name, {s: traces[s]}, f_star=f_star, data=name)   # survives a cut-off
+        save_traces(out_dir, name, traces, f_star=f_star, data=name)
         panels[name] = (traces, f_star)
     return panels
+
+
+def timing_rows(panels, levels=LEVELS):
+    return timing_table(panels, levels, label=lambda name: LABELS.get(name, name))
 
 
 # ====================================================================== Figure 2
@@ -304,7 +207,7 @@ def fig2(out_dir, quick=False, datasets=None, time_limit=None, max_iter=None, da
     cv = {d: {"C": _CV_CACHE[d][0], "cv_accuracy": {f"{c:g}": a for c, a in _CV_CACHE[d][1].items()}}
           for d in datasets if d in _CV_CACHE}
     (out_dir / "cross_validation.json").write_text(json.dumps(cv, indent=1))
-    plot_convergence({d: (_labelled(t, f), f) for d, (t, f) in panels.items()}, out_dir / "fig2.png",
+    plot_convergence({d: (labelled(t, f), f) for d, (t, f) in panels.items()}, out_dir / "fig2.png",
                      metric_name="test accuracy (%)", title="Yu et al. 2011, Figure 2 (LR)")
     claims = []
     for data, (traces, f_star) in panels.items():
@@ -312,7 +215,7 @@ def fig2(out_dir, quick=False, datasets=None, time_limit=None, max_iter=None, da
 
         def claim(text, a, b, lv, note=""):
             if {a, b} <= have:
-                claims.append((f"{data}: {text}", faster(traces, a, b, f_star, lv), note))
+                claims.append((f"{data}: {text}", faster(traces[a], traces[b], f_star, lv), note))
         for lv in (1e-2, 1e-4):
             claim(f"CDdual reaches {lv:g} before CDdual-ls", "cddual", "cddual-ls", lv, "'CDdual is always faster'")
             claim(f"CDdual reaches {lv:g} before CDprimal", "cddual", "cd", lv)
@@ -347,7 +250,7 @@ def fig2(out_dir, quick=False, datasets=None, time_limit=None, max_iter=None, da
 
 
 # ====================================================================== Table 3
-def time_to_level(objective, solver, f_star, level, seed=0, max_passes=500, **options):
+def cpu_time_to_level(objective, solver, f_star, level, seed=0, max_passes=500, **options):
     """(CPU s, wall s, passes) for ``solver`` to reach (P - P*)/P* <= level, or None."""
     return times_to_levels(objective, solver, f_star, (level,), seed, max_passes, **options)[0]
 
@@ -392,11 +295,11 @@ def table3(out_dir, quick=False, datasets=None, xis=(0.1, 0.5, 0.9), repeats=Non
         Cs[name] = lr_C(name, Xtr, ytr, quick)[0]
         objective = binary_problem(Xtr, ytr, Cs[name]).objective()
         f_star = reference(objective)
-        warm_up(objective, ("cddual",))
+        warm_up_solvers(objective, ("cddual",))
         runs = {xi: [] for xi in xis}
         for r in range(repeats):                 # xi values alternate within a repeat
             for xi in xis:
-                runs[xi].append(time_to_level(objective, "cddual", f_star, level, seed=r, xi=xi))
+                runs[xi].append(cpu_time_to_level(objective, "cddual", f_star, level, seed=r, xi=xi))
         for xi in xis:
             ok = [t for t in runs[xi] if t is not None]
             table[(name, xi)] = tuple(statistics.median(t[j] for t in ok) for j in range(3)) if ok else None
@@ -440,7 +343,7 @@ def fig4(out_dir, quick=False, datasets=None, time_limit=None, max_iter=None, da
     objectives = {}
     panels = _lr_panels(out_dir, quick, data_dir, datasets, ("cddual", "bn"), time_limit, max_iter,
                         objectives=objectives)
-    plot_convergence({d: (_labelled(t, f), f) for d, (t, f) in panels.items()}, out_dir / "fig4.png",
+    plot_convergence({d: (labelled(t, f), f) for d, (t, f) in panels.items()}, out_dir / "fig4.png",
                      rows=("relative difference",), title="Yu et al. 2011, Figure 4 (BN vs CDdual)")
     claims, raw = [], {}
     rows = ["| data | method | " + " | ".join(f"{lv:g}: median (min-max) CPU s" for lv in levels) + " |",
@@ -479,7 +382,4 @@ def fig4(out_dir, quick=False, datasets=None, time_limit=None, max_iter=None, da
     return panels
 
 
-# Figure 3 lives in its own module (it uses the helpers above); its names stay importable from here
-from .yu2011_fig3 import _limit, equal_time, fig3, fig3_resummarize, load_reference, problem_key  # noqa: E402,F401
-
-REPRODUCE = {"yu2011-fig2": fig2, "yu2011-table3": table3, "yu2011-fig3": fig3, "yu2011-fig4": fig4}
+REPRODUCE = {"yu2011-fig2": fig2, "yu2011-table3": table3, "yu2011-fig4": fig4}     # Figure 3: yu2011_fig3

@@ -13,13 +13,11 @@ import re
 import time
 from pathlib import Path
 
-import numpy as np
-
 from ..errors import InvalidInputError
-from ..plotting import plot_convergence
-from ..solvers import minimize
-from .yu2011 import (LABELS, ME_SOLVERS, NLP_NAMES, VARIANTS, _labelled, faster, nlp_dataset, run, save_traces,
-                     timing_rows, warm_up, write_summary)
+from ..trace import Trace
+from .datasets import NLP_NAMES, nlp_dataset
+from .harness import every_kth, faster, plot_convergence, reference_optimum, save_traces, write_summary
+from .yu2011 import LABELS, ME_SOLVERS, VARIANTS, labelled, run, timing_rows, warm_up_solvers
 
 NO_REFERENCE_NOTE = ("- no reference run: P* is the lowest primal objective of these runs, so the best run reaches "
                      "every level at its last point by construction and levels below the dual bracket mean little; "
@@ -66,13 +64,14 @@ def fig3(out_dir, quick=False, datasets=None, time_limit=None, max_iter=None, da
         if refs[name] is None and iters > 0:
             refs[name] = own_reference(objective, iters)
         f_star = refs[name]["f"] if refs[name] else math.inf
-        evaluate = _every(data.evaluate, evaluate_every) if evaluate_every > 0 else None
+        evaluate = every_kth(data.evaluate, evaluate_every) if evaluate_every > 0 else None
         final_evaluate = data.evaluate if evaluate_every <= 0 else None
         kernels = {VARIANTS.get(s, (s,))[0] for s in solvers}
         if p.nnz() > BIG_NNZ:     # same builder, same array types: compiles the same kernels for little CPU
-            warm_up(nlp_dataset(name if name != "brown" else "conll2000-pos", True).problem.objective(C), kernels)
+            warm_up_solvers(nlp_dataset(name if name != "brown" else "conll2000-pos", True).problem.objective(C),
+                            kernels)
         else:
-            warm_up(objective, kernels)
+            warm_up_solvers(objective, kernels)
         traces = {}
         panels[name] = (traces, f_star)
         metric_names.add(data.metric_name)
@@ -87,7 +86,7 @@ def fig3(out_dir, quick=False, datasets=None, time_limit=None, max_iter=None, da
             traces[s].meta.update(problem=key, header=header, note=notes[name], metric_name=data.metric_name)
             f_star = min(f_star, min(traces[s].column("objective")))
             panels[name] = (traces, f_star)
-            save_traces(out_dir, name, traces, f_star)      # every trace again: f_star may have moved
+            save_traces(out_dir, name, traces, f_star=f_star, data=name)   # every trace again: f_star may have moved
             _fig3_report(out_dir, panels, header, notes, metric_names, refs)
     return panels
 
@@ -137,11 +136,9 @@ def _same(recorded, ours):
 
 def own_reference(objective, iters):
     """A TRON reference run here (from w = 0, ``iters`` iterations or ||grad f|| <= 1e-9 relative)."""
-    r = minimize(objective, "tron", tol=1e-9, max_iter=iters)
-    mu = float(np.min(objective.reg)) if len(objective.reg) else 0.0
-    return {"f": float(r.f), "grad_norm": float(r.grad_norm), "iterations": r.iterations,
-            "stop_reason": r.stop_reason, "source": "a TRON run from w = 0 in this experiment",
-            "gap_bound": float(r.grad_norm) ** 2 / (2 * mu) if mu > 0 else None}
+    r = reference_optimum(objective, tol=1e-9, max_iter=iters)
+    return {"f": r.f, "grad_norm": r.grad_norm, "iterations": r.iterations, "stop_reason": r.stop_reason,
+            "source": "a TRON run from w = 0 in this experiment", "gap_bound": r.gap_bound}
 
 
 def p_star_lines(name, traces, f_star, ref):
@@ -184,7 +181,6 @@ def fig3_resummarize(out_dir, reference=None):
     ``out_dir`` from its saved traces with P* = min(``reference``, best run) - nothing is solved again.
     ``reference`` as in :func:`load_reference`, checked against the problem the traces record (runs made
     before the traces recorded it: the problem line of that run's summary.md)."""
-    from ..trace import Trace
     out_dir = Path(out_dir)
     loaded = [Trace.from_json(f) for f in sorted(out_dir.glob("*.json")) if f.name != "claims.json"]
     loaded = [t for t in loaded if t.records and "data" in t.meta]
@@ -211,7 +207,7 @@ def fig3_resummarize(out_dir, reference=None):
         for tr in traces.values():
             tr.meta.update(problem=key, note=note, header=lines, metric_name=metric,
                            p_star_source=None if refs[name] is None else refs[name]["source"])
-        save_traces(out_dir, name, traces, f_star)
+        save_traces(out_dir, name, traces, f_star=f_star, data=name)
         panels[name] = (traces, f_star)
     header = header + [f"- summary rebuilt from the saved traces with a new P* by yu2011.fig3_resummarize "
                        f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}); no method was run again"]
@@ -249,7 +245,7 @@ def _fig3_report(out_dir, panels, header, notes, metric_names, refs):
                             f"{LABELS.get(k, k)} {tr.records[-1]['seconds']:.0f} s, {len(tr) - 1} it, "
                             f"{tr.meta.get('stop_reason')}, {_final_metric(tr)}" for k, tr in traces.items()))
     done = {d: (t, f) for d, (t, f) in panels.items() if t}
-    plot_convergence({d: (_labelled(t, f), f) for d, (t, f) in done.items()}, out_dir / "fig3.png",
+    plot_convergence({d: (labelled(t, f), f) for d, (t, f) in done.items()}, out_dir / "fig3.png",
                      metric_name=" / ".join(sorted(metric_names)), title="Yu et al. 2011, Figure 3 (Maxent)")
     claims = []
     for data, (traces, f_star) in done.items():
@@ -257,16 +253,16 @@ def _fig3_report(out_dir, panels, header, notes, metric_names, refs):
             for cd in ("cddual", "cddual-capped"):
                 if {cd, "eg"} <= set(traces):
                     claims.append((f"{data}: {LABELS[cd]} reaches {lv:g} before EG",
-                                   faster(traces, cd, "eg", f_star, lv), "paper: 'CDdual is generally faster'"))
+                                   faster(traces[cd], traces["eg"], f_star, lv), "paper: 'CDdual is generally faster'"))
         if {"cddual", "cd"} <= set(traces):
             claims.append((f"{data}: CDdual has better final convergence than CDprimal (reaches 1e-4 first)",
-                           faster(traces, "cddual", "cd", f_star, 1e-4), ""))
+                           faster(traces["cddual"], traces["cd"], f_star, 1e-4), ""))
             claims.append((f"{data}: CDprimal is the fastest in the beginning (reaches 1e-1 before CDdual)",
-                           faster(traces, "cd", "cddual", f_star, 1e-1), ""))
+                           faster(traces["cd"], traces["cddual"], f_star, 1e-1), ""))
         for other in ("lbfgs", "tron"):
             if {"cddual", other} <= set(traces):
                 claims.append((f"{data}: CDdual reaches 1e-2 before {LABELS[other]}",
-                               faster(traces, "cddual", other, f_star, 1e-2), "paper: CDdual beats the primal "
+                               faster(traces["cddual"], traces[other], f_star, 1e-2), "paper: CDdual beats the primal "
                                "quasi-Newton/Newton methods"))
         for a, b, when, what in (("cddual", "eg", "end", "'CDdual is generally faster' than EG"),
                                  ("cddual-capped", "eg", "end", "'CDdual is generally faster' than EG"),
@@ -280,7 +276,7 @@ def _fig3_report(out_dir, panels, header, notes, metric_names, refs):
                                fa < fb, f"{fa:.7g} vs {fb:.7g}; independent of P*; paper: {what}"))
         if {"cddual", "cddual-capped"} <= set(traces):
             claims.append((f"{data}: (ours) Algorithm 6 to eps' reaches 1e-4 before Algorithm 6 capped at |Y| pairs",
-                           faster(traces, "cddual", "cddual-capped", f_star, 1e-4), "not a claim of the paper"))
+                           faster(traces["cddual"], traces["cddual-capped"], f_star, 1e-4), "not a claim of the paper"))
     body = ["## Time (s) to reach a relative difference", "", *timing_rows(done), "",
             "## Primal objective reached within t CPU seconds (independent of P*)", "", *objective_rows(done), "",
             "![fig3](fig3.png)"]
@@ -329,13 +325,4 @@ def _limit(time_limit, data, method):
     return time_limit
 
 
-def _every(evaluate, k):
-    """Evaluate the (slow, beam-decoding) test metric every k-th call only (NaN otherwise)."""
-    if k <= 1:
-        return evaluate
-    calls = {"n": 0}
-
-    def wrapped(w):
-        calls["n"] += 1
-        return evaluate(w) if (calls["n"] - 1) % k == 0 else math.nan
-    return wrapped
+REPRODUCE = {"yu2011-fig3": fig3}

@@ -19,7 +19,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..errors import InvalidInputError
+from ..errors import DataUnavailable, InvalidInputError
 from ..features.extract import SPECIALS, FeatureExtractor
 from ..problem import MaxentProblem
 from .beam import DecodeInput, beam_decode
@@ -111,14 +111,12 @@ def chunk_f1(labels, guess_ids, gold_sentences) -> float:
 
 
 def _corpus_dir(data_dir, folder: str) -> Path:
-    from ..data.paths import shared_data_dir
-    base = Path(data_dir) if data_dir is not None else shared_data_dir()
-    if base is None:
-        raise InvalidInputError("no data directory: pass data_dir or set LOGLIN_DATA")
+    from ..data.paths import require_shared
+    base = require_shared(data_dir=data_dir)
     for candidate in (base / folder, base):
         if (candidate / "train.txt").is_file() or (folder == "brown" and (candidate / "ca01").is_file()):
             return candidate
-    raise InvalidInputError(f"no {folder} data under {base}")
+    raise DataUnavailable(base / folder, f"no {folder} corpus there")
 
 
 def conll2000_corpus(path, task: str) -> Corpus:
