@@ -2,7 +2,8 @@
 
 Comparisons (names for --only): a9a, news20, 20newsgroups (binary LR vs LIBLINEAR and scikit-learn),
 conll-pos, conll-chunk (Maxent vs scikit-learn multinomial), crf (chain CRF and tagging vs
-CRFsuite), costmodel (time per pass vs a streaming bound), kernels-ab (the kept kernel optimizations, before vs after), jit (compile vs cached start-up).
+CRFsuite), costmodel (time per pass vs a streaming bound), jit (compile vs cached start-up).
+The one-off A/B comparisons behind design choices are decision records in docs/decisions/.
 Installs nothing; needs the bench extra (liblinear-official, scikit-learn, python-crfsuite).
 """
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 
 from . import common
 
-ALL = ("a9a", "news20", "20newsgroups", "conll-pos", "conll-chunk", "crf", "costmodel", "kernels-ab", "jit")
+ALL = ("a9a", "news20", "20newsgroups", "conll-pos", "conll-chunk", "crf", "costmodel", "jit")
 BINARY = ("a9a", "news20", "20newsgroups")
 QUICK = ("a9a", "costmodel")          # the smoke test: small slices, < 60 s
 
@@ -73,8 +74,7 @@ def main(argv=None):
 
 def _module(name):
     import importlib
-    mod = {"a9a": "binary", "news20": "binary", "20newsgroups": "binary", "conll-pos": "maxent", "conll-chunk": "maxent",
-           "kernels-ab": "kernels_ab"}.get(name, name)
+    mod = {"a9a": "binary", "news20": "binary", "20newsgroups": "binary", "conll-pos": "maxent", "conll-chunk": "maxent"}.get(name, name)
     return importlib.import_module(f"benchmarks.{mod}")
 
 

@@ -53,14 +53,7 @@ def _maxent_note(out):
             "L-BFGS's two-loop recursion and the gradient assembly are fused kernels (kernels/vector.py); EG on "
             "Maxent has a dense kernel too. scikit-learn's lbfgs is traced inside one fit (one thread, see "
             "README)")
-    ab = common.load_result("dense-ab", out)
-    if ab is not None:
-        parts = []
-        for data, r in ab["results"].items():
-            med = r["median_ms"]
-            parts.append(f"{data}: fun_grad {med['generic fun_grad']:.0f} → {med['dense fun_grad']:.0f} ms, "
-                         f"hess_vec {med['generic hess_vec']:.0f} → {med['dense hess_vec']:.0f} ms")
-        note += " (dense-ab.md, median CPU per pass, generic → dense: " + "; ".join(parts) + ")"
+    note += " (docs/decisions/0002-dense-all-pairs-maxent-kernels.md)"
     per = []
     for name in ("conll-pos", "conll-chunk"):
         res = common.load_result(name, out)
@@ -85,11 +78,11 @@ def _maxent_note(out):
                    "last stop: P* is certified (maxent.py, reference: ||grad f||^2/2 bounds f - P*); the earlier "
                    "CoNLL2000-C tables took the best f of an EG run as P*, 1.5e-4 too high, so their 'time to 1e-4' "
                    "was a time to ~2.5e-4 for every tool. Tried before and kept: W's rows by predicate frequency "
-                   "(hot_first, dense-ab.md: CoNLL2000-C fun_grad 0.76×). Tried and not kept: the dual CD "
+                   "(hot_first, docs/decisions/0002). Tried and not kept: the dual CD "
                    "sub-problem inside each block (cddual: no more progress per pass than EG at ~10× the cost), "
-                   "TRON with diagonally preconditioned CG (pcg-ab.md: mixed), L-BFGS with H0 = gamma diag(H)^-1 "
+                   "TRON with diagonally preconditioned CG (docs/decisions/0005: mixed), L-BFGS with H0 = gamma diag(H)^-1 "
                    "(no fewer iterations). eg-lbfgs (EG to a 3% gap, then L-BFGS) stays as an option. Both cores "
-                   "for the passes (threads-ab.md) cut wall time, not CPU time; the tables are one thread.")
+                   "for the passes (docs/decisions/0004) cut wall time, not CPU time; the tables are one thread.")
 
 
 def main(args):
@@ -170,7 +163,7 @@ def main(args):
              "keep the predicates seen with >= K/4 labels (CoNLL2000-P: 3,793 of 31,750, 89% of the entries) as "
              "dense rows of a small block W_D (loglin.label_rows): adding a predicate's weights into the context's K "
              "scores is then a contiguous loop that vectorizes, where through map_label it was a scatter that did "
-             "not (rows-ab.md: fun_grad 0.59-0.68×, hess_vec 0.53-0.61× of the map path on CoNLL2000-P/-C). That is "
+             "not (docs/decisions/0003). That is "
              "what brought the CoNLL2000-P rows under 3×; the bound is still the stored map's, so runs compare.",
              "- Maxent rows: measured on the bundled CoNLL-2000 slice when the file says so; 'not reached' for "
              "scikit-learn means it did not reach the level within its CPU budget, so the true speed-up is larger "

@@ -71,29 +71,3 @@ def test_costmodel_and_summary(quick_run):
     assert "| target | measured | required | verdict |" in md
     assert "a9a: cddual / LIBLINEAR -s 7 to 1e-4 (cpu)" in md
     assert (out / "a9a.md").read_text().strip() in stdout
-
-
-def test_layout_ab_benchmarks_agree_and_write_tables(tmp_path):
-    """benchmarks.rows_ab / dense_ab on the bundled slice: both layouts agree before timing; tables written."""
-    env = dict(os.environ, NUMBA_NUM_THREADS="1")
-    for module, name in (("benchmarks.rows_ab", "rows-ab"), ("benchmarks.dense_ab", "dense-ab")):
-        subprocess.run([sys.executable, "-m", module, "--repeats", "1", "--out", str(tmp_path)], cwd=ROOT, env=env,
-                       check=True, capture_output=True, timeout=900)
-        result = json.loads((tmp_path / f"{name}.json").read_text())
-        assert len(result["results"]) == 2
-        for r in result["results"].values():
-            assert max(r["agree_rel"].values()) <= 1e-12
-        assert "| CoNLL-2000 slice, POS |" in (tmp_path / f"{name}.md").read_text()
-
-
-def test_pcg_ab_benchmark_runs_every_variant(tmp_path):
-    """benchmarks.pcg_ab: each TRON variant runs, and one of them defines f* (so reaches every level)."""
-    env = dict(os.environ, NUMBA_NUM_THREADS="1")
-    subprocess.run([sys.executable, "-m", "benchmarks.pcg_ab", "--seconds", "10", "--out", str(tmp_path)], cwd=ROOT,
-                   env=env, check=True, capture_output=True, timeout=900)
-    result = json.loads((tmp_path / "pcg-ab.json").read_text())
-    for r in result["results"].values():
-        assert set(r["runs"]) == {"plain CG", "PCG a=0.01", "PCG a=1"}
-        assert any(all(v is not None for v in run["to"].values()) for run in r["runs"].values())
-        assert all(run["cg_iterations"] >= run["iterations"] > 0 for run in r["runs"].values())
-    assert "| CoNLL-2000 slice, chunking, seen pairs | plain CG |" in (tmp_path / "pcg-ab.md").read_text()

@@ -23,8 +23,8 @@ import numpy as np
 from numba import njit
 
 MIN_FRACTION = 0.25     # a predicate gets a dense row when seen with >= K/4 labels: a row then costs
-                        # <= 4x its entries, and the vectorized loop more than pays for that (measured
-                        # 1.5-1.9x per fun_grad pass on CoNLL2000-P and -C against the map path)
+                        # <= 4x its entries, which the vectorized loop more than pays for
+                        # (docs/decisions/0003-dense-label-rows-for-frequent-predicates.md)
 
 
 @dataclass(frozen=True)
@@ -143,8 +143,8 @@ class AllPairsRows:
     and each context visits its rows in that order. A context reads and writes the rows of its
     predicates; on natural-language data a few thousand frequent predicates take most of those
     accesses, and in their own order each of their rows shares cache lines and pages with rare ones
-    (benchmarks/results/dense-ab.md: CoNLL2000-C, 107,838 x 22 = 19 MB, fun_grad 0.76x; most of the
-    gain needs the visiting order too). The pass then permutes w in and its result out: two O(n) copies.
+    (docs/decisions/0002-dense-all-pairs-maxent-kernels.md; most of the gain needs the visiting order
+    too). The pass then permutes w in and its result out: two O(n) copies.
     """
 
     ctx_ptr: np.ndarray

@@ -12,7 +12,7 @@ of Hsia, Chiang & Lin (2018), "Preconditioned conjugate gradient methods in
 truncated Newton frameworks for large-scale linear classification" (LIBLINEAR
 uses a = 0.01); the trust region is then a ball in the M-norm
 ||s||_M = sqrt(s'Ms). The default a = 0 is the papers' plain CG: on our data
-neither a = 0.01 nor a = 1 wins everywhere (benchmarks/results/pcg-ab.md).
+neither a = 0.01 nor a = 1 wins everywhere (docs/decisions/0005-tron-plain-cg-by-default.md).
 """
 import math
 
