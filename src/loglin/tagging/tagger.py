@@ -27,26 +27,15 @@ from .conlleval import conlleval
 FORMAT = "loglin-tagger"
 FORMAT_VERSION = 1
 # Tagging trains with the primal coordinate descent of Huang et al. (2010), not the
-# library-wide default (loglin.training.DEFAULT_SOLVER, tron): on CoNLL2000-C (cut-off 1,
-# all pairs, C = 10) cd reaches rel. gradient 1e-4 in 12 passes / 146 CPU s
-# (objective 14,250; F1 93.35) while tron's first iteration alone takes 55 CPU s
-# and leaves the objective at 1,130,912 (cd after 55 s: 18,566).
+# library-wide default (tron): far fewer CPU seconds to a good tagger (docs/decisions/0008).
 DEFAULT_SOLVER = "cd"
 DEFAULT_C = 10.0
 DEFAULT_BEAM = 3
 TASKS = ("pos", "chunk")
-# Predicate cut-off and feature set per task. Chunking: with cut-off 1, cd to
-# tol 1e-4 and sigma^2 = 10, trained on the first 90% of the CoNLL-2000 training
-# sentences and scored on the last 10%, a weight for every (predicate, label)
-# pair gives F1 94.21 / 94.29 (beam 1 / 3) against 94.05 / 94.09 for the pairs
-# seen in training (OpenNLP's feature set); cut-off 1 beat 2, 3 and 5 (seen
-# pairs, CoNLL-2000 test: beam 3 F1 93.25 / 93.12 / 93.10 / 93.08). POS: seen
-# pairs, cut-off 1; on the same 90/10 split (cd capped at 50 passes, both at rel.
-# gradient ~2.5e-4) held-out accuracy at beam 3 was 98.01% with cut-off 1 against
-# 97.87% with OpenNLP's 5 (the papers' setting, Table 3; pass --cutoff 5 for it).
+# Predicate cut-off and feature set per task, chosen on held-out data (docs/decisions/0008):
+# chunking all pairs, cut-off 1; POS seen pairs, cut-off 1 (--cutoff 5 gives the papers' Table 3 setting).
 TASK_DEFAULTS = {"pos": {"cutoff": 1, "all_pairs": False}, "chunk": {"cutoff": 1, "all_pairs": True}}
-# Relative to ||grad f(0)|| (which grows with C * N), LIBLINEAR's 1e-3 is loose
-# here: it stopped the cd solver after one pass on CoNLL2000-C (test F1 90.0).
+# Relative to ||grad f(0)|| (which grows with C * N), LIBLINEAR's 1e-3 is loose here (docs/decisions/0008).
 DEFAULT_TOL = 1e-4
 
 
