@@ -548,7 +548,6 @@ def conll_m3n(out_dir: Path, quick=False, C=0.1, its=None, time_limit=TIME_LIMIT
     res = minimize(obj, "chain-cutting-plane", tol=0.0, gap_tol=1e-4, max_iter=20 if quick else 2000,
                    time_limit=max(budget, 1.0), evaluate=f1, clock=CLOCK)
     runs["cutting plane"] = collins_scale(res.trace, C)
-    best = min(min(t.column("primal_collins")) for t in runs.values())
     lower = max(max((v for v in t.column("dual_collins", None) if v is not None), default=-np.inf)
                 for t in runs.values())
     lines = [f"C = {C:g} (C' = {1 / C:g}); per-token Hamming loss; the cutting plane gets EG's training time",

@@ -43,7 +43,7 @@ import numpy as np
 from ..binary import binary_problem
 from ..solvers import minimize
 from .datasets import lr_data
-from .harness import (faster, peak_rss_gb, plot_convergence, reference_optimum, save_traces, time_to_level,
+from .harness import (faster, peak_rss_gb, plot_convergence, race, reference_optimum, save_traces, time_to_level,
                       timed_minimize, timing_table, warm_up, write_summary)
 
 LEVELS = (1e-1, 1e-2, 1e-3, 1e-4, 1e-6)
@@ -175,18 +175,20 @@ def _lr_panels(out_dir, quick, data_dir, datasets, solvers, time_limit, max_iter
         objective = binary_problem(Xtr, ytr, cost).objective()
         if objectives is not None:
             objectives[name] = objective
-        f_star = reference(objective)
+        best = {"f": reference(objective)}
         evaluate = accuracy(Xte, yte)
         warm_up_solvers(objective, solvers)
-        traces = {}
-        for s in solvers:
-            traces[s] = run(objective, s, time_limit=time_limit, max_iter=max_iter, evaluate=evaluate,
-                            **options.get(s, {}))
-            traces[s].meta["C"] = cost
-            f_star = min(f_star, min(traces[s].column("objective")))
-            save_traces(out_dir, name, {s: traces[s]}, f_star=f_star, data=name)   # survives a cut-off
-        save_traces(out_dir, name, traces, f_star=f_star, data=name)
-        panels[name] = (traces, f_star)
+
+        def one(obj, solver, **opts):
+            return run(obj, solver, time_limit=time_limit, max_iter=max_iter, evaluate=evaluate, **opts)
+
+        def finished(solver, traces):                       # written now: survives a cut-off
+            traces[solver].meta["C"] = cost
+            best["f"] = min(best["f"], min(traces[solver].column("objective")))
+            save_traces(out_dir, name, {solver: traces[solver]}, f_star=best["f"], data=name)
+        traces = race(objective, solvers, one, options=options, on_finish=finished)
+        save_traces(out_dir, name, traces, f_star=best["f"], data=name)
+        panels[name] = (traces, best["f"])
     return panels
 
 

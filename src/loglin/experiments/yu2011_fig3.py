@@ -209,7 +209,7 @@ def fig3_resummarize(out_dir, reference=None):
                            p_star_source=None if refs[name] is None else refs[name]["source"])
         save_traces(out_dir, name, traces, f_star=f_star, data=name)
         panels[name] = (traces, f_star)
-    header = header + [f"- summary rebuilt from the saved traces with a new P* by yu2011.fig3_resummarize "
+    header = header + [f"- summary rebuilt from the saved traces with a new P* by yu2011_fig3.fig3_resummarize "
                        f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}); no method was run again"]
     _fig3_report(out_dir, panels, header, notes, metric_names, refs)
     return panels
