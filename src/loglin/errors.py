@@ -29,7 +29,6 @@ class DataUnavailable(InvalidInputError):
 
     def __init__(self, path, hint=None):
         self.path = None if path is None else str(path)
-        where = "no shared data directory found" if path is None else f"data not found: {self.path}"
-        how = ("set LOGLIN_DATA to the directory holding the data sets, or put them in shared/data "
-               "beside the repository (../shared/data)")
-        super().__init__(f"{where} ({hint + '; ' if hint else ''}{how})")
+        where = "no data directory" if path is None else f"data not found: {self.path}"
+        how = "set LOGLIN_DATA to the directory holding the data sets, or put them in ../shared/data beside the repository"
+        super().__init__(f"{where} ({hint}); {how}" if hint else f"{where}; {how}")

@@ -46,7 +46,8 @@ def require_shared(*parts, data_dir=None) -> Path:
             configured = os.environ.get(ENV_VAR)
             raise DataUnavailable(Path(configured).expanduser() if configured else None,
                                   f"{ENV_VAR} names no directory" if configured else
-                                  f"{ENV_VAR} is unset and no shared/data was found")
+                                  f"{ENV_VAR} is unset and there is no shared/data beside the repository "
+                                  "or above the working directory")
     path = root.joinpath(*(str(p) for p in parts))
     if not path.exists():
         raise DataUnavailable(path)
