@@ -8,19 +8,12 @@ import numpy as np
 import pytest
 
 from loglin.data.conll import read_conllx
-from loglin.data.paths import shared_data_dir
 from loglin.experiments import REPRODUCE
 from loglin.experiments.collins2008_parsing import HeldOutUAS, _run
 from loglin.parsing.model import ParserModel, uas
 from loglin.parsing.problem import build_tree_problem
 
 EN = Path(__file__).parent / "data" / "parse_en.conllu"
-
-
-def _need_data():
-    root = shared_data_dir()
-    if root is None or not (root / "conll2007-esp" / "esp.train").is_file():
-        pytest.skip("shared CoNLL 2007 Spanish data not available")
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +51,6 @@ def test_run_rewrites_the_trace_after_every_iteration(english, tmp_path, serial_
 
 @pytest.mark.slow
 def test_quick_parsing_experiments(tmp_path, serial_numba):
-    _need_data()
     for name in ("collins2008-parse-ll", "collins2008-parse-mm", "collins2008-parse-path"):
         out = tmp_path / name
         REPRODUCE[name](out, quick=True)

@@ -11,7 +11,7 @@ What a reproduction does, in the order it does it:
 4. :func:`time_to_level` / :func:`faster` / :func:`order_claims` turn traces into :class:`Claim`
    rows with a verdict;
 5. :func:`save_traces`, :func:`write_summary`, :func:`plot_convergence` / :func:`plot_series`
-   write the evidence into the output directory (``runs/NAME`` from the CLI, outside the tree).
+   write the evidence into the output directory (``runs/NAME`` from the CLI, git-ignored).
 
 Relative differences are the papers' (f - f*) / |f*| (Huang et al. 2010 eq. 42, Yu et al. 2011 eq. 55).
 """
@@ -24,14 +24,14 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..plotting import plot_convergence, reference_optimum as lowest_objective  # noqa: F401  (re-exported)
+from ..plotting import plot_convergence  # noqa: F401  (re-exported: experiments plot through the harness)
 from ..solvers import minimize
 
 __all__ = ["Claim", "verdict", "relative_difference", "time_to_level", "faster", "faster_any", "best_within",
            "order_claims", "metric_agreement", "reference_note", "warm_up", "sparse_evaluator", "every_kth",
            "timed_minimize", "run_timed", "race", "Reference", "reference_optimum", "best_final_point",
            "save_trace", "save_traces", "timing_table", "write_summary", "plot_convergence", "plot_series",
-           "lowest_objective", "peak_rss_gb"]
+           "peak_rss_gb"]
 
 
 # ====================================================================== claims
