@@ -200,8 +200,7 @@ def cmd_train(args):
     _report(args, report, f"trained {kind} with {solver}: objective {result.f:.8g}, "
                           f"{result.iterations} iterations, {result.train_seconds:.2f} s ({result.stop_reason})")
     if not result.converged:
-        print(f"loglin: warning: stopped by {result.stop_reason} before reaching tol={args.tol:g}; "
-              "raise --max-iter/--time-limit or try --solver tron", file=sys.stderr)
+        print(f"loglin: warning: {result.advice}", file=sys.stderr)
     return 0
 
 

@@ -21,3 +21,11 @@ class InvalidInputError(LoglinError, ValueError):
 
 class ModelFormatError(LoglinError, ValueError):
     """A model file is truncated, corrupted, or from an unsupported version."""
+
+
+class ConvergenceWarning(UserWarning):
+    """A run stopped before its optimality test held (a limit, a stall, a signal): the model may be off."""
+
+
+class DataScaleWarning(UserWarning):
+    """Feature values span so many orders of magnitude that solvers lose accuracy: scale the data."""
