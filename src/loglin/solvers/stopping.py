@@ -15,7 +15,9 @@ for the gradient route, LIBLINEAR's relative test holds as well (the user's ``to
 * gradient route: ||g|| <= tol ||g0|| (skipped when ||g0|| is not finite) and
   ||g||^2 / (2 mu) <= f_tol |f|;
 * duality-gap route: f - D <= gap_tol |f| (gap_tol defaults to f_tol for solvers that stop
-  on their own test and report a dual).
+  on their own test and report a dual);
+* a solver that stops by itself (its own test, or no progress possible) has converged when
+  either certificate holds there.
 
 The certificate is loose when the loss has large curvature (large C), so a first-order method
 may need more iterations than the relative test alone asked for; a run that cannot certify
@@ -75,20 +77,22 @@ class StoppingRule:
         return gnorm <= math.sqrt(2.0 * self.mu * self.f_tol) * math.sqrt(abs(f))
 
     def check(self, f: float, gnorm: float, gap: float | None, finished: bool = False) -> Verdict:
-        """Test (f, ||g||, gap) at one iterate; ``finished``: the solver's own test says it is done,
-        which counts only if a certificate holds too (with tol = 0 the certificate alone)."""
+        """Test (f, ||g||, gap) at one iterate. ``finished``: the solver's own test says it is done (or it
+        can make no progress); that counts only if a certificate holds there, and then even when the
+        relative test asks for more than rounding allows."""
         if not (math.isfinite(f) and math.isfinite(gnorm)):
             return Verdict(False)
         gap_tol = self.gap_tol if self.gap_tol is not None else (self.f_tol if finished else None)
         if gap_tol is not None and gap is not None and math.isfinite(gap) and gap <= gap_tol * abs(f):
             return Verdict(True, "solver finished" if finished else "duality gap tolerance")
-        if self.tol > 0 or finished:
-            relative = (self.tol == 0 or not math.isfinite(self.g0_norm)
-                        or gnorm <= self.tol * self.g0_norm)
-            if relative and self.certified_by_gradient(f, gnorm):
-                return Verdict(True, "solver finished" if finished else "gradient tolerance")
-            if relative and self.tol > 0:
-                return Verdict(False, scale_blocked=True)
+        relative = self.tol > 0 and (not math.isfinite(self.g0_norm) or gnorm <= self.tol * self.g0_norm)
+        if finished:        # stalled at rounding level: the certificate decides (the relative test if none)
+            if self.certified_by_gradient(f, gnorm) and (self.mu > 0 or relative or self.tol == 0):
+                return Verdict(True, "solver finished")
+        elif relative:
+            if self.certified_by_gradient(f, gnorm):
+                return Verdict(True, "gradient tolerance")
+            return Verdict(False, scale_blocked=True)
         return Verdict(False)
 
 
@@ -111,7 +115,7 @@ def advice(solver: str, reason: str, iterations: int, f: float, gnorm: float, g0
         tips.append("the objective overflowed: scale the features or lower C")
     elif reason.startswith("solver stopped"):
         tips.append("the solver could make no more progress, which badly scaled features often cause: "
-                    "scale them")
+                    "scale them, or lower C")
     elif reason != "callback":
         tips.append("loosen tol")
     if solver == "tron" and reason != "interrupted":
