@@ -500,6 +500,11 @@ def _guard(run) -> int:
     except KeyboardInterrupt:       # before or after training (during it, the signal only sets a flag)
         print("\nloglin: interrupted", file=sys.stderr)
         return exit_status(signal.SIGINT)
+    except SystemError as exc:      # a second Ctrl-C that landed inside a compiled kernel
+        if not isinstance(exc.__cause__ or exc.__context__, KeyboardInterrupt):
+            raise
+        print("\nloglin: interrupted", file=sys.stderr)
+        return exit_status(signal.SIGINT)
     except BrokenPipeError:         # output piped into `head` and closed early
         sys.stderr.close()
         return 0

@@ -150,9 +150,12 @@ def minimize(objective, solver: str = "tron", w0=None, *, tol: float = 1e-3, max
         record = trace.add(iteration=0, seconds=0.0, **wall_column, objective=f_w, grad_norm=gnorm_w,
                            rel_grad=_ratio(gnorm_w, g0_norm), metric=_metric(evaluate, w))
         state = _RunState()
-        if callback is not None and callback(record):
-            state.reason = "callback"
-        else:
+        try:
+            if callback is not None and callback(record):
+                state.reason = "callback"
+        except KeyboardInterrupt:
+            state.reason = "interrupted"
+        if state.reason not in ("callback", "interrupted"):
             _run(objective, info.func(objective, w, rng, **options), state, rule, trace, best, stop,
                  g0_norm=g0_norm, max_iter=max_iter, time_limit=time_limit, clock=clock, started=started,
                  record_spacing=record_spacing, auto_spacing=auto_spacing, callback=callback, evaluate=evaluate,
