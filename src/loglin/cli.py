@@ -458,6 +458,8 @@ def _train_tagger(args):
         argv += ["-C", str(_regularization(args))]
     if args.json:
         argv.append("--json")
+    argv += [*(["--time-limit", str(args.time_limit)] if args.time_limit is not None else []),
+             *(["--trace", str(args.trace)] if args.trace is not None else []), *(["--quiet"] if args.quiet else [])]
     return tag_main(argv)
 
 
@@ -491,12 +493,13 @@ def main(argv=None) -> int:
 def _guard(run) -> int:
     """Errors we raise on purpose become one line and exit code 2; a run stopped by SIGINT / SIGTERM
     (its model kept) exits with 128 + the signal's number, as the shell reports a killed command."""
-    from .signals import exit_status, received
+    from .signals import exit_status, received, received_count
+    mark = received_count()
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
             code = int(run() or 0)
-        return code if received() is None else exit_status(received())
+        return code if received(mark) is None else exit_status(received(mark))
     except KeyboardInterrupt:       # before or after training (during it, the signal only sets a flag)
         print("\nloglin: interrupted", file=sys.stderr)
         return exit_status(signal.SIGINT)

@@ -62,9 +62,15 @@ class StopOnSignal:
         return False
 
 
-def received() -> int | None:
-    """The last signal that stopped a training run in this process (for the exit status), or None."""
-    return _last_received[-1] if _last_received else None
+def received_count() -> int:
+    """How many signals have stopped training runs in this process so far (a mark for :func:`received`)."""
+    return len(_last_received)
+
+
+def received(since: int = 0) -> int | None:
+    """The last signal that stopped a training run after mark ``since`` (for the exit status), or None."""
+    recent = _last_received[since:]
+    return recent[-1] if recent else None
 
 
 def exit_status(signum: int) -> int:
