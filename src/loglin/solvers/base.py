@@ -108,11 +108,12 @@ def minimize(objective, solver: str = "tron", w0=None, *, tol: float = 1e-3, max
     ||grad f|| can cost more than an iteration of GIS or CD): after the first
     FULL_RECORDS iterations, an iteration is evaluated and recorded only once
     the solver's clock has grown by the factor 1 + r since the last record,
-    and the last iteration always is. ``"auto"`` (default): with the wall clock, every
-    iteration for the first AUTO_FULL_SECONDS, then AUTO_RECORD_SPACING, so that evaluation
-    cannot dominate a long run; with ``clock="cpu"`` (the papers' plots) every iteration. The gradient, gap and callback tests
+    and the last iteration always is. The gradient, gap and callback tests
     then run at recorded iterations only; integer counters of the skipped
     iterations are added into the next record, so their sums stay exact.
+    ``"auto"`` (default): with the wall clock, every iteration for the first
+    AUTO_FULL_SECONDS, then AUTO_RECORD_SPACING, so that evaluation cannot
+    dominate a long run; with ``clock="cpu"`` (the papers' plots) every iteration.
     """
     _load_all_solvers()
     if solver not in SOLVERS:
@@ -130,6 +131,8 @@ def minimize(objective, solver: str = "tron", w0=None, *, tol: float = 1e-3, max
         raise ValueError(f"record_spacing must be positive, got {record_spacing!r}")
     if clock not in ("wall", "cpu"):
         raise ValueError(f"clock must be 'wall' or 'cpu', got {clock!r}")
+    if f_tol is not None and not f_tol >= 0:
+        raise ValueError(f"f_tol must be non-negative, got {f_tol!r}")
     if time_limit is not None and not time_limit >= 0:
         raise ValueError(f"time_limit must be non-negative, got {time_limit!r}")
     started = time.perf_counter()
@@ -165,7 +168,7 @@ def minimize(objective, solver: str = "tron", w0=None, *, tol: float = 1e-3, max
         result.signal = stop.name
     if not result.converged:
         result.advice = advice(solver, state.reason, state.it, result.f, result.grad_norm, g0_norm, tol,
-                               state.scale_blocked, result.signal)
+                               state.scale_blocked, result.signal, flat=kind in ("maxent", "binary"))
         if warn:
             warnings.warn(result.advice, ConvergenceWarning, stacklevel=2)
     return result

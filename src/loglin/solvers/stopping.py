@@ -97,7 +97,7 @@ class StoppingRule:
 
 
 def advice(solver: str, reason: str, iterations: int, f: float, gnorm: float, g0_norm: float, tol: float,
-           scale_blocked: bool, signal_name: str | None = None) -> str:
+           scale_blocked: bool, signal_name: str | None = None, flat: bool = True) -> str:
     """The ConvergenceWarning's text: what happened and what the user can do about it."""
     rel = gnorm / g0_norm if g0_norm > 0 and math.isfinite(g0_norm) else float("nan")
     head = (f"{solver} stopped ({reason}) after {iterations} iterations without a verified optimum: "
@@ -122,5 +122,5 @@ def advice(solver: str, reason: str, iterations: int, f: float, gnorm: float, g0
         tips.append("try TRON with diagonal preconditioning (-O precondition=0.01), which copes with "
                     "badly scaled features, or another solver (lbfgs) as a cross-check")
     elif reason != "interrupted":
-        tips.append("try another solver (tron: second order)")
+        tips.append("try another solver" + (" (tron: second order)" if flat else ""))
     return head + " " + "; ".join(tips) + "."
