@@ -11,6 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .errors import InvalidInputError
+from .scale import warn_if_badly_scaled
 from .problem import _as_float_csr, _check_weights, class_weight_vector, index_dtype
 
 
@@ -82,6 +83,7 @@ def binary_problem(X, y, C=1.0, *, sample_weight=None, class_weight=None, bias=0
         weight = weight * class_weight_vector(class_weight, classes, codes, weight)[codes]
     if bias and bias > 0:
         X = sp.hstack([X, np.full((n, 1), float(bias))], format="csr")
+    warn_if_badly_scaled(X)
     X.sort_indices()
     X = sp.csr_matrix((X.data, X.indices.astype(index_dtype(X.shape[1])), X.indptr.astype(np.int64)),
                       shape=X.shape)

@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
 
 from . import __version__
 from .errors import LoglinError
+from .outputs import check_writable
 
 SCALE_HELP = ("-C is LIBLINEAR's scale (1/2||w||^2 + C*sum loss); --sigma2 S is the Gaussian-prior variance "
               "on the unnormalized log-likelihood, identical to C = S (the papers' sigma^2 = 10 on NLP data "
@@ -181,6 +184,7 @@ def _solver_options(args, solver):
 
 
 def cmd_train(args):
+    check_writable(args.output, args.trace)
     from .training import DEFAULT_SOLVER, train
     if args.format in ("conll2000-chunk", "conll2000-pos", "brown"):
         return _train_tagger(args)
@@ -200,8 +204,7 @@ def cmd_train(args):
     _report(args, report, f"trained {kind} with {solver}: objective {result.f:.8g}, "
                           f"{result.iterations} iterations, {result.train_seconds:.2f} s ({result.stop_reason})")
     if not result.converged:
-        print(f"loglin: warning: stopped by {result.stop_reason} before reaching tol={args.tol:g}; "
-              "raise --max-iter/--time-limit or try --solver tron", file=sys.stderr)
+        print(f"loglin: warning: {result.advice}", file=sys.stderr)
     return 0
 
 
@@ -274,6 +277,7 @@ def _tagger_model(args, command):
 
 
 def cmd_predict(args):
+    check_writable(args.output)
     code = _tagger_model(args, "run")
     if code is not None:
         return code
@@ -454,6 +458,8 @@ def _train_tagger(args):
         argv += ["-C", str(_regularization(args))]
     if args.json:
         argv.append("--json")
+    argv += [*(["--time-limit", str(args.time_limit)] if args.time_limit is not None else []),
+             *(["--trace", str(args.trace)] if args.trace is not None else []), *(["--quiet"] if args.quiet else [])]
     return tag_main(argv)
 
 
@@ -485,9 +491,23 @@ def main(argv=None) -> int:
 
 
 def _guard(run) -> int:
-    """Errors we raise on purpose become one line and exit code 2."""
+    """Errors we raise on purpose become one line and exit code 2; a run stopped by SIGINT / SIGTERM
+    (its model kept) exits with 128 + the signal's number, as the shell reports a killed command."""
+    from .signals import exit_status, received, received_count
+    mark = received_count()
     try:
-        return int(run() or 0)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            code = int(run() or 0)
+        return code if received(mark) is None else exit_status(received(mark))
+    except KeyboardInterrupt:       # before or after training (during it, the signal only sets a flag)
+        print("\nloglin: interrupted", file=sys.stderr)
+        return exit_status(signal.SIGINT)
+    except SystemError as exc:      # a second Ctrl-C that landed inside a compiled kernel
+        if not isinstance(exc.__cause__ or exc.__context__, KeyboardInterrupt):
+            raise
+        print("\nloglin: interrupted", file=sys.stderr)
+        return exit_status(signal.SIGINT)
     except BrokenPipeError:         # output piped into `head` and closed early
         sys.stderr.close()
         return 0
@@ -497,6 +517,11 @@ def _guard(run) -> int:
     except ValueError as exc:       # argument validation inside solvers (unknown solver, bad C, ...)
         print(f"loglin: error: {exc}", file=sys.stderr)
         return 2
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """Warnings (ConvergenceWarning, DataScaleWarning) as one line, without the source line."""
+    print(f"loglin: warning: {message}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -32,3 +32,11 @@ class DataUnavailable(InvalidInputError):
         where = "no data directory" if path is None else f"data not found: {self.path}"
         how = "set LOGLIN_DATA to the directory holding the data sets, or put them in ../shared/data beside the repository"
         super().__init__(f"{where} ({hint}); {how}" if hint else f"{where}; {how}")
+
+
+class ConvergenceWarning(UserWarning):
+    """A run stopped before its optimality test held (a limit, a stall, a signal): the model may be off."""
+
+
+class DataScaleWarning(UserWarning):
+    """Feature values span so many orders of magnitude that solvers lose accuracy: scale the data."""

@@ -19,13 +19,15 @@ from pathlib import Path
 import numpy as np
 
 from .errors import ModelFormatError
+from .outputs import atomic_write
 
 META_KEY = "__meta__"
 MAX_META_BYTES = 64 * 1024 * 1024
 
 
 def save_npz_model(path, meta: dict, arrays: dict) -> None:
-    """Write ``meta`` (JSON-serializable; must name its format) and ``arrays``."""
+    """Write ``meta`` (JSON-serializable; must name its format) and ``arrays``, atomically (a temporary
+    file in the same directory renamed over ``path``: never a half-written model)."""
     if "loglin_format" not in meta or "format_version" not in meta:
         raise ValueError("meta must contain 'loglin_format' and 'format_version'")
     payload = {}
@@ -35,8 +37,7 @@ def save_npz_model(path, meta: dict, arrays: dict) -> None:
             a = a.astype(str)
         payload[name] = a
     payload[META_KEY] = np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)
-    path = Path(path)
-    with path.open("wb") as fh:     # a file object keeps numpy from appending ".npz"
+    with atomic_write(Path(path)) as fh:     # a file object keeps numpy from appending ".npz"
         np.savez_compressed(fh, **payload)
 
 

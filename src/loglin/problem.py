@@ -30,6 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .errors import InvalidInputError
+from .scale import warn_if_badly_scaled
 
 INDEX_LIMIT_32 = np.iinfo(np.int32).max
 
@@ -356,6 +357,7 @@ def problem_from_matrix(X, y, *, sample_weight=None, class_weight=None, classes=
         X = sp.hstack([X, np.full((n, 1), float(bias))], format="csr")
         n_pred += 1
         predicates = list(predicates) + ["<bias>"]
+    warn_if_badly_scaled(X)
     K = len(classes)
     U, ctx_count, obs_ptr, obs_label, obs_count = _merge_contexts(X, codes, weight, K)
     seen = None

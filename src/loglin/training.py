@@ -1,20 +1,14 @@
 """Train a model from a problem: the one path the CLI, estimators and experiments share."""
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from .binary import BinaryProblem
-from .errors import InvalidInputError
+from .errors import ConvergenceWarning, InvalidInputError  # noqa: F401 (re-exported: loglin.training.ConvergenceWarning)
 from .model import LinearModel
 from .solvers.base import SOLVERS, _load_all_solvers, minimize
 
 DEFAULT_SOLVER = "tron"
-
-
-class ConvergenceWarning(UserWarning):
-    """The solver stopped on a limit before meeting its tolerance."""
 
 
 def available_solvers(kind=None) -> dict:
@@ -39,13 +33,7 @@ def train(problem, C: float = 1.0, solver: str = DEFAULT_SOLVER, *, w0=None, tol
         objective = problem.objective(C)
     result = minimize(objective, solver, w0, tol=tol, max_iter=max_iter, time_limit=time_limit,
                       random_state=random_state, progress=progress, evaluate=evaluate, callback=callback,
-                      **options)
-    if warn and not result.converged:
-        warnings.warn(
-            f"{solver} stopped by {result.stop_reason} after {result.iterations} iterations with "
-            f"||grad|| / ||grad(0)|| = {result.trace.records[-1].get('rel_grad', float('nan')):.2e} > tol = {tol:g}. "
-            "Increase max_iter (or the time limit), loosen tol, or try another solver (e.g. 'tron').",
-            ConvergenceWarning, stacklevel=2)
+                      warn=warn, **options)
     meta = {"solver": solver, "C": float(getattr(objective, "C", C)), "objective": float(result.f),
             "iterations": result.iterations, "train_seconds": result.train_seconds,
             "converged": bool(result.converged), **(info or {})}

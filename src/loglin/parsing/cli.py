@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InvalidInputError
+from ..outputs import check_writable
 
 SUBCOMMANDS = ("train", "evaluate", "run")
 DEFAULT_C, DEFAULT_SOLVER, DEFAULT_MAX_ITER, DEFAULT_CUTOFF = 0.1, "eg", 25, 1
@@ -66,6 +67,7 @@ def write_with_heads(path, out, heads) -> None:
 
 
 def _train(args):
+    check_writable(args.output)
     from .model import train_parser
     C = args.sigma2 if args.sigma2 is not None else args.C
     if not np.isfinite(C) or C <= 0:
@@ -104,6 +106,7 @@ def _evaluate(args):
 
 
 def _run(args):
+    check_writable(args.output)
     from ..data._files import open_text_for_write
     from .model import ParserModel
     model = ParserModel.load(args.model)

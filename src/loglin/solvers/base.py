@@ -5,24 +5,31 @@ that performs one *outer iteration* per ``next()`` and yields a
 :class:`Step`. The driver times only the solver's own work (the papers'
 plots exclude evaluation), fills in what the solver did not compute
 (objective, gradient norm) outside the timed region, records the trace,
-and decides when to stop:
+and decides when to stop (:mod:`loglin.solvers.stopping` has the optimality test):
 
-* ||grad f(w)|| <= tol * ||grad f(0)||   (LIBLINEAR's relative rule), or
-* a relative duality gap <= gap_tol for solvers that report a dual, or
-* max_iter outer iterations, a time limit, a callback returning True,
-  or Ctrl-C (the best iterate so far is kept).
+* converged: LIBLINEAR's ||grad f(w)|| <= tol * ||grad f(0)|| AND a certified bound
+  ||grad f||^2 / (2 mu) <= f_tol * |f| (scale-aware), or a relative duality gap
+  <= gap_tol for solvers that report a dual; a solver's own "done" counts only if one
+  of these holds there;
+* otherwise max_iter, a time limit (wall time of the whole call, evaluation included),
+  a callback returning True, or SIGINT / SIGTERM (the best iterate so far is kept);
+  these runs end with ``converged=False`` and a ``ConvergenceWarning``.
 """
 from __future__ import annotations
 
 import math
 import sys
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
 import numpy as np
 
+from ..errors import ConvergenceWarning
+from ..signals import StopOnSignal
 from ..trace import Trace
+from .stopping import StoppingRule, advice, safe_norm, strong_convexity
 
 
 @dataclass
@@ -73,12 +80,15 @@ class Result:
     stop_reason: str
     trace: Trace
     solver: str
+    advice: str = ""            # the ConvergenceWarning's text when not converged
+    signal: str | None = None   # "SIGINT" / "SIGTERM" when a signal stopped the run
 
 
 def minimize(objective, solver: str = "tron", w0=None, *, tol: float = 1e-3, max_iter: int = 1000,
              time_limit: float | None = None, gap_tol: float | None = None, callback=None,
              evaluate=None, progress: bool = False, random_state=None, trace: Trace | None = None,
-             clock: str = "wall", record_spacing: float | None = None, **options) -> Result:
+             clock: str = "wall", record_spacing: float | str | None = "auto", f_tol: float | None = None,
+             warn: bool = True, **options) -> Result:
     """Minimize ``objective`` with the named solver; see the module docstring.
 
     ``evaluate(w) -> float`` is a held-out metric recorded in the trace
@@ -87,6 +97,13 @@ def minimize(objective, solver: str = "tron", w0=None, *, tol: float = 1e-3, max
     time limit) in process CPU time, keeping wall time as ``wall_seconds``:
     on a shared machine wall time is mostly waiting for a core.
 
+    ``time_limit`` (seconds): with the default ``clock="wall"`` it bounds the wall time of
+    the whole call, evaluation included (the user's meaning); with ``clock="cpu"`` (the
+    experiments' measuring mode) it bounds the solver's own CPU seconds. ``f_tol``: the
+    certified relative suboptimality required to call the run converged (default ``tol``,
+    or DEFAULT_F_TOL when tol = 0). ``warn``: issue a ConvergenceWarning when the run
+    stops without a verified optimum.
+
     ``record_spacing=r`` thins the trace of a long run (the untimed f and
     ||grad f|| can cost more than an iteration of GIS or CD): after the first
     FULL_RECORDS iterations, an iteration is evaluated and recorded only once
@@ -94,6 +111,9 @@ def minimize(objective, solver: str = "tron", w0=None, *, tol: float = 1e-3, max
     and the last iteration always is. The gradient, gap and callback tests
     then run at recorded iterations only; integer counters of the skipped
     iterations are added into the next record, so their sums stay exact.
+    ``"auto"`` (default): with the wall clock, every iteration for the first
+    AUTO_FULL_SECONDS, then AUTO_RECORD_SPACING, so that evaluation cannot
+    dominate a long run; with ``clock="cpu"`` (the papers' plots) every iteration.
     """
     _load_all_solvers()
     if solver not in SOLVERS:
@@ -102,104 +122,166 @@ def minimize(objective, solver: str = "tron", w0=None, *, tol: float = 1e-3, max
     kind = objective_kind(objective)
     if kind not in info.kinds:
         raise ValueError(f"solver {solver!r} does not apply to {kind} problems (it supports {info.kinds})")
-    if tol < 0 or max_iter < 0:
+    if not (tol >= 0 and max_iter >= 0):
         raise ValueError("tol and max_iter must be non-negative")
-    if record_spacing is not None and not record_spacing > 0:
+    auto_spacing = record_spacing == "auto"
+    if auto_spacing:
+        record_spacing = AUTO_RECORD_SPACING if clock == "wall" else None
+    if record_spacing is not None and not (isinstance(record_spacing, (int, float)) and record_spacing > 0):
         raise ValueError(f"record_spacing must be positive, got {record_spacing!r}")
     if clock not in ("wall", "cpu"):
         raise ValueError(f"clock must be 'wall' or 'cpu', got {clock!r}")
+    if f_tol is not None and not f_tol >= 0:
+        raise ValueError(f"f_tol must be non-negative, got {f_tol!r}")
+    if time_limit is not None and not time_limit >= 0:
+        raise ValueError(f"time_limit must be non-negative, got {time_limit!r}")
+    started = time.perf_counter()
     w = np.zeros(objective.n) if w0 is None else np.array(w0, dtype=np.float64)
     if w.shape != (objective.n,) or not np.all(np.isfinite(w)):
         raise ValueError(f"w0 must be a finite vector of length {objective.n}")
     rng = np.random.default_rng(random_state)
     trace = trace if trace is not None else Trace(solver=solver)
 
-    g0_norm = float(np.linalg.norm(objective.fun_grad(np.zeros(objective.n), keep_cache=False)[1]))
-    f_w, g_w = objective.fun_grad(w, keep_cache=False)
-    best = _Best(w, f_w)
-    wall_column = {"wall_seconds": 0.0} if clock == "cpu" else {}
-    record = trace.add(iteration=0, seconds=0.0, **wall_column, objective=f_w, grad_norm=float(np.linalg.norm(g_w)),
-                       rel_grad=_ratio(np.linalg.norm(g_w), g0_norm), metric=_metric(evaluate, w))
-    if callback is not None and callback(record):
-        return _result(best, objective, 0, 0.0, False, "callback", trace, solver)
+    with StopOnSignal() as stop:
+        g0_norm = safe_norm(objective.fun_grad(np.zeros(objective.n), keep_cache=False)[1])
+        f_tol = f_tol if f_tol is not None else (tol if tol > 0 else DEFAULT_F_TOL)
+        rule = StoppingRule(tol, g0_norm, strong_convexity(objective), f_tol, gap_tol)
+        f_w, g_w = objective.fun_grad(w, keep_cache=False)
+        best = _Best(w, f_w)
+        wall_column = {"wall_seconds": 0.0} if clock == "cpu" else {}
+        gnorm_w = safe_norm(g_w)
+        record = trace.add(iteration=0, seconds=0.0, **wall_column, objective=f_w, grad_norm=gnorm_w,
+                           rel_grad=_ratio(gnorm_w, g0_norm), metric=_metric(evaluate, w))
+        state = _RunState()
+        try:
+            if callback is not None and callback(record):
+                state.reason = "callback"
+        except KeyboardInterrupt:
+            state.reason = "interrupted"
+        if state.reason not in ("callback", "interrupted"):
+            _run(objective, info.func(objective, w, rng, **options), state, rule, trace, best, stop,
+                 g0_norm=g0_norm, max_iter=max_iter, time_limit=time_limit, clock=clock, started=started,
+                 record_spacing=record_spacing, auto_spacing=auto_spacing, callback=callback, evaluate=evaluate,
+                 progress=progress, solver=solver, wall_column=wall_column)
+    result = _result(best, objective, state.it, state.elapsed, state.converged, state.reason, trace, solver)
+    if stop.requested:
+        result.signal = stop.name
+    if not result.converged:
+        result.advice = advice(solver, state.reason, state.it, result.f, result.grad_norm, g0_norm, tol,
+                               state.scale_blocked, result.signal, flat=kind in ("maxent", "binary"))
+        if warn:
+            warnings.warn(result.advice, ConvergenceWarning, stacklevel=2)
+    return result
+
+
+class _RunState:
+    """What the loop leaves behind: iterations, solver seconds, and why it stopped."""
+
+    def __init__(self):
+        self.it, self.elapsed, self.reason, self.converged, self.scale_blocked = 0, 0.0, "max_iter", False, False
+
+
+def _run(objective, gen, state, rule, trace, best, stop, *, g0_norm, max_iter, time_limit, clock, started,
+         record_spacing, auto_spacing, callback, evaluate, progress, solver, wall_column):
+    """The outer loop of :func:`minimize`: one solver step, then (off the clock) evaluation and the tests."""
+    tick = time.process_time if clock == "cpu" else time.perf_counter
+    wall = 0.0
+    skipped, unrecorded = _Skipped(), None
+
+    def out_of_time():
+        if time_limit is None:
+            return False
+        if clock == "cpu":
+            return state.elapsed >= time_limit
+        return time.perf_counter() - started >= time_limit
 
     def evaluate_and_record(step):              # off the clock
         f, gnorm = step.f, step.grad_norm
         if gnorm is None:
             f_g, g = objective.fun_grad(step.w, keep_cache=False)
-            f, gnorm = (f_g if f is None else f), float(np.linalg.norm(g))
+            f, gnorm = (f_g if f is None else f), safe_norm(g)
         elif f is None:
             f = objective.fun(step.w)
         best.offer(step.w, f)
         dual = step.dual() if callable(step.dual) else step.dual      # reporting, not solving
         gap = None if dual is None else f - dual
-        return trace.add(iteration=it, seconds=elapsed, **wall_column, objective=f, grad_norm=gnorm,
+        return trace.add(iteration=state.it, seconds=state.elapsed, **wall_column, objective=f, grad_norm=gnorm,
                          rel_grad=_ratio(gnorm, g0_norm), dual_objective=dual, duality_gap=gap,
                          metric=_metric(evaluate, step.w), **skipped.merged_with(step.counters))
 
-    gen = info.func(objective, w, rng, **options)
-    tick = time.process_time if clock == "cpu" else time.perf_counter
-    elapsed, wall, it, reason, converged = 0.0, 0.0, 0, "max_iter", False
-    skipped, unrecorded = _Skipped(), None
+    def verdict(record, finished):
+        v = rule.check(record["objective"], record["grad_norm"], record.get("duality_gap"), finished)
+        state.scale_blocked = v.scale_blocked
+        return v
+
     bar = _progress_bar(progress, max_iter, solver)
     try:
-        while it < max_iter:
+        while state.it < max_iter:
+            if stop.requested:
+                state.reason = "interrupted"
+                break
             start, wall_start = tick(), time.perf_counter()
             try:
                 step = next(gen)
             except StopIteration:
-                reason, converged = "solver finished", True
-                if unrecorded is not None:
-                    evaluate_and_record(unrecorded)
+                record = evaluate_and_record(unrecorded) if unrecorded is not None else trace.records[-1]
+                v = verdict(record, True)
+                state.converged = v.converged
+                state.reason = "solver finished" if v.converged else "solver stopped before the optimality test held"
                 break
-            elapsed += tick() - start
+            state.elapsed += tick() - start
             wall += time.perf_counter() - wall_start
             if clock == "cpu":
                 wall_column["wall_seconds"] = wall
-            it += 1
+            state.it += 1
             if bar is not None:
                 bar.update(1)
             if unrecorded is not None:              # the previous iteration stays out of the trace
                 skipped.add(unrecorded.counters)
                 unrecorded = None
-            last = (step.done or it >= max_iter or (time_limit is not None and elapsed >= time_limit))
-            if (record_spacing is not None and not last and it > FULL_RECORDS
-                    and elapsed < trace.records[-1]["seconds"] * (1 + record_spacing)):
+            last = step.done or state.it >= max_iter or out_of_time() or stop.requested
+            thinning = record_spacing is not None and (
+                not auto_spacing or time.perf_counter() - started > AUTO_FULL_SECONDS)
+            if (thinning and not last and state.it > FULL_RECORDS
+                    and state.elapsed < trace.records[-1]["seconds"] * (1 + record_spacing)):
                 unrecorded = step
                 continue
             record = evaluate_and_record(step)
-            f, gnorm, gap = record["objective"], record["grad_norm"], record.get("duality_gap")
+            f = record["objective"]
             if bar is not None:
                 bar.set_postfix(f=f"{f:.6g}", rel_grad=f"{record['rel_grad']:.2e}")
             if not math.isfinite(f):
-                reason = "diverged (objective is not finite)"
+                state.reason = "diverged (objective is not finite)"
                 break
-            if gnorm <= tol * g0_norm:
-                reason, converged = "gradient tolerance", True
-                break
-            if gap_tol is not None and gap is not None and gap <= gap_tol * abs(f):
-                reason, converged = "duality gap tolerance", True
+            v = verdict(record, step.done)
+            if v.converged:
+                state.reason, state.converged = v.reason, True
                 break
             if step.done:
-                reason, converged = "solver finished", True
+                state.reason = "solver stopped before the optimality test held"
+                break
+            if stop.requested:
+                state.reason = "interrupted"
                 break
             if callback is not None and callback(record):
-                reason = "callback"
+                state.reason = "callback"
                 break
-            if time_limit is not None and elapsed >= time_limit:
-                reason = "time limit"
+            if out_of_time():
+                state.reason = "time limit"
                 break
-    except KeyboardInterrupt:
-        reason = "interrupted"
+    except KeyboardInterrupt:                   # without our handlers (not the main thread), or a second Ctrl-C
+        state.reason = "interrupted"
         print("\nloglin: interrupted; keeping the best model so far", file=sys.stderr)
     finally:
         gen.close()
         if bar is not None:
             bar.close()
-    return _result(best, objective, it, elapsed, converged, reason, trace, solver)
 
 
 FULL_RECORDS = 20      # iterations always recorded before record_spacing thins the trace
+AUTO_RECORD_SPACING = 0.05   # default thinning with the wall clock: evaluation cannot dominate a long run ...
+AUTO_FULL_SECONDS = 10.0     # ... once it has run this long (short runs keep every iteration)
+DEFAULT_F_TOL = 1e-3   # certified relative suboptimality when tol = 0 (dual solvers' own stops)
 
 
 class _Skipped:
@@ -236,12 +318,14 @@ class _Best:
 def _result(best, objective, it, elapsed, converged, reason, trace, solver):
     gnorm = trace.records[-1]["grad_norm"] if trace.records else float("nan")
     if trace.records and best.f != trace.records[-1]["objective"]:
-        gnorm = float(np.linalg.norm(objective.fun_grad(best.w, keep_cache=False)[1]))
+        gnorm = safe_norm(objective.fun_grad(best.w, keep_cache=False)[1])
     return Result(w=best.w, f=best.f, grad_norm=gnorm, iterations=it, train_seconds=elapsed,
                   converged=converged, stop_reason=reason, trace=trace, solver=solver)
 
 
 def _ratio(a, b):
+    if not math.isfinite(b):
+        return float("nan")
     return float(a / b) if b > 0 else 0.0
 
 

@@ -16,6 +16,7 @@ import numpy as np
 from ..errors import InvalidInputError
 from ..kernels.vector import axpy_into, dot, lbfgs_direction, take_step
 from .base import Step, register_solver
+from .stopping import safe_norm
 
 C1, C2 = 1e-4, 0.9
 
@@ -105,17 +106,22 @@ def lbfgs(objective, w, rng, memory: int = 10):
     gamma = 1.0                 # H0 = gamma I, gamma = s'y / y'y of the newest pair
     f, g = objective.fun_grad(w, keep_cache=False)
     first = True
+    evals_lost = 0              # evaluations of a failed line search before the steepest-descent retry
     while True:
         order = (np.arange(newest - kept + 1, newest + 1) % memory).astype(np.int64)
         lbfgs_direction(g, S, Y, rho, gamma, order, d)
-        if dot(g, d) >= 0:      # not a descent direction: restart from steepest descent
+        if kept == 0 or dot(g, d) >= 0:     # no pairs, or not a descent direction: steepest descent
             kept = 0
             np.negative(g, out=d)
-        alpha0 = 1.0 / max(np.linalg.norm(g), 1e-12) if first else 1.0
+        alpha0 = 1.0 / max(safe_norm(g), 1e-12) if (first or kept == 0) else 1.0
         first = False
         alpha, f_new, g_new, evals = wolfe_line_search(objective, w, f, g, d, min(alpha0, 1.0), trial=trial)
+        if alpha == 0.0 and kept > 0:       # the quasi-Newton model misled the search: forget it once
+            kept, evals_lost = 0, evals
+            continue
+        evals, evals_lost = evals + evals_lost, 0
         if alpha == 0.0:
-            yield Step(w=w, f=f, grad_norm=math.sqrt(dot(g, g)),
+            yield Step(w=w, f=f, grad_norm=safe_norm(g),
                        counters={"line_search_evals": evals}, done=True)
             return
         row = (newest + 1) % memory
@@ -127,5 +133,5 @@ def lbfgs(objective, w, rng, memory: int = 10):
             gamma = sy / yy
         elif kept == memory:    # the rejected pair overwrote the oldest one
             kept -= 1
-        yield Step(w=w, f=f, grad_norm=math.sqrt(dot(g, g)),
+        yield Step(w=w, f=f, grad_norm=safe_norm(g),
                    counters={"line_search_evals": evals, "step": alpha})

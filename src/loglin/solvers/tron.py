@@ -20,16 +20,20 @@ import numpy as np
 
 from ..kernels.vector import dot, m_products, pcg_direction, pcg_step
 from .base import Step, register_solver
+from .stopping import safe_norm
 
+MAX_CG = 1000          # CG steps per outer iteration at most (exact arithmetic needs <= n)
 ETA0, ETA1, ETA2 = 1e-4, 0.25, 0.75
 SIGMA1, SIGMA2, SIGMA3 = 0.25, 0.5, 4.0
 
 
-def truncated_cg(objective, g, delta, cg_tol, m):
+def truncated_cg(objective, g, delta, cg_tol, m, max_steps=MAX_CG):
     """Approximately solve H s = -g inside ||s||_M <= delta (Steihaug's CG, preconditioned by diag(m)).
 
-    Stops when ||r|| <= cg_tol (r = -g - H s, Euclidean as in LIBLINEAR). Returns s, r and the CG
-    iteration count. The vector updates are fused kernels (kernels.vector): no temporaries per CG step.
+    Stops when ||r|| <= cg_tol (r = -g - H s, Euclidean as in LIBLINEAR), after ``max_steps``
+    steps, or when the curvature d'Hd is not a positive finite number (overflowed data: no step
+    can be trusted). Returns s, r and the CG iteration count. The vector updates are fused kernels
+    (kernels.vector): no temporaries per CG step.
     """
     s = np.zeros_like(g)
     r = -g
@@ -37,10 +41,13 @@ def truncated_cg(objective, g, delta, cg_tol, m):
     r_z = dot(r, d)
     r_r = dot(r, r)
     iters = 0
-    while math.sqrt(r_r) > cg_tol:
+    while math.sqrt(r_r) > cg_tol and iters < max_steps:
         iters += 1
         Hd = objective.hess_vec(d)
-        alpha = r_z / dot(d, Hd)
+        curvature = dot(d, Hd)
+        if not (0.0 < curvature < math.inf):
+            break
+        alpha = r_z / curvature
         s_ms, r_r, r_z_new = pcg_step(s, r, d, Hd, alpha, m)
         if math.sqrt(s_ms) > delta:
             # step back and go to the trust-region boundary along d
@@ -64,17 +71,20 @@ def preconditioner(objective, mix):
 
 @register_solver("tron", summary="trust-region Newton-CG (Lin, Weng & Keerthi 2008; -O precondition=0.01: "
                  "diagonal PCG, Hsia et al. 2018)", paper="Huang et al. 2010 sec. 5; Yu et al. 2011 sec. 6")
-def tron(objective, w, rng, cg_tol: float = 0.1, precondition: float = 0.0):
-    """Outer iteration = one trust-region step (accepted or not). ``precondition``: the mix a of M."""
+def tron(objective, w, rng, cg_tol: float = 0.1, precondition: float = 0.0, max_cg: int = MAX_CG):
+    """Outer iteration = one trust-region step (accepted or not). ``precondition``: the mix a of M;
+    ``max_cg``: CG steps per outer iteration at most."""
     if not 0 <= precondition <= 1:
         raise ValueError(f"precondition must be in [0, 1], got {precondition}")
+    if not (isinstance(max_cg, (int, np.integer)) and max_cg >= 1):
+        raise ValueError(f"max_cg must be a positive integer, got {max_cg!r}")
     f, g = objective.fun_grad(w)
     objective.accept()
     m = preconditioner(objective, precondition)
     delta = math.sqrt(dot(g, g / m))
     first = True
     while True:
-        s, r, cg_iters = truncated_cg(objective, g, delta, cg_tol * np.linalg.norm(g), m)
+        s, r, cg_iters = truncated_cg(objective, g, delta, cg_tol * safe_norm(g), m, int(max_cg))
         w_new = w + s
         gs = float(g @ s)
         predicted = -0.5 * (gs - float(s @ r))
@@ -103,6 +113,6 @@ def tron(objective, w, rng, cg_tol: float = 0.1, precondition: float = 0.0):
             m = preconditioner(objective, precondition)
         stalled = (abs(actual) <= 0 and predicted <= 0) or (
             abs(actual) <= 1e-12 * abs(f) and abs(predicted) <= 1e-12 * abs(f))
-        yield Step(w=w, f=f, grad_norm=float(np.linalg.norm(g)),
+        yield Step(w=w, f=f, grad_norm=safe_norm(g),
                    counters={"cg_iterations": cg_iters, "accepted": int(accepted), "delta": delta},
                    done=stalled)

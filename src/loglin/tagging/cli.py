@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from ..errors import InvalidInputError
+from ..outputs import check_writable
 from .tagger import DEFAULT_BEAM, DEFAULT_C, DEFAULT_SOLVER, DEFAULT_TOL, TASK_DEFAULTS, Tagger
 
 SUBCOMMANDS = ("train", "evaluate", "run")
@@ -182,6 +183,7 @@ def _report(args, report: dict, text: str):
 
 
 def _train(args) -> int:
+    check_writable(args.output, args.trace)
     C = args.sigma2 if args.sigma2 is not None else (args.C if args.C is not None else DEFAULT_C)
     sentences = _read_gold(args.train, args.format, args.task, args.split)
     if args.model != "maxent":
@@ -290,6 +292,7 @@ def _evaluate(args) -> int:
 
 
 def _run(args) -> int:
+    check_writable(args.output)
     if _is_chain_model(args.model):
         from ..structured.cli import load_chain_model
         tagger = load_chain_model(args.model)

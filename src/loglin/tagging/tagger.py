@@ -14,7 +14,6 @@ Sentence formats (lists of tokens):
 from __future__ import annotations
 
 import time
-import warnings
 
 import numpy as np
 
@@ -103,7 +102,6 @@ class Tagger:
         iteration into the trace of ``tagger.result``.
         """
         from ..solvers.base import minimize
-        from ..training import ConvergenceWarning
         if task not in TASKS:
             raise InvalidInputError(f"task must be 'pos' or 'chunk', got {task!r}")
         cutoff = TASK_DEFAULTS[task]["cutoff"] if cutoff is None else cutoff
@@ -128,9 +126,6 @@ class Tagger:
                 return probe.evaluate(held_out)["f1" if task == "chunk" else "accuracy"]
         result = minimize(problem.objective(C), solver, tol=tol, max_iter=max_iter, time_limit=time_limit,
                           random_state=random_state, progress=progress, evaluate=hook, **solver_options)
-        if not result.converged:
-            warnings.warn(f"{solver} stopped by {result.stop_reason} after {result.iterations} iterations "
-                          f"before reaching tol = {tol:g}", ConvergenceWarning, stacklevel=2)
         info = {"solver": solver, "C": float(C), "tol": tol, "iterations": result.iterations,
                 "converged": bool(result.converged), "objective": float(result.f),
                 "train_seconds": result.train_seconds, "extract_seconds": t1 - t0,

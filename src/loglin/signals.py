@@ -1,0 +1,78 @@
+"""SIGINT / SIGTERM during training: stop at the next safe point and keep the model.
+
+A KeyboardInterrupt raised inside a (parallel) Numba kernel surfaces as a SystemError and
+loses the run, so while a training loop runs the handlers only set a flag, which the loop
+polls between steps. The first signal restores the previous handlers, so a second Ctrl-C
+(or SIGTERM) acts at once. Handlers can only be set from the main thread; elsewhere the
+guard does nothing and the previous behaviour stays.
+"""
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+
+CAUGHT = (signal.SIGINT, signal.SIGTERM)
+
+_last_received: list[int] = []          # signals that stopped a run in this process, in order
+
+
+class StopOnSignal:
+    """Context manager: ``with StopOnSignal() as stop: ... if stop.requested: ...``."""
+
+    def __init__(self):
+        self.signum: int | None = None
+        self._previous: dict = {}
+
+    @property
+    def requested(self) -> bool:
+        return self.signum is not None
+
+    @property
+    def name(self) -> str | None:
+        return None if self.signum is None else signal.Signals(self.signum).name
+
+    def _handle(self, signum, frame):
+        self.signum = signum
+        _last_received.append(signum)
+        self._restore()                 # a second signal acts at once
+        print(f"\nloglin: {self.name} received: stopping after the current step and keeping the best model "
+              "so far (send it again to abort at once)", file=sys.stderr, flush=True)
+
+    def _restore(self):
+        for signum, handler in self._previous.items():
+            try:
+                signal.signal(signum, handler)
+            except (ValueError, OSError):
+                pass
+        self._previous = {}
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            for signum in CAUGHT:
+                previous = signal.getsignal(signum)
+                if previous is None:            # set from C: we could not put it back, leave it alone
+                    continue
+                self._previous[signum] = previous
+                signal.signal(signum, self._handle)
+        return self
+
+    def __exit__(self, *exc):
+        self._restore()
+        return False
+
+
+def received_count() -> int:
+    """How many signals have stopped training runs in this process so far (a mark for :func:`received`)."""
+    return len(_last_received)
+
+
+def received(since: int = 0) -> int | None:
+    """The last signal that stopped a training run after mark ``since`` (for the exit status), or None."""
+    recent = _last_received[since:]
+    return recent[-1] if recent else None
+
+
+def exit_status(signum: int) -> int:
+    """The shell's convention for a command ended by a signal: 128 + its number."""
+    return 128 + int(signum)
