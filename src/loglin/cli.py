@@ -155,11 +155,12 @@ def option_value(text):
     return text
 
 
-def _solver_options(args, solver):
-    """-O KEY=VALUE pairs as keyword options of ``solver`` (numbers parsed), checked against its signature."""
+def _solver_options(args, solver, kinds=("maxent", "binary")):
+    """-O KEY=VALUE pairs as keyword options of ``solver`` (numbers parsed), checked against the signatures
+    of its implementations for ``kinds``."""
     import inspect
 
-    from .solvers.base import SOLVERS, _load_all_solvers
+    from .solvers import entry
     options = {}
     for item in getattr(args, "option", None) or ():
         key, sep, text = item.partition("=")
@@ -167,12 +168,10 @@ def _solver_options(args, solver):
             raise LoglinError(f"-O/--option takes KEY=VALUE, got {item!r}")
         options[key.strip()] = option_value(text)
     if options:
-        _load_all_solvers()
-        if solver not in SOLVERS:
-            raise LoglinError(f"unknown solver {solver!r}; see `loglin solvers`")
-        params = list(inspect.signature(SOLVERS[solver].func).parameters.values())[3:]   # after objective, w, rng
-        if not any(q.kind is q.VAR_KEYWORD for q in params):
-            names = [q.name for q in params]
+        e = entry(solver)
+        params = [q for k in kinds if k in e.impl for q in list(inspect.signature(e.function(k)).parameters.values())[3:]]
+        if params and not any(q.kind is q.VAR_KEYWORD for q in params):
+            names = list(dict.fromkeys(q.name for q in params))
             unknown = sorted(set(options) - set(names))
             if unknown:
                 raise LoglinError(f"solver {solver!r} has no option {', '.join(unknown)}; its options: "

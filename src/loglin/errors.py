@@ -21,3 +21,7 @@ class InvalidInputError(LoglinError, ValueError):
 
 class ModelFormatError(LoglinError, ValueError):
     """A model file is truncated, corrupted, or from an unsupported version."""
+
+
+class ConvergenceWarning(UserWarning):
+    """The solver stopped on a limit before meeting its tolerance."""

@@ -23,6 +23,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 from ..trace import Trace
+from .protocol import objective_kind  # noqa: F401  (the solver modules import it from here)
 
 
 @dataclass
@@ -35,31 +36,6 @@ class Step:
     dual: float | Callable[[], float] | None = None     # a callable is evaluated by the driver, off the clock
     counters: dict = field(default_factory=dict)
     done: bool = False           # the solver cannot make progress / has its own stop
-
-
-@dataclass
-class SolverInfo:
-    name: str
-    func: Callable[..., Iterator[Step]]
-    kinds: tuple
-    summary: str
-    paper: str = ""
-
-
-SOLVERS: dict[str, SolverInfo] = {}
-
-
-def register_solver(name, kinds=("maxent", "binary"), summary="", paper=""):
-    """Decorator adding a solver generator to the registry under ``name``."""
-    def wrap(func):
-        SOLVERS[name] = SolverInfo(name, func, tuple(kinds), summary, paper)
-        return func
-    return wrap
-
-
-def objective_kind(objective) -> str:
-    """'maxent', 'binary' or 'chain': each objective class names its own kind."""
-    return getattr(objective, "kind", "maxent")
 
 
 @dataclass
@@ -95,13 +71,9 @@ def minimize(objective, solver: str = "tron", w0=None, *, tol: float = 1e-3, max
     then run at recorded iterations only; integer counters of the skipped
     iterations are added into the next record, so their sums stay exact.
     """
-    _load_all_solvers()
-    if solver not in SOLVERS:
-        raise ValueError(f"unknown solver {solver!r}; choose from {', '.join(sorted(SOLVERS))}")
-    info = SOLVERS[solver]
-    kind = objective_kind(objective)
-    if kind not in info.kinds:
-        raise ValueError(f"solver {solver!r} does not apply to {kind} problems (it supports {info.kinds})")
+    from . import resolve                      # the solver table (loglin.solvers) checks kind, loss and needs
+    solver_function = resolve(solver, objective)
+    solver = getattr(solver_function, "__name__", "solver") if callable(solver) else solver
     if tol < 0 or max_iter < 0:
         raise ValueError("tol and max_iter must be non-negative")
     if record_spacing is not None and not record_spacing > 0:
@@ -137,7 +109,7 @@ def minimize(objective, solver: str = "tron", w0=None, *, tol: float = 1e-3, max
                          rel_grad=_ratio(gnorm, g0_norm), dual_objective=dual, duality_gap=gap,
                          metric=_metric(evaluate, step.w), **skipped.merged_with(step.counters))
 
-    gen = info.func(objective, w, rng, **options)
+    gen = solver_function(objective, w, rng, **options)
     tick = time.process_time if clock == "cpu" else time.perf_counter
     elapsed, wall, it, reason, converged = 0.0, 0.0, 0, "max_iter", False
     skipped, unrecorded = _Skipped(), None
@@ -256,13 +228,12 @@ def _progress_bar(progress, total, solver):
     return tqdm(total=total, desc=f"loglin {solver}", unit="it", leave=False, file=sys.stderr)
 
 
-def _load_all_solvers():
-    """Import solver modules so that they register themselves."""
-    from . import tron, lbfgs, sgd  # noqa: F401
-    import importlib
-    for name in ("iterative_scaling", "primal_cd", "dual_cd", "eg", "eg_multiclass", "hybrid", "accelerated"):
-        try:
-            importlib.import_module(f"{__package__}.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__package__}.{name}":
-                raise
+def __getattr__(name):
+    """Old import paths (``from loglin.solvers.base import SOLVERS, _load_all_solvers``) kept for callers
+    not yet moved to :mod:`loglin.solvers`; the table needs no loading."""
+    if name == "SOLVERS":
+        from . import SOLVERS
+        return SOLVERS
+    if name == "_load_all_solvers":
+        return lambda: None
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels import scaling as ks
-from .base import objective_kind, register_solver
+from .base import objective_kind
 from .iterative_scaling import PAPER, SequentialData, sequential_update
 
 BETA = 0.5
@@ -78,13 +78,9 @@ def coordinate_descent(objective, w, rng, *, use_bound, gamma=None, beta=BETA, s
                                  use_bound=use_bound)
 
 
-@register_solver("cd", kinds=("maxent", "binary"), paper=PAPER,
-                 summary="primal coordinate descent: one Newton step + line search with bound (38)")
 def cd(objective, w, rng, gamma: float | None = None, beta: float = BETA, shuffle: bool = False):
     yield from coordinate_descent(objective, w, rng, use_bound=True, gamma=gamma, beta=beta, shuffle=shuffle)
 
 
-@register_solver("cdd", kinds=("maxent", "binary"), paper=PAPER,
-                 summary="primal coordinate descent without the upper-bound test (38) (CDD, Figure 4)")
 def cdd(objective, w, rng, gamma: float | None = None, beta: float = BETA, shuffle: bool = False):
     yield from coordinate_descent(objective, w, rng, use_bound=False, gamma=gamma, beta=beta, shuffle=shuffle)

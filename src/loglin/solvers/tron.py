@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from ..kernels.vector import dot, m_products, pcg_direction, pcg_step
-from .base import Step, register_solver
+from .base import Step
 
 ETA0, ETA1, ETA2 = 1e-4, 0.25, 0.75
 SIGMA1, SIGMA2, SIGMA3 = 0.25, 0.5, 4.0
@@ -62,8 +62,6 @@ def preconditioner(objective, mix):
     return (1.0 - mix) + mix * objective.hess_diag()
 
 
-@register_solver("tron", summary="trust-region Newton-CG (Lin, Weng & Keerthi 2008; -O precondition=0.01: "
-                 "diagonal PCG, Hsia et al. 2018)", paper="Huang et al. 2010 sec. 5; Yu et al. 2011 sec. 6")
 def tron(objective, w, rng, cg_tol: float = 0.1, precondition: float = 0.0):
     """Outer iteration = one trust-region step (accepted or not). ``precondition``: the mix a of M."""
     if not 0 <= precondition <= 1:

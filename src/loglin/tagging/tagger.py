@@ -14,24 +14,19 @@ Sentence formats (lists of tokens):
 from __future__ import annotations
 
 import time
-import warnings
 
 import numpy as np
 
 from ..errors import InvalidInputError, ModelFormatError
 from ..features.extract import SPECIALS, FeatureExtractor
 from ..model_io import load_npz_model, save_npz_model
+from ..training import DEFAULT_SOLVERS, DEFAULT_TOL as TRAINING_TOL
 from .beam import DecodeInput, beam_decode
 from .conlleval import conlleval
 
 FORMAT = "loglin-tagger"
 FORMAT_VERSION = 1
-# Tagging trains with the primal coordinate descent of Huang et al. (2010), not the
-# library-wide default (loglin.training.DEFAULT_SOLVER, tron): on CoNLL2000-C (cut-off 1,
-# all pairs, C = 10) cd reaches rel. gradient 1e-4 in 12 passes / 146 CPU s
-# (objective 14,250; F1 93.35) while tron's first iteration alone takes 55 CPU s
-# and leaves the objective at 1,130,912 (cd after 55 s: 18,566).
-DEFAULT_SOLVER = "cd"
+DEFAULT_SOLVER = DEFAULT_SOLVERS["tagger"]       # primal CD (Huang et al. 2010), not tron: docs/decisions/0001
 DEFAULT_C = 10.0
 DEFAULT_BEAM = 3
 TASKS = ("pos", "chunk")
@@ -45,9 +40,7 @@ TASKS = ("pos", "chunk")
 # gradient ~2.5e-4) held-out accuracy at beam 3 was 98.01% with cut-off 1 against
 # 97.87% with OpenNLP's 5 (the papers' setting, Table 3; pass --cutoff 5 for it).
 TASK_DEFAULTS = {"pos": {"cutoff": 1, "all_pairs": False}, "chunk": {"cutoff": 1, "all_pairs": True}}
-# Relative to ||grad f(0)|| (which grows with C * N), LIBLINEAR's 1e-3 is loose
-# here: it stopped the cd solver after one pass on CoNLL2000-C (test F1 90.0).
-DEFAULT_TOL = 1e-4
+DEFAULT_TOL = TRAINING_TOL
 
 
 def _split(sentences, task, with_labels):
@@ -113,8 +106,7 @@ class Tagger:
         optional held-out gold sentences, scored (greedy decoding) after every
         iteration into the trace of ``tagger.result``.
         """
-        from ..solvers.base import minimize
-        from ..training import ConvergenceWarning
+        from ..training import train
         if task not in TASKS:
             raise InvalidInputError(f"task must be 'pos' or 'chunk', got {task!r}")
         cutoff = TASK_DEFAULTS[task]["cutoff"] if cutoff is None else cutoff
@@ -137,11 +129,8 @@ class Tagger:
             def hook(w):
                 probe.w = w
                 return probe.evaluate(held_out)["f1" if task == "chunk" else "accuracy"]
-        result = minimize(problem.objective(C), solver, tol=tol, max_iter=max_iter, time_limit=time_limit,
+        _, result = train(problem, C, solver, tol=tol, max_iter=max_iter, time_limit=time_limit,
                           random_state=random_state, progress=progress, evaluate=hook, **solver_options)
-        if not result.converged:
-            warnings.warn(f"{solver} stopped by {result.stop_reason} after {result.iterations} iterations "
-                          f"before reaching tol = {tol:g}", ConvergenceWarning, stacklevel=2)
         info = {"solver": solver, "C": float(C), "tol": tol, "iterations": result.iterations,
                 "converged": bool(result.converged), "objective": float(result.f),
                 "train_seconds": result.train_seconds, "extract_seconds": t1 - t0,
