@@ -18,7 +18,7 @@ from .errors import ConvergenceWarning, InvalidInputError
 from .solvers import TABLE, canonical, entry, serving
 from .solvers.base import minimize
 
-__all__ = ["ConvergenceWarning", "DEFAULT_SOLVERS", "DEFAULT_TOL", "DEFAULT_GAP_TOL", "DEFAULT_MAX_ITER",
+__all__ = ["ConvergenceWarning", "DEFAULT_C", "DEFAULT_SOLVERS", "DEFAULT_TOL", "DEFAULT_GAP_TOL", "DEFAULT_MAX_ITER",
            "available_solvers", "default_solver", "problem_kind", "train"]
 
 # The solver used when none is named, per model kind ("tagger": the Maxent tagger's problem);
@@ -28,7 +28,10 @@ DEFAULT_SOLVER = DEFAULT_SOLVERS["maxent"]
 # ||grad f(w)|| <= tol ||grad f(0)|| (LIBLINEAR's 1e-3 is loose on NLP data: docs/decisions/0001)
 DEFAULT_TOL = 1e-4
 DEFAULT_GAP_TOL = 1e-4          # dual solvers on chain / tree problems: relative duality gap
-DEFAULT_MAX_ITER = 1000
+# C (LIBLINEAR scale) and outer iterations when not given, per model kind: the papers' sigma^2 = 10 for
+# taggers and chain models, 0.1 for parsers (Collins et al.'s C' = 10); a parser's iteration is an epoch of EG.
+DEFAULT_C = {"maxent": 1.0, "binary": 1.0, "tagger": 10.0, "chain": 10.0, "tree": 0.1}
+DEFAULT_MAX_ITER = {"maxent": 1000, "binary": 1000, "tagger": 1000, "chain": 1000, "tree": 25}
 LOSSES = ("ll", "mm")
 
 
@@ -58,15 +61,16 @@ def available_solvers(kind=None) -> dict:
     return {name: TABLE[name] for name in (serving(kind) if kind else TABLE)}
 
 
-def train(problem, C: float = 1.0, solver: str | None = None, *, loss: str = "ll", space=None, w0=None,
-          tol: float = DEFAULT_TOL, gap_tol: float | None = None, max_iter: int = DEFAULT_MAX_ITER,
+def train(problem, C: float | None = None, solver: str | None = None, *, loss: str = "ll", space=None, w0=None,
+          tol: float = DEFAULT_TOL, gap_tol: float | None = None, max_iter: int | None = None,
           time_limit=None, random_state=None, progress=False, evaluate=None, callback=None, clock: str = "wall",
           warn=True, info=None, **options):
     """Fit ``problem`` and return (model, Result).
 
     ``C`` is LIBLINEAR's regularization constant (a BinaryProblem already has it
-    inside its per-instance costs and ignores this argument). ``solver`` defaults
-    to :data:`DEFAULT_SOLVERS` of the problem's kind. Primal solvers stop at a
+    inside its per-instance costs and ignores this argument). ``C``, ``solver`` and
+    ``max_iter`` default to :data:`DEFAULT_C`, :data:`DEFAULT_SOLVERS` and
+    :data:`DEFAULT_MAX_ITER` of the problem's kind. Primal solvers stop at a
     relative gradient norm ``tol``; dual solvers on chain / tree problems stop at
     a relative duality gap ``gap_tol`` (default :data:`DEFAULT_GAP_TOL`; their
     primal is not smooth for M3N). ``space``: the feature space of a chain / tree
@@ -79,6 +83,8 @@ def train(problem, C: float = 1.0, solver: str | None = None, *, loss: str = "ll
     """
     kind = problem_kind(problem)
     solver = default_solver(kind) if solver is None else solver
+    C = DEFAULT_C[kind] if C is None else C
+    max_iter = DEFAULT_MAX_ITER[kind] if max_iter is None else max_iter
     name = canonical(solver)
     if loss not in LOSSES:
         raise InvalidInputError(f"loss must be one of {LOSSES}, got {loss!r}")

@@ -122,10 +122,9 @@ def check_options(model, solver):
     check(solver, "tree", "ll" if model == "crf" else "mm")
 
 
-def solve(problem, model="crf", solver="eg", C=1.0, *, max_iter=100, random_state=0, space=None, **options):
+def solve(problem, model="crf", solver="eg", C=1.0, *, random_state=0, space=None, **options):
     """Run one solver on a built TreeProblem through :func:`loglin.training.train`; returns the driver's Result."""
-    return _train(problem, model, solver, C, max_iter=max_iter, random_state=random_state, space=space,
-                  **options)[1]
+    return _train(problem, model, solver, C, random_state=random_state, space=space, **options)[1]
 
 
 def _train(problem, model, solver, C, **options):
@@ -134,12 +133,12 @@ def _train(problem, model, solver, C, **options):
     return train(problem, C, solver, loss="ll" if model == "crf" else "mm", **options)
 
 
-def train_parser(train_sentences, model="crf", solver="eg", C=0.1, *, cutoff=1, dev_sentences=None,
+def train_parser(train_sentences, model="crf", solver="eg", C=None, *, cutoff=1, dev_sentences=None,
                  return_result=False, **options):
     """Train an arc-factored CRF or M3N parser on CoNLL sentences; returns a :class:`ParserModel`.
 
     Non-projective training trees are skipped (counted in ``model.info``). C is
-    in LIBLINEAR scale (Collins et al.'s C' = 1/C); 0.1 was best on a held-out part of the Spanish
+    in LIBLINEAR scale (Collins et al.'s C' = 1/C; default loglin.training.DEFAULT_C["tree"]); 0.1 was best on a held-out part of the Spanish
     training data (its last 300 sentences; re-checked against 0.03, 0.05, 0.2 at 12 EG epochs with the
     final features) as in the paper, whose best was C' = 10. ``dev_sentences`` adds a
     UAS trace (``metric``) per iteration.
@@ -153,7 +152,6 @@ def train_parser(train_sentences, model="crf", solver="eg", C=0.1, *, cutoff=1, 
     if dev_sentences is not None:
         def evaluate(w):
             return uas(dev_sentences, ParserModel(space, w).parse(dev_sentences))["uas"]
-    options.setdefault("max_iter", 100)
     options.setdefault("random_state", 0)
     trained, result = _train(problem, model, solver, C, space=space, evaluate=evaluate,
                              info={"train_sentences": problem.n_sentences, "non_projective_skipped": skipped,

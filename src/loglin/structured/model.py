@@ -111,29 +111,31 @@ class ChainModel:
                    solver=str(meta.get("solver", "")))
 
 
-def train_chain_model(train_sentences, task="chunk", model="crf", solver="lbfgs", C=1.0, *, max_iter=300,
+def train_chain_model(train_sentences, task="chunk", model="crf", solver=None, C=None, *,
                       validation_sentences=None, return_result=False, **options):
     """Train a CRF (``model="crf"``) or M3N (``"m3n"``) chain tagger; returns a :class:`ChainModel`.
 
     ``task`` is "chunk" (tokens ``(word, pos, chunk)``, CoNLL-2000) or "pos"
     (tokens ``(word, tag)``). C is in LIBLINEAR scale (CRFsuite's c2 = 1/(2C),
-    Collins et al.'s C' = 1/C). Builds the problem and calls :func:`loglin.training.train`
+    Collins et al.'s C' = 1/C). ``solver``, ``C`` and ``max_iter`` default to loglin.training's
+    values for chain models. Builds the problem and calls :func:`loglin.training.train`
     (its ``tol``, ``gap_tol``, ``time_limit``, ... apply; dual solvers stop at a relative
     duality gap, primal ones at a relative gradient norm).
     ``validation_sentences`` (labelled) lets SGD pick eta0 by validation error.
     """
     from ..solvers import canonical, check
-    from ..training import train
+    from ..training import DEFAULT_SOLVERS, train
     if model not in MODELS:
         raise InvalidInputError(f"model must be one of {MODELS}, got {model!r}")
     loss = "ll" if model == "crf" else "mm"
+    solver = DEFAULT_SOLVERS["chain"] if solver is None else solver
     check(solver, "chain", loss)
     check_sentences(train_sentences, task)
     problem, space = build_chain_problem(train_sentences, task)
     if canonical(solver) == "sgd" and validation_sentences is not None and "validation" not in options:
         options["validation"] = _error_rate(space, validation_sentences)
     options.setdefault("random_state", 0)
-    trained, result = train(problem, C, solver, loss=loss, space=space, max_iter=max_iter, **options)
+    trained, result = train(problem, C, solver, loss=loss, space=space, **options)
     return (trained, result) if return_result else trained
 
 
