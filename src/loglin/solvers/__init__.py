@@ -35,13 +35,16 @@ class SolverEntry:
     paper: str
     impl: Mapping[str, str]
     needs: tuple = ("fun_grad",)
-    losses: tuple = ("ll",)          # "mm": the max-margin (hinge) objectives, which have no gradient
+    losses: tuple | Mapping = ("ll",)    # per kind if a mapping; "mm": the max-margin (hinge) objectives
     dual: bool = False               # reports a duality gap; on chain / tree problems it stops on gap_tol
     _cache: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def kinds(self) -> tuple:
         return tuple(k for k in KINDS if k in self.impl)
+
+    def losses_for(self, kind: str) -> tuple:
+        return tuple(self.losses.get(kind, ())) if isinstance(self.losses, Mapping) else tuple(self.losses)
 
     def function(self, kind: str) -> Callable[..., Iterator[Step]]:
         """The generator for ``kind`` (imported on first use)."""
@@ -61,6 +64,7 @@ def _flat(module, function, kinds=("maxent", "binary")):
 
 
 CHAIN_EG, TREE = "loglin.structured.eg", "loglin.parsing.solvers"
+STRUCTURED_MM = {"maxent": ("ll",), "binary": ("ll",), "chain": LOSSES, "tree": LOSSES}   # mm on Maxent: eg-mm
 YU = "Yu, Huang & Lin 2011"
 HUANG = "Huang, Hsieh, Chang & Lin, JMLR 2010"
 COLLINS = "Collins, Globerson, Koo, Carreras & Bartlett 2008 (JMLR)"
@@ -92,11 +96,11 @@ TABLE: dict[str, SolverEntry] = {e.name: e for e in (
     SolverEntry("eg", "online exponentiated gradient on the dual: randomized order on LR / Maxent, part-based on "
                 "CRF / M3N chains and parsers", f"{YU}, Algorithm 8; Collins et al. 2008, Figures 2-3, sections 7-8",
                 {**_flat("eg", "eg"), "chain": f"{CHAIN_EG}:chain_eg", "tree": f"{TREE}:tree_eg"},
-                losses=LOSSES, dual=True),
+                losses=STRUCTURED_MM, dual=True),
     SolverEntry("eg-batch", "batch EG on the dual (all examples per step): Maxent (LLEG-Batch), CRF / M3N chains "
                 "and parsers", "Collins et al. 2008, Figure 1",
                 {"maxent": f"{FLAT}eg_multiclass:eg_batch", "chain": f"{CHAIN_EG}:chain_eg_batch",
-                 "tree": f"{TREE}:tree_eg_batch"}, losses=LOSSES, dual=True),
+                 "tree": f"{TREE}:tree_eg_batch"}, losses=STRUCTURED_MM, dual=True),
     SolverEntry("eg-ll", "eg with Collins et al.'s defaults: eta_ini chosen on 10% of the data, maxTrial 30, 1% of "
                 "each block off the observed labels at the start", COLLINS + ", Figure 2, section 7",
                 _flat("eg_multiclass", "eg_ll", ("maxent",)), dual=True),
@@ -135,7 +139,7 @@ def entry(name: str) -> SolverEntry:
 
 def serving(kind: str, loss: str | None = None) -> list[str]:
     """Names of the solvers that serve ``kind`` (and ``loss``, if given), in table order."""
-    return [n for n, e in TABLE.items() if kind in e.impl and (loss is None or loss in e.losses)]
+    return [n for n, e in TABLE.items() if kind in e.impl and (loss is None or loss in e.losses_for(kind))]
 
 
 def listed() -> list[tuple[str, SolverEntry]]:
@@ -149,7 +153,7 @@ def check(name: str, kind: str, loss: str = "ll") -> SolverEntry:
     if kind not in e.impl:
         raise InvalidInputError(f"solver {name!r} does not serve {kind} models (it serves {', '.join(e.kinds)}); "
                                 f"solvers for {kind} models: {', '.join(serving(kind))}")
-    if loss not in e.losses:
+    if loss not in e.losses_for(kind):
         what = "needs a differentiable objective" if loss == "mm" else "trains max-margin (mm) objectives only"
         raise InvalidInputError(f"solver {name!r} {what}: for {kind} models with loss {loss!r} use "
                                 f"{', '.join(serving(kind, loss))}")

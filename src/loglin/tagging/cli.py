@@ -178,12 +178,14 @@ def _train(args) -> int:
 
 def train_tagger(args) -> int:
     """Train the model that ``args`` (the tag train options, shared training options included) describe."""
+    from ..solvers import check
     kind = "tagger" if args.model == "maxent" else "chain"
     C = regularization(args, kind)
+    args.solver = args.solver or DEFAULT_SOLVERS[kind]
+    check(args.solver, "maxent" if kind == "tagger" else "chain", "mm" if args.model == "m3n" else "ll")
     sentences = _read_gold(args.train, args.format, args.task, args.split)
     if kind == "chain":
         return _train_chain(args, C, sentences)
-    args.solver = args.solver or DEFAULT_SOLVERS["tagger"]
     tagger = Tagger.train(sentences, args.task, C=C, solver=args.solver, cutoff=args.cutoff,
                           rare_threshold=args.rare_threshold, beam=args.beam, tag_dictionary=args.tag_dictionary,
                           iob_constraint=args.iob_constraint, all_pairs=args.all_pairs,
@@ -214,7 +216,6 @@ def _score_text(task, s):
 def _train_chain(args, C, sentences) -> int:
     """CRF / M3N chain models (loglin.structured) behind the same command."""
     from ..structured.model import train_chain_model
-    args.solver = args.solver or DEFAULT_SOLVERS["chain"]
     options = training_keywords(args, "chain", args.solver)
     if args.eta != "auto":
         options.setdefault("eta", float(args.eta))
