@@ -289,8 +289,8 @@ def cmd_solvers(args):
     """The solver table: every solver, the model kinds it serves, its paper (aliases are not listed)."""
     from .solvers import listed
     from .training import DEFAULT_SOLVERS
-    rows = [{"name": name, "kinds": list(e.kinds), "losses": sorted({x for k in e.kinds for x in e.losses_for(k)}), "summary": e.summary,
-             "paper": e.paper, "needs": list(e.needs),
+    rows = [{"name": name, "kinds": list(e.kinds), "losses": sorted({x for k in e.kinds for x in e.losses_for(k)}),
+             "summary": e.summary, "paper": e.paper, "needs": list(e.needs),
              "default_for": [k for k, v in DEFAULT_SOLVERS.items() if v == name]} for name, e in listed()]
     if args.json:
         print(json.dumps(rows))

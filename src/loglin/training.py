@@ -104,9 +104,10 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
         last = result.trace.records[-1] if result.trace.records else {}
         measure = (f"relative duality gap {_rel_gap(last):.2e}" if stop_on_gap
                    else f"||grad|| / ||grad(0)|| = {last.get('rel_grad', float('nan')):.2e}")
+        others = [s for s in serving(kind, loss) if s != name][:4]
         warnings.warn(f"{solver} stopped by {result.stop_reason} after {result.iterations} iterations with "
                       f"{measure} above its tolerance. Increase max_iter (or the time limit), loosen the "
-                      f"tolerance, or try another solver ({', '.join([s for s in serving(kind, loss) if s != name][:4])}).",
+                      f"tolerance, or try another solver ({', '.join(others)}).",
                       ConvergenceWarning, stacklevel=2)
     return _model(problem, kind, objective, result, solver, C, loss, space, info), result
 

@@ -133,17 +133,18 @@ def _train(problem, model, solver, C, **options):
     return train(problem, C, solver, loss="ll" if model == "crf" else "mm", **options)
 
 
-def train_parser(train_sentences, model="crf", solver="eg", C=None, *, cutoff=1, dev_sentences=None,
+def train_parser(train_sentences, model="crf", solver=None, C=None, *, cutoff=1, dev_sentences=None,
                  return_result=False, **options):
     """Train an arc-factored CRF or M3N parser on CoNLL sentences; returns a :class:`ParserModel`.
 
-    Non-projective training trees are skipped (counted in ``model.info``). C is
-    in LIBLINEAR scale (Collins et al.'s C' = 1/C; default loglin.training.DEFAULT_C["tree"]); 0.1 was best on a held-out part of the Spanish
-    training data (its last 300 sentences; re-checked against 0.03, 0.05, 0.2 at 12 EG epochs with the
-    final features) as in the paper, whose best was C' = 10. ``dev_sentences`` adds a
+    Non-projective training trees are skipped (counted in ``model.info``). C is in LIBLINEAR scale
+    (Collins et al.'s C' = 1/C); ``solver``, ``C`` and ``max_iter`` default to loglin.training's values for
+    tree models (docs/decisions/0001). ``dev_sentences`` adds a
     UAS trace (``metric``) per iteration.
     """
+    from ..training import DEFAULT_SOLVERS
     from .problem import build_tree_problem
+    solver = DEFAULT_SOLVERS["tree"] if solver is None else solver
     check_options(model, solver)
     start = time.perf_counter()
     problem, space, skipped = build_tree_problem(train_sentences, cutoff=cutoff)

@@ -14,7 +14,7 @@ problem is EG on that structure; ``eg-batch`` is batch EG on any structure.
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator, Mapping
 
 from ..errors import InvalidInputError
@@ -181,7 +181,11 @@ class _Table(dict):
     """``SOLVERS``: the old name -> entry mapping, aliases included (``SOLVERS[name].func``)."""
 
     def __missing__(self, name):
-        return TABLE[canonical(name)]
+        e = TABLE[canonical(name)]
+        kind = name.partition("-")[0]
+        if kind in ("chain", "tree"):           # an old structure-prefixed name: that structure's implementation
+            return replace(e, impl={kind: e.impl[kind]})
+        return e
 
     def __contains__(self, name):
         return name in TABLE or name in ALIASES
