@@ -20,7 +20,6 @@ from ..structured.eg import check_state, eg_batch, eg_online
 from .dual import TreeDualState
 from .objective import TreeObjective
 
-KINDS = ("tree",)
 ETA0_GRID = (1.0, 0.1, 0.01, 0.001, 0.0001)
 
 

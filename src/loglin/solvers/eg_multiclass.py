@@ -25,8 +25,6 @@ from ..structured import eg as _eg
 from ..structured.multiclass import MaxMarginObjective, MulticlassDualState, require_plain_regularizer
 from .eg import eg
 
-PAPER = "Collins, Globerson, Koo, Carreras & Bartlett 2008 (JMLR)"
-
 
 def _state(objective, state, loss, method):
     wanted = MaxentObjective if loss == "ll" else MaxMarginObjective

@@ -31,7 +31,6 @@ from ..kernels.maxent import decision_rows
 from .base import Step
 
 NEWTON_TOL = 1e-5          # |A_t'(z_t)| <= 1e-5, section 5.1 (papers' scale)
-PAPER = "Huang, Hsieh, Chang & Lin, JMLR 2010"
 
 
 # ====================================================================== Table 1

@@ -30,7 +30,7 @@ import numpy as np
 
 from ..kernels import scaling as ks
 from .base import objective_kind
-from .iterative_scaling import PAPER, SequentialData, sequential_update
+from .iterative_scaling import SequentialData, sequential_update
 
 BETA = 0.5
 GAMMA_BINARY = 0.001      # 0/1 features, section 5.1
