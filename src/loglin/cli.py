@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
+from .cli_options import regularization, report, training_keywords, training_options
 from .errors import LoglinError
 from .outputs import check_writable
 
@@ -29,28 +30,6 @@ SCALE_HELP = ("-C is LIBLINEAR's scale (1/2||w||^2 + C*sum loss); --sigma2 S is 
               "is --sigma2 10, i.e. sigma^2 = 10*l in their normalized eq. 3).")
 
 DATA_FORMATS = ("svmlight", "events", "conll2000-chunk", "conll2000-pos", "brown")
-
-
-def _add_regularization(p):
-    g = p.add_mutually_exclusive_group()
-    g.add_argument("-C", dest="C", type=float, default=None, help="regularization constant (LIBLINEAR scale); default 1")
-    g.add_argument("--sigma2", type=float, default=None, help="Gaussian prior variance; same as -C S")
-
-
-def _add_solver_options(p, default_tol=1e-3):
-    p.add_argument("--solver", default=None, help="solver name (see `loglin solvers`); default tron")
-    _add_regularization(p)
-    p.add_argument("--tol", type=float, default=default_tol,
-                   help="stop when ||grad f(w)|| <= tol * ||grad f(0)|| (LIBLINEAR's relative rule); default %(default)g")
-    p.add_argument("--max-iter", type=int, default=1000, help="maximum outer iterations; default %(default)s")
-    p.add_argument("--time-limit", type=float, default=None, help="stop after this many training seconds")
-    p.add_argument("--trace", type=Path, default=None, help="write the per-iteration trace to FILE.csv or FILE.json")
-    p.add_argument("--seed", type=int, default=0, help="random seed (coordinate order, SGD, EG); default 0")
-    p.add_argument("-O", "--option", action="append", default=[], metavar="KEY=VALUE",
-                   help="a solver option, repeatable; e.g. -O order=blocks for eg (a wrong name lists the "
-                        "solver's options)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument("--json", action="store_true", help="print one JSON object with the results")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -62,8 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"loglin {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    p = sub.add_parser("train", help="train a model from a data file",
-                       description="Train a Maxent (multinomial) or binary logistic regression model.\n\n"
+    p = sub.add_parser("train", help="train a model from a data file", parents=[training_options()],
+                       description="Train a Maxent (multinomial) or binary logistic regression model, or a Maxent "
+                                   "tagger from a tagging corpus (as `loglin tag train`).\n\n"
                                    + SCALE_HELP + "\n\nWith --json prints {solver, objective (in the -C scale), "
                                    "grad_norm, iterations, train_seconds, converged, stop_reason, ...}.",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -78,10 +58,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bias", type=float, nargs="?", const=1.0, default=0.0,
                    help="append a constant feature of value B (default 1 when given without a value)")
     p.add_argument("--no-regularize-bias", action="store_true", help="leave the bias weight unregularized")
-    p.add_argument("--cutoff", type=int, default=1, help="events: drop predicates seen in fewer events; default 1")
+    p.add_argument("--cutoff", type=int, default=None,
+                   help="events and tagging corpora: drop predicates seen in fewer events; default 1")
     p.add_argument("--all-pairs", action="store_true",
-                   help="events: a feature for every (predicate, label) pair, not only pairs seen in training")
-    _add_solver_options(p)
+                   help="events: a feature for every (predicate, label) pair, not only pairs seen in training "
+                        "(tagging corpora: the task's default unless given)")
 
     p = sub.add_parser("predict", help="predict labels (or probabilities) for a data file")
     p.add_argument("model", type=Path)
@@ -101,7 +82,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("model", type=Path)
     p.add_argument("--json", action="store_true")
 
-    sub.add_parser("solvers", help="list the solvers and the papers they come from")
+    p = sub.add_parser("solvers", help="list the solvers, the model kinds they serve and their papers")
+    p.add_argument("--json", action="store_true", help="print one JSON list of {name, kinds, summary, paper, ...}")
 
     p = sub.add_parser("demo", help="train a Maxent chunker on the bundled CoNLL-2000 slice and plot convergence")
     p.add_argument("--out", type=Path, default=Path("loglin-demo"), help="output folder; default %(default)s")
@@ -137,72 +119,26 @@ def build_parser() -> argparse.ArgumentParser:
 # ---------------------------------------------------------------- commands
 
 
-def _regularization(args) -> float:
-    C = args.sigma2 if args.sigma2 is not None else (args.C if args.C is not None else 1.0)
-    if not np.isfinite(C) or C <= 0:
-        raise LoglinError(f"the regularization constant must be positive, got {C}")
-    return float(C)
-
-
-def _progress(args):
-    return not args.quiet and sys.stderr.isatty()
-
-
-def option_value(text):
-    """A solver option's value from text: an int, else a float, else the string itself."""
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
-
-
-def _solver_options(args, solver):
-    """-O KEY=VALUE pairs as keyword options of ``solver`` (numbers parsed), checked against its signature."""
-    import inspect
-
-    from .solvers.base import SOLVERS, _load_all_solvers
-    options = {}
-    for item in getattr(args, "option", None) or ():
-        key, sep, text = item.partition("=")
-        if not sep or not key.strip():
-            raise LoglinError(f"-O/--option takes KEY=VALUE, got {item!r}")
-        options[key.strip()] = option_value(text)
-    if options:
-        _load_all_solvers()
-        if solver not in SOLVERS:
-            raise LoglinError(f"unknown solver {solver!r}; see `loglin solvers`")
-        params = list(inspect.signature(SOLVERS[solver].func).parameters.values())[3:]   # after objective, w, rng
-        if not any(q.kind is q.VAR_KEYWORD for q in params):
-            names = [q.name for q in params]
-            unknown = sorted(set(options) - set(names))
-            if unknown:
-                raise LoglinError(f"solver {solver!r} has no option {', '.join(unknown)}; its options: "
-                                  f"{', '.join(names) or 'none'}")
-    return options
-
-
 def cmd_train(args):
     check_writable(args.output, args.trace)
-    from .training import DEFAULT_SOLVER, train
+    from .training import default_solver, train
     if args.format in ("conll2000-chunk", "conll2000-pos", "brown"):
         return _train_tagger(args)
-    C = _regularization(args)
-    solver = args.solver or DEFAULT_SOLVER
-    options = _solver_options(args, solver)
+    problem_kind = "binary" if args.model == "lr" else "maxent"
+    C = regularization(args, problem_kind)
     problem, kind = _training_problem(args, C)
-    model, result = train(problem, C, solver, tol=args.tol, max_iter=args.max_iter, time_limit=args.time_limit,
-                          random_state=args.seed, progress=_progress(args), warn=False,
-                          info={"data_format": args.format, "kind": kind}, **options)
+    problem_kind = "binary" if kind == "lr" else "maxent"
+    solver = args.solver or default_solver(problem_kind)
+    model, result = train(problem, C, solver, warn=False, info={"data_format": args.format, "kind": kind},
+                          **training_keywords(args, problem_kind, solver))
     model.save(args.output)
     if args.trace:
         result.trace.save(args.trace)
-    report = {"solver": solver, "model": kind, "C": C, "objective": result.f, "grad_norm": result.grad_norm,
-              "iterations": result.iterations, "train_seconds": result.train_seconds,
-              "converged": result.converged, "stop_reason": result.stop_reason, "model_file": str(args.output)}
-    _report(args, report, f"trained {kind} with {solver}: objective {result.f:.8g}, "
-                          f"{result.iterations} iterations, {result.train_seconds:.2f} s ({result.stop_reason})")
+    report(args, {"solver": solver, "model": kind, "C": C, "objective": result.f, "grad_norm": result.grad_norm,
+                  "iterations": result.iterations, "train_seconds": result.train_seconds,
+                  "converged": result.converged, "stop_reason": result.stop_reason, "model_file": str(args.output)},
+           f"trained {kind} with {solver}: objective {result.f:.8g}, {result.iterations} iterations, "
+           f"{result.train_seconds:.2f} s ({result.stop_reason})")
     if not result.converged:
         print(f"loglin: warning: {result.advice}", file=sys.stderr)
     return 0
@@ -221,7 +157,7 @@ def _training_problem(args, C):
             ev.contexts = [list(c) + ["<bias>"] for c in ev.contexts]
             if ev.values is not None:
                 ev.values = [list(v) + [bias] for v in ev.values]
-        return problem_from_events(ev.labels, ev.contexts, ev.values, cutoff=args.cutoff,
+        return problem_from_events(ev.labels, ev.contexts, ev.values, cutoff=args.cutoff or 1,
                                    all_pairs=args.all_pairs), "maxent"
     X, y = read_svmlight(args.data)
     n_classes = len(np.unique(y))
@@ -249,8 +185,8 @@ def _load_inputs(model, path, fmt):
 
 
 def _load_model(path):
-    from .model import LinearModel
-    return LinearModel.load(path)
+    from .model_io import load_model
+    return load_model(path)
 
 
 def _gold_as_model_labels(model, y):
@@ -262,26 +198,25 @@ def _gold_as_model_labels(model, y):
         return y.astype(str)
 
 
-def _tagger_model(args, command):
-    """A tagger model given to predict/evaluate: hand over to `loglin tag`."""
-    from .model_io import model_format
-    if model_format(args.model) != "loglin-tagger":
-        return None
-    from .tagging.cli import tag_main
-    argv = [command, str(args.model), str(args.data)]
-    if command == "evaluate" and args.json:
-        argv.append("--json")
-    if command == "run" and args.output:
-        argv += ["-o", str(args.output)]
-    return tag_main(argv)
+def _family(model) -> str:
+    """'linear', 'tagging' (Maxent tagger or chain CRF / M3N) or 'parser'."""
+    from .model import LinearModel
+    from .parsing.model import ParserModel
+    return "linear" if isinstance(model, LinearModel) else "parser" if isinstance(model, ParserModel) else "tagging"
 
 
 def cmd_predict(args):
     check_writable(args.output)
-    code = _tagger_model(args, "run")
-    if code is not None:
-        return code
     model = _load_model(args.model)
+    family = _family(model)
+    if family == "tagging":
+        from .tagging.cli import run_model
+        run_model(model, args.data, output=args.output)
+        return 0
+    if family == "parser":
+        from .parsing.cli import run_model
+        run_model(model, args.data, args.output)
+        return 0
     X, _ = _load_inputs(model, args.data, args.format)
     pred = model.predict(X)
     lines = []
@@ -301,10 +236,14 @@ def cmd_predict(args):
 
 
 def cmd_evaluate(args):
-    code = _tagger_model(args, "evaluate")
-    if code is not None:
-        return code
     model = _load_model(args.model)
+    family = _family(model)
+    if family != "linear":
+        from .parsing.cli import evaluate_model as parser_scores
+        from .tagging.cli import evaluate_model as tagging_scores
+        report, text = tagging_scores(model, args.data) if family == "tagging" else parser_scores(model, args.data)
+        _report(args, {"model": str(args.model), **report}, text)
+        return 0
     X, y = _load_inputs(model, args.data, args.format)
     start = time.perf_counter()
     pred = model.predict(X)
@@ -320,27 +259,28 @@ def cmd_evaluate(args):
     return 0
 
 
-def cmd_info(args):
-    from .model_io import model_format
-    if model_format(args.model) == "loglin-tagger":
-        from .tagging.tagger import Tagger
-        tagger = Tagger.load(args.model)
-        info = {"kind": "tagger", "task": tagger.task, "n_labels": len(tagger.labels),
-                "labels": tagger.labels[:50], "beam": tagger.beam, **tagger.info}
-        print(json.dumps(info, default=str) if args.json else "\n".join(f"{k}: {v}" for k, v in info.items()))
-        return 0
-    if model_format(args.model) == "loglin-parser":
-        from .parsing.model import ParserModel
-        parser = ParserModel.load(args.model)
-        info = {"kind": "parser", "model": parser.model, "solver": parser.solver, "C": parser.C,
-                "cutoff": parser.space.cutoff, "n_features": parser.space.n_features,
-                "nonzero_weights": int(np.count_nonzero(parser.w)), **parser.info}
-        print(json.dumps(info, default=str) if args.json else "\n".join(f"{k}: {v}" for k, v in info.items()))
-        return 0
-    model = _load_model(args.model)
-    info = {"kind": model.kind, "labels": [str(c) for c in model.labels[:50]], "n_labels": len(model.labels),
+def model_info(model) -> dict:
+    """What `loglin info` shows of a model of any kind."""
+    from .structured.model import ChainModel
+    from .tagging.tagger import Tagger
+    if isinstance(model, Tagger):
+        return {"kind": "tagger", "task": model.task, "n_labels": len(model.labels), "labels": model.labels[:50],
+                "beam": model.beam, **model.info}
+    if isinstance(model, ChainModel):
+        return {"kind": "chain", "model": model.model, "task": model.space.task, "solver": model.solver,
+                "C": model.C, "n_labels": len(model.labels), "labels": [str(c) for c in model.labels[:50]],
+                "n_weights": int(model.w.size), "nonzero_weights": int(np.count_nonzero(model.w))}
+    if _family(model) == "parser":
+        return {"kind": "parser", "model": model.model, "solver": model.solver, "C": model.C,
+                "cutoff": model.space.cutoff, "n_features": model.space.n_features,
+                "nonzero_weights": int(np.count_nonzero(model.w)), **model.info}
+    return {"kind": model.kind, "labels": [str(c) for c in model.labels[:50]], "n_labels": len(model.labels),
             "n_inputs": model.n_inputs, "n_weights": int(model.w.size), "bias": model.bias,
             "nonzero_weights": int(np.count_nonzero(model.w)), **model.info}
+
+
+def cmd_info(args):
+    info = model_info(_load_model(args.model))
     if args.json:
         print(json.dumps(info, default=str))
     else:
@@ -350,9 +290,18 @@ def cmd_info(args):
 
 
 def cmd_solvers(args):
-    from .training import available_solvers
-    for name, info in available_solvers().items():
-        print(f"{name:12s} [{', '.join(info.kinds)}] {info.summary}" + (f"  ({info.paper})" if info.paper else ""))
+    """The solver table: every solver, the model kinds it serves, its paper (aliases are not listed)."""
+    from .solvers import listed
+    from .training import DEFAULT_SOLVERS
+    rows = [{"name": name, "kinds": list(e.kinds), "losses": sorted({x for k in e.kinds for x in e.losses_for(k)}),
+             "summary": e.summary, "paper": e.paper, "needs": list(e.needs),
+             "default_for": [k for k, v in DEFAULT_SOLVERS.items() if v == name]} for name, e in listed()]
+    if args.json:
+        print(json.dumps(rows))
+        return 0
+    for r in rows:
+        default = f"  (default for {', '.join(r['default_for'])})" if r["default_for"] else ""
+        print(f"{r['name']:14s}[{', '.join(r['kinds'])}]{default}\n{'':14s}{r['summary']}\n{'':14s}{r['paper']}")
     return 0
 
 
@@ -444,23 +393,20 @@ def _experiment_options(args, experiment):
 
 
 def _train_tagger(args):
-    from .tagging.cli import tag_main
-    if getattr(args, "option", None):
-        raise LoglinError("-O/--option applies to svmlight and events data; tagging corpora train through "
-                          "`loglin tag train`, which takes its own options")
-    task = "chunk" if args.format == "conll2000-chunk" else "pos"
-    fmt = "brown" if args.format == "brown" else "conll2000"
-    argv = ["train", "--task", task, "--format", fmt, str(args.data), "-o", str(args.output),
-            "--tol", str(args.tol), "--max-iter", str(args.max_iter)]
-    if args.solver:
-        argv += ["--solver", args.solver]
-    if args.sigma2 is not None or args.C is not None:
-        argv += ["-C", str(_regularization(args))]
-    if args.json:
-        argv.append("--json")
-    argv += [*(["--time-limit", str(args.time_limit)] if args.time_limit is not None else []),
-             *(["--trace", str(args.trace)] if args.trace is not None else []), *(["--quiet"] if args.quiet else [])]
-    return tag_main(argv)
+    """A tagging corpus given to `loglin train`: the same training as `loglin tag train`, on the same options."""
+    from .tagging.cli import train_tagger
+    from .tagging.tagger import DEFAULT_BEAM
+    if args.model == "lr":
+        raise LoglinError("--model lr needs svmlight data; tagging corpora train a Maxent tagger")
+    defaults = {"rare_threshold": None, "beam": DEFAULT_BEAM, "tag_dictionary": False, "iob_constraint": None,
+                "test": None, "split": None, "eta": "auto"}
+    for name, value in defaults.items():
+        setattr(args, name, value)
+    args.model = "maxent"
+    args.task = "chunk" if args.format == "conll2000-chunk" else "pos"
+    args.train, args.format = args.data, "brown" if args.format == "brown" else "conll2000"
+    args.all_pairs = True if args.all_pairs else None
+    return train_tagger(args)
 
 
 def _report(args, report, text):

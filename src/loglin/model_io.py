@@ -102,3 +102,23 @@ def model_format(path) -> str:
     if not isinstance(fmt, str):
         raise ModelFormatError(f"{path}: not a loglin model (no metadata)")
     return fmt
+
+
+# format name -> "module:class" whose ``load(path)`` reads it (imported only for the format asked for)
+MODEL_CLASSES = {"loglin-linear": "loglin.model:LinearModel", "loglin-tagger": "loglin.tagging.tagger:Tagger",
+                 "loglin-chain": "loglin.structured.model:ChainModel",
+                 "loglin-parser": "loglin.parsing.model:ParserModel"}
+
+
+def load_model(path):
+    """Any loglin model file: a LinearModel (Maxent / LR), a Tagger, a ChainModel (CRF / M3N) or a ParserModel.
+
+    The file's declared format picks the class; every one is read through :func:`load_npz_model`.
+    """
+    import importlib
+    fmt = model_format(path)
+    if fmt not in MODEL_CLASSES:
+        raise ModelFormatError(f"{path}: unknown model format {fmt!r}; this loglin reads "
+                               f"{', '.join(MODEL_CLASSES)}")
+    module, _, name = MODEL_CLASSES[fmt].partition(":")
+    return getattr(importlib.import_module(module), name).load(path)

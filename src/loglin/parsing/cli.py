@@ -1,7 +1,7 @@
 """``loglin parse``: train, evaluate and run arc-factored dependency parsers (Collins et al. 2008, section 8).
 
     loglin parse train TRAIN -o MODEL [--model crf|m3n] [--solver eg|eg-batch|lbfgs|sgd|cutting-plane]
-                       [-C C | --sigma2 S] [--max-iter N] [--time-limit SEC] [--dev FILE] [--cutoff K]
+                       [--dev FILE] [--cutoff K] [the training options of `loglin train`: -C, --tol, ...]
     loglin parse evaluate MODEL TEST [--json]
     loglin parse MODEL INPUT [-o OUT]            (also: loglin parse run MODEL INPUT)
 
@@ -18,13 +18,12 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 
 from ..errors import InvalidInputError
 from ..outputs import check_writable
 
 SUBCOMMANDS = ("train", "evaluate", "run")
-DEFAULT_C, DEFAULT_SOLVER, DEFAULT_MAX_ITER, DEFAULT_CUTOFF = 0.1, "eg", 25, 1
+DEFAULT_CUTOFF = 1
 _TOKEN_ID = re.compile(r"\d+")
 
 
@@ -68,76 +67,88 @@ def write_with_heads(path, out, heads) -> None:
 
 def _train(args):
     check_writable(args.output)
-    from .model import train_parser
-    C = args.sigma2 if args.sigma2 is not None else args.C
-    if not np.isfinite(C) or C <= 0:
-        raise InvalidInputError(f"the regularization constant must be positive, got {C}")
+    from ..cli_options import regularization, report, training_keywords
+    from ..training import DEFAULT_SOLVERS
+    from .model import check_options, train_parser
+    C = regularization(args, "tree")
+    solver = args.solver or DEFAULT_SOLVERS["tree"]
+    check_options(args.model, solver)
     train = _read(args.train)
     dev = _read(args.dev) if args.dev else None
     start = time.perf_counter()
-    model = train_parser(train, model=args.model, solver=args.solver, C=C, cutoff=args.cutoff,
-                         dev_sentences=dev, max_iter=args.max_iter, time_limit=args.time_limit,
-                         random_state=args.seed, progress=not args.quiet and sys.stderr.isatty())
+    model, result = train_parser(train, model=args.model, solver=solver, C=C, cutoff=args.cutoff,
+                                 dev_sentences=dev, return_result=True, **training_keywords(args, "tree", solver))
     seconds = time.perf_counter() - start
     model.save(args.output)
+    if args.trace is not None:
+        result.trace.save(args.trace)
     info = model.info
-    if not args.quiet:
-        print(f"trained a {args.model.upper()} parser with {args.solver} (C = {C:g}) on {info['train_sentences']} "
-              f"sentences ({info['non_projective_skipped']} non-projective trees skipped), "
-              f"{info['n_features']} features, {info['iterations']} iterations, "
-              f"training {info['train_seconds']:.1f} s, total {seconds:.1f} s -> {args.output}")
-        if dev is not None:
-            r = model.evaluate(dev)
-            print(f"dev UAS {r['uas']:.2f}%  without punctuation {r['uas_no_punct']:.2f}%")
+    summary = {"model_file": str(args.output), "model": args.model, "solver": solver, "C": C,
+               "objective": result.f, "converged": bool(result.converged), "seconds": seconds, **info}
+    text = (f"trained a {args.model.upper()} parser with {solver} (C = {C:g}) on {info['train_sentences']} "
+            f"sentences ({info['non_projective_skipped']} non-projective trees skipped), "
+            f"{info['n_features']} features, {info['iterations']} iterations, "
+            f"training {info['train_seconds']:.1f} s, total {seconds:.1f} s -> {args.output}")
+    if dev is not None:
+        r = model.evaluate(dev)
+        summary["dev"] = {k: r[k] for k in ("uas", "uas_no_punct")}
+        text += f"\ndev UAS {r['uas']:.2f}%  without punctuation {r['uas_no_punct']:.2f}%"
+    report(args, summary, text)
     return 0
 
 
 def _evaluate(args):
-    from .model import ParserModel
-    model = ParserModel.load(args.model)
-    result = model.evaluate(_read(args.test))
-    if args.json:
-        print(json.dumps(result, indent=2))
-    else:
-        print(f"UAS {result['uas']:.2f}%  without punctuation {result['uas_no_punct']:.2f}%  "
-              f"({result['sentences']} sentences, {result['tokens']} tokens, "
-              f"{result['sentences_per_second']:.0f} sentences/s)")
+    from ..model_io import load_model
+    result, text = evaluate_model(load_model(args.model), args.test)
+    print(json.dumps(result, indent=2) if args.json else text)
     return 0
+
+
+def evaluate_model(model, path) -> tuple[dict, str]:
+    """(UAS scores, one line of text) of a ParserModel on the gold treebank ``path``."""
+    result = _parser_model(model).evaluate(_read(path))
+    return result, (f"UAS {result['uas']:.2f}%  without punctuation {result['uas_no_punct']:.2f}%  "
+                    f"({result['sentences']} sentences, {result['tokens']} tokens, "
+                    f"{result['sentences_per_second']:.0f} sentences/s)")
 
 
 def _run(args):
     check_writable(args.output)
-    from ..data._files import open_text_for_write
-    from .model import ParserModel
-    model = ParserModel.load(args.model)
-    heads = model.parse(_read(args.input))
-    if args.output is None:
-        write_with_heads(args.input, sys.stdout, heads)
-    else:
-        with open_text_for_write(args.output) as out:
-            write_with_heads(args.input, out, heads)
+    from ..model_io import load_model
+    run_model(load_model(args.model), args.input, args.output)
     return 0
 
 
+def run_model(model, path, output=None) -> None:
+    """Parse the CoNLL file ``path``; write it with the predicted heads to ``output`` or standard output."""
+    from ..data._files import open_text_for_write
+    heads = _parser_model(model).parse(_read(path))
+    if output is None:
+        write_with_heads(path, sys.stdout, heads)
+    else:
+        with open_text_for_write(output) as out:
+            write_with_heads(path, out, heads)
+
+
+def _parser_model(model):
+    from .model import ParserModel
+    if not isinstance(model, ParserModel):
+        raise InvalidInputError(f"not a parser model: a {type(model).__name__}")
+    return model
+
+
 def build_parser() -> argparse.ArgumentParser:
+    from ..cli_options import training_options
     parser = argparse.ArgumentParser(prog="loglin parse", description="arc-factored dependency parsing "
                                      "(CRF / M3N trained by EG, L-BFGS, SGD or cutting planes)")
     sub = parser.add_subparsers(dest="command")
-    p = sub.add_parser("train", help="train a parser on a CoNLL-X / CoNLL-U treebank")
+    p = sub.add_parser("train", help="train a parser on a CoNLL-X / CoNLL-U treebank", parents=[training_options()])
     p.add_argument("train", type=Path)
     p.add_argument("-o", "--output", type=Path, required=True, help="model file to write")
     p.add_argument("--model", choices=("crf", "m3n"), default="crf")
-    p.add_argument("--solver", choices=("eg", "eg-batch", "lbfgs", "sgd", "cutting-plane"), default=DEFAULT_SOLVER)
-    p.add_argument("-C", "--C", dest="C", type=float, default=DEFAULT_C,
-                   help="regularization constant, LIBLINEAR scale (Collins et al.'s C' = 1/C); default %(default)s")
-    p.add_argument("--sigma2", type=float, default=None, help="same as -C")
-    p.add_argument("--max-iter", type=int, default=DEFAULT_MAX_ITER, help="outer iterations; default %(default)s")
-    p.add_argument("--time-limit", type=float, default=None, help="seconds of training")
     p.add_argument("--dev", type=Path, default=None, help="held-out treebank: UAS trace and final dev UAS")
     p.add_argument("--cutoff", type=int, default=DEFAULT_CUTOFF,
                    help="keep features seen on >= K gold arcs; default %(default)s")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--quiet", action="store_true")
     p = sub.add_parser("evaluate", help="unlabeled attachment score on a gold treebank")
     p.add_argument("model", type=Path)
     p.add_argument("test", type=Path)

@@ -24,8 +24,7 @@ from .features import ArcFeatureSpace
 
 FORMAT, VERSION = "loglin-parser", 1
 MODELS = ("crf", "m3n")
-SOLVER_NAMES = {"lbfgs": "lbfgs", "sgd": "tree-sgd", "eg": "tree-eg", "eg-batch": "tree-eg-batch",
-                "cutting-plane": "tree-cutting-plane"}
+SOLVER_NAMES = ("eg", "eg-batch", "lbfgs", "sgd", "cutting-plane")     # the table's solvers for tree models
 PUNCT_TAGS = {"punct", "punc", "f", "."}   # UPOS PUNCT, Spanish CoNLL 'F*' (checked on the first letter), PTB '.'
 
 
@@ -116,44 +115,36 @@ class ParserModel:
 
 
 def check_options(model, solver):
+    """One error for a model name or a solver that cannot train it (the solver table decides)."""
+    from ..solvers import check
     if model not in MODELS:
         raise InvalidInputError(f"model must be one of {MODELS}, got {model!r}")
-    if solver not in SOLVER_NAMES:
-        raise InvalidInputError(f"solver must be one of {sorted(SOLVER_NAMES)}, got {solver!r}")
-    if model == "m3n" and solver in ("lbfgs", "sgd"):
-        raise InvalidInputError(f"{solver} needs a differentiable objective: train M3N with eg, eg-batch or "
-                                "cutting-plane")
-    if model == "crf" and solver == "cutting-plane":
-        raise InvalidInputError("cutting-plane trains M3N; train a CRF with eg, eg-batch, lbfgs or sgd")
+    check(solver, "tree", "ll" if model == "crf" else "mm")
 
 
-def solve(problem, model="crf", solver="eg", C=1.0, *, tol=1e-4, gap_tol=1e-4, max_iter=100, time_limit=None,
-          random_state=0, progress=False, evaluate=None, clock="wall", **options):
-    """Run one solver on a built TreeProblem; returns the driver's Result."""
-    from ..solvers.base import minimize
-    from ..structured.eg import collins_annealing
-    from . import solvers  # noqa: F401  (register the tree solvers)
+def solve(problem, model="crf", solver="eg", C=1.0, *, random_state=0, space=None, **options):
+    """Run one solver on a built TreeProblem through :func:`loglin.training.train`; returns the driver's Result."""
+    return _train(problem, model, solver, C, random_state=random_state, space=space, **options)[1]
+
+
+def _train(problem, model, solver, C, **options):
+    from ..training import train
     check_options(model, solver)
-    objective = problem.objective(C, loss="ll" if model == "crf" else "mm")
-    if solver == "eg" and options.pop("anneal", model == "crf"):
-        options["C_schedule"] = collins_annealing(C)   # section 7.1.1, as for the chain CRF
-    dual = solver in ("eg", "eg-batch", "cutting-plane")
-    return minimize(objective, SOLVER_NAMES[solver], tol=0.0 if dual else tol, max_iter=max_iter,
-                    gap_tol=gap_tol if dual else None, time_limit=time_limit, random_state=random_state,
-                    progress=progress, evaluate=evaluate, clock=clock, **options)
+    return train(problem, C, solver, loss="ll" if model == "crf" else "mm", **options)
 
 
-def train_parser(train_sentences, model="crf", solver="eg", C=0.1, *, cutoff=1, dev_sentences=None,
+def train_parser(train_sentences, model="crf", solver=None, C=None, *, cutoff=1, dev_sentences=None,
                  return_result=False, **options):
     """Train an arc-factored CRF or M3N parser on CoNLL sentences; returns a :class:`ParserModel`.
 
-    Non-projective training trees are skipped (counted in ``model.info``). C is
-    in LIBLINEAR scale (Collins et al.'s C' = 1/C); 0.1 was best on a held-out part of the Spanish
-    training data (its last 300 sentences; re-checked against 0.03, 0.05, 0.2 at 12 EG epochs with the
-    final features) as in the paper, whose best was C' = 10. ``dev_sentences`` adds a
+    Non-projective training trees are skipped (counted in ``model.info``). C is in LIBLINEAR scale
+    (Collins et al.'s C' = 1/C); ``solver``, ``C`` and ``max_iter`` default to loglin.training's values for
+    tree models (docs/decisions/0010). ``dev_sentences`` adds a
     UAS trace (``metric``) per iteration.
     """
+    from ..training import DEFAULT_SOLVERS
     from .problem import build_tree_problem
+    solver = DEFAULT_SOLVERS["tree"] if solver is None else solver
     check_options(model, solver)
     start = time.perf_counter()
     problem, space, skipped = build_tree_problem(train_sentences, cutoff=cutoff)
@@ -162,13 +153,9 @@ def train_parser(train_sentences, model="crf", solver="eg", C=0.1, *, cutoff=1, 
     if dev_sentences is not None:
         def evaluate(w):
             return uas(dev_sentences, ParserModel(space, w).parse(dev_sentences))["uas"]
-    result = solve(problem, model, solver, C, evaluate=evaluate, **options)
-    info = {"train_sentences": problem.n_sentences, "non_projective_skipped": skipped,
-            "n_features": space.n_features, "feature_build_seconds": build_seconds,
-            "train_seconds": result.train_seconds, "iterations": result.iterations,
-            "stop_reason": result.stop_reason}
-    last = result.trace.records[-1] if result.trace.records else {}
-    if "effective_iterations" in last:
-        info["effective_iterations"] = last["effective_iterations"]
-    trained = ParserModel(space=space, w=result.w.copy(), model=model, C=float(C), solver=solver, info=info)
+    options.setdefault("random_state", 0)
+    trained, result = _train(problem, model, solver, C, space=space, evaluate=evaluate,
+                             info={"train_sentences": problem.n_sentences, "non_projective_skipped": skipped,
+                                   "n_features": space.n_features, "feature_build_seconds": build_seconds},
+                             **options)
     return (trained, result) if return_result else trained

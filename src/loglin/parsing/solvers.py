@@ -14,13 +14,12 @@ import numpy as np
 
 from ..errors import InvalidInputError
 from ..kernels import dependency as dk
-from ..solvers.base import Step, register_solver
+from ..solvers.base import Step
 from ..structured.cutting_plane import one_slack_cutting_plane
 from ..structured.eg import check_state, eg_batch, eg_online
 from .dual import TreeDualState
 from .objective import TreeObjective
 
-KINDS = ("tree",)
 ETA0_GRID = (1.0, 0.1, 0.01, 0.001, 0.0001)
 
 
@@ -30,14 +29,10 @@ def _state(objective, state):
     return TreeDualState(objective.problem, objective.loss) if state is None else check_state(objective, state)
 
 
-@register_solver("tree-eg", kinds=KINDS, summary="online EG on the parser CRF / M3N dual (arc parts)",
-                 paper="Collins et al. 2008, Figures 2-3, sections 7-8")
 def tree_eg(objective, w, rng, state=None, **options):
     return eg_online(objective, w, rng, _state(objective, state), **options)
 
 
-@register_solver("tree-eg-batch", kinds=KINDS, summary="batch EG on the parser CRF / M3N dual",
-                 paper="Collins et al. 2008, Figure 1")
 def tree_eg_batch(objective, w, rng, state=None, **options):
     return eg_batch(objective, w, rng, _state(objective, state), **options)
 
@@ -51,8 +46,6 @@ def sgd_pass(objective, w, order, eta0, step0):
     return k
 
 
-@register_solver("tree-sgd", kinds=KINDS, summary="SGD on the parser CRF primal, eta0/(1 + k/n)",
-                 paper="Collins et al. 2008 sec. 7.1.3")
 def tree_sgd(objective, w, rng, eta0="auto", validation=None):
     if not isinstance(objective, TreeObjective) or objective.loss != "ll":
         raise InvalidInputError("tree-sgd trains the CRF (log-linear) parser objective")
@@ -81,8 +74,6 @@ def tree_sgd(objective, w, rng, eta0="auto", validation=None):
         yield Step(w=w, counters={"effective_iterations": float(epoch), "eta0": eta0, "selection_passes": passes})
 
 
-@register_solver("tree-cutting-plane", kinds=KINDS, summary="1-slack cutting-plane structural SVM for parser M3N",
-                 paper="Tsochantaridis et al. 2004; Joachims et al. 2009; baseline of Collins et al. 2008 sec. 8")
 def tree_cutting_plane(objective, w, rng, epsilon=1e-6):
     """Same algorithm as loglin.structured.cutting_plane, with loss-augmented Eisner as the oracle."""
     if not isinstance(objective, TreeObjective) or objective.loss != "mm":

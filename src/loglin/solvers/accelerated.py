@@ -33,16 +33,13 @@ from .. import duality
 from ..errors import InvalidInputError
 from ..kernels import eg as ek
 from ..kernels.vector import dot
-from .base import Step, objective_kind, register_solver
+from .base import Step, objective_kind
 from .dual_cd import lr_state, maxent_state
 from .eg import ETA0, GROWTH, MAX_TRIAL, REFRESH_EVERY, _picks, maxent_eg_kernel
 
 INNER_CURVATURE = 16.0          # default kappa: the inner problems' median context curvature C' c(x) ||phi(x)||^2
 
 
-@register_solver("eg-acc", kinds=("maxent", "binary"),
-                 summary="accelerated EG: a few EG passes per proximal-point problem, Nesterov momentum outside",
-                 paper="Collins et al. 2008 (EG) inside Lin, Mairal & Harchaoui 2015 (Catalyst)")
 def eg_acc(objective, w, rng, kappa=None, passes: int = 2, restart: bool = True, eta: float = ETA0,
            max_trial: int = MAX_TRIAL, order: str = "blocks", init_eps: float = duality.ME_INIT_EPS,
            eps1: float = duality.LR_EPS1, eps2: float = duality.LR_EPS2):

@@ -22,13 +22,14 @@ import sys
 import time
 import warnings
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from typing import Callable
 
 import numpy as np
 
 from ..errors import ConvergenceWarning
 from ..signals import StopOnSignal
 from ..trace import Trace
+from .protocol import objective_kind  # noqa: F401  (the solver modules import it from here)
 from .stopping import StoppingRule, advice, safe_norm, strong_convexity
 
 
@@ -42,31 +43,6 @@ class Step:
     dual: float | Callable[[], float] | None = None     # a callable is evaluated by the driver, off the clock
     counters: dict = field(default_factory=dict)
     done: bool = False           # the solver cannot make progress / has its own stop
-
-
-@dataclass
-class SolverInfo:
-    name: str
-    func: Callable[..., Iterator[Step]]
-    kinds: tuple
-    summary: str
-    paper: str = ""
-
-
-SOLVERS: dict[str, SolverInfo] = {}
-
-
-def register_solver(name, kinds=("maxent", "binary"), summary="", paper=""):
-    """Decorator adding a solver generator to the registry under ``name``."""
-    def wrap(func):
-        SOLVERS[name] = SolverInfo(name, func, tuple(kinds), summary, paper)
-        return func
-    return wrap
-
-
-def objective_kind(objective) -> str:
-    """'maxent', 'binary' or 'chain': each objective class names its own kind."""
-    return getattr(objective, "kind", "maxent")
 
 
 @dataclass
@@ -115,13 +91,10 @@ def minimize(objective, solver: str = "tron", w0=None, *, tol: float = 1e-3, max
     AUTO_FULL_SECONDS, then AUTO_RECORD_SPACING, so that evaluation cannot
     dominate a long run; with ``clock="cpu"`` (the papers' plots) every iteration.
     """
-    _load_all_solvers()
-    if solver not in SOLVERS:
-        raise ValueError(f"unknown solver {solver!r}; choose from {', '.join(sorted(SOLVERS))}")
-    info = SOLVERS[solver]
+    from . import resolve                      # the solver table (loglin.solvers) checks kind, loss and needs
+    solver_function = resolve(solver, objective)
+    solver = getattr(solver_function, "__name__", "solver") if callable(solver) else solver
     kind = objective_kind(objective)
-    if kind not in info.kinds:
-        raise ValueError(f"solver {solver!r} does not apply to {kind} problems (it supports {info.kinds})")
     if not (tol >= 0 and max_iter >= 0):
         raise ValueError("tol and max_iter must be non-negative")
     auto_spacing = record_spacing == "auto"
@@ -159,7 +132,7 @@ def minimize(objective, solver: str = "tron", w0=None, *, tol: float = 1e-3, max
         except KeyboardInterrupt:
             state.reason = "interrupted"
         if state.reason not in ("callback", "interrupted"):
-            _run(objective, info.func(objective, w, rng, **options), state, rule, trace, best, stop,
+            _run(objective, solver_function(objective, w, rng, **options), state, rule, trace, best, stop,
                  g0_norm=g0_norm, max_iter=max_iter, time_limit=time_limit, clock=clock, started=started,
                  record_spacing=record_spacing, auto_spacing=auto_spacing, callback=callback, evaluate=evaluate,
                  progress=progress, solver=solver, wall_column=wall_column)
@@ -340,13 +313,12 @@ def _progress_bar(progress, total, solver):
     return tqdm(total=total, desc=f"loglin {solver}", unit="it", leave=False, file=sys.stderr)
 
 
-def _load_all_solvers():
-    """Import solver modules so that they register themselves."""
-    from . import tron, lbfgs, sgd  # noqa: F401
-    import importlib
-    for name in ("iterative_scaling", "primal_cd", "dual_cd", "eg", "eg_multiclass", "hybrid", "accelerated"):
-        try:
-            importlib.import_module(f"{__package__}.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__package__}.{name}":
-                raise
+def __getattr__(name):
+    """Old import paths (``from loglin.solvers.base import SOLVERS, _load_all_solvers``) kept for callers
+    not yet moved to :mod:`loglin.solvers`; the table needs no loading."""
+    if name == "SOLVERS":
+        from . import SOLVERS
+        return SOLVERS
+    if name == "_load_all_solvers":
+        return lambda: None
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

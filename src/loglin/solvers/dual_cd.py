@@ -39,7 +39,7 @@ import numpy as np
 from .. import duality
 from ..errors import InvalidInputError
 from ..kernels import dual_cd as dk
-from .base import Step, objective_kind, register_solver
+from .base import Step, objective_kind
 
 EPS = 0.1                  # outer stopping: max violation (LIBLINEAR -s 7 default)
 XI = 0.1                   # xi of Algorithm 4 (section 6.1)
@@ -163,9 +163,6 @@ def _maxent_dual_cd(objective, w, rng, eps, xi, max_newton, inner_eps, inner_eps
 
 
 # ====================================================================== registry
-@register_solver("cddual", kinds=("binary", "maxent"),
-                 summary="dual coordinate descent with the modified Newton sub-solver (Algorithms 4-7)",
-                 paper="Yu, Huang & Lin 2011, Algorithms 5 and 7")
 def cddual(objective, w, rng, eps=EPS, xi=XI, max_newton=MAX_NEWTON, inner_eps=INNER_EPS0,
            inner_eps_min=INNER_EPS_MIN, max_pairs=None, eps1=duality.LR_EPS1, eps2=duality.LR_EPS2,
            init_eps=duality.ME_INIT_EPS, report_dual=True):
@@ -184,18 +181,12 @@ def cddual(objective, w, rng, eps=EPS, xi=XI, max_newton=MAX_NEWTON, inner_eps=I
                                    init_eps, report_dual)
 
 
-@register_solver("cddual-ls", kinds=("binary",),
-                 summary="dual CD, one Newton step with line search per sub-problem (CDdual-ls)",
-                 paper="Yu, Huang & Lin 2011, section 6.1")
 def cddual_ls(objective, w, rng, eps=EPS, inner_eps=INNER_EPS0, inner_eps_min=INNER_EPS_MIN,
               eps1=duality.LR_EPS1, eps2=duality.LR_EPS2, report_dual=True):
     yield from _lr_dual_cd(objective, w, rng, dk.LINE_SEARCH, "cddual-ls", eps, XI, 1, inner_eps,
                            inner_eps_min, eps1, eps2, report_dual)
 
 
-@register_solver("bn", kinds=("binary",),
-                 summary="dual CD, sub-problems by bisection then Newton (BN, Algorithm 9)",
-                 paper="Yu, Huang & Lin 2011, section 6.3")
 def bn(objective, w, rng, eps=EPS, max_newton=MAX_NEWTON, inner_eps=INNER_EPS0, inner_eps_min=INNER_EPS_MIN,
        eps1=duality.LR_EPS1, eps2=duality.LR_EPS2, report_dual=True):
     yield from _lr_dual_cd(objective, w, rng, dk.BISECTION, "bn", eps, XI, max_newton, inner_eps,

@@ -36,7 +36,7 @@ import numpy as np
 from .. import duality
 from ..errors import InvalidInputError
 from ..kernels import eg as ek
-from .base import Step, objective_kind, register_solver
+from .base import Step, objective_kind
 from .dual_cd import GeneralScratch, lr_state, maxent_state
 
 ETA0 = 0.5                  # initial per-example learning rate (Yu et al.)
@@ -95,9 +95,6 @@ class EGState:
         return duality.maxent_dual_objective(self.problem, float(C), self.beta * scale, self.w * scale)
 
 
-@register_solver("eg", kinds=("binary", "maxent"),
-                 summary="randomized online exponentiated gradient on the dual (LR / Maxent; eg-ll is the same)",
-                 paper="Yu, Huang & Lin 2011, Algorithm 8; Collins et al. 2008, Figure 2 and section 7")
 def eg(objective, w, rng, eta=ETA0, eta0=None, max_trial=MAX_TRIAL, order="random", C_schedule=None, state=None,
        updates_per_step=None, eps=0.0, eps1=duality.LR_EPS1, eps2=duality.LR_EPS2, init_eps=duality.ME_INIT_EPS,
        report_dual=True):

@@ -23,10 +23,7 @@ from ..errors import InvalidInputError
 from ..objective import MaxentObjective
 from ..structured import eg as _eg
 from ..structured.multiclass import MaxMarginObjective, MulticlassDualState, require_plain_regularizer
-from .base import register_solver
 from .eg import eg
-
-PAPER = "Collins, Globerson, Koo, Carreras & Bartlett 2008 (JMLR)"
 
 
 def _state(objective, state, loss, method):
@@ -44,10 +41,6 @@ def _state(objective, state, loss, method):
 EG_LL_DEFAULTS = {"eta": "auto", "max_trial": 30, "init_eps": 0.01}
 
 
-@register_solver("eg-ll", kinds=("maxent",),
-                 summary="alias of eg (one implementation) with Collins et al.'s defaults: eta_ini chosen on 10% of "
-                         "the data, maxTrial 30, 1% of each block off the observed labels at the start",
-                 paper=PAPER + ", Figure 2, section 7")
 def eg_ll(objective, w, rng, **options):
     """LLEG-Online is Algorithm 8 of Yu et al. (2011) on the same dual: loglin.solvers.eg.eg."""
     if not isinstance(objective, MaxentObjective):
@@ -58,24 +51,13 @@ def eg_ll(objective, w, rng, **options):
     return eg(objective, w, rng, **options)
 
 
-@register_solver("eg-batch", kinds=("maxent",), summary="batch EG on the log-linear dual (LLEG-Batch)",
-                 paper=PAPER + ", Figure 1")
 def eg_batch(objective, w, rng, state=None, **options):
     return _eg.eg_batch(objective, w, rng, _state(objective, state, "ll", "eg-batch"), **options)
 
 
-@register_solver("eg-mm", kinds=("maxent",), summary="online EG on the multi-class max-margin dual (MMEG-Online)",
-                 paper=PAPER + ", Figure 2")
 def eg_mm(objective, w, rng, state=None, **options):
     return _eg.eg_online(objective, w, rng, _state(objective, state, "mm", "eg-mm"), **options)
 
 
-@register_solver("eg-mm-batch", kinds=("maxent",), summary="batch EG on the multi-class max-margin dual",
-                 paper=PAPER + ", Figure 1")
 def eg_mm_batch(objective, w, rng, state=None, **options):
     return _eg.eg_batch(objective, w, rng, _state(objective, state, "mm", "eg-mm-batch"), **options)
-
-
-# The chain (CRF / M3N) solvers live in loglin.structured; importing them here registers them
-# whenever the driver loads the solver modules.
-from ..structured import cutting_plane as _cutting_plane, sgd as _chain_sgd  # noqa: E402,F401

@@ -11,14 +11,11 @@ from __future__ import annotations
 
 from .. import duality
 from ..errors import InvalidInputError
-from .base import Step, register_solver
+from .base import Step
 from .eg import eg
 from .lbfgs import lbfgs
 
 
-@register_solver("eg-lbfgs", kinds=("maxent", "binary"),
-                 summary="EG (order=blocks) until the relative duality gap is <= switch_gap (0.03), then L-BFGS",
-                 paper="Collins et al. 2008 (EG) + Liu & Nocedal 1989 (L-BFGS)")
 def eg_lbfgs(objective, w, rng, switch_gap: float = 0.03, check_every: int = 5, memory: int = 10,
              order: str = "blocks", **eg_options):
     """Options: switch_gap, check_every (EG passes between gap checks), memory (L-BFGS), and EG's own.

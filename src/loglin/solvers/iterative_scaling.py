@@ -28,10 +28,9 @@ import scipy.sparse as sp
 from ..errors import InvalidInputError
 from ..kernels import scaling as ks
 from ..kernels.maxent import decision_rows
-from .base import Step, register_solver
+from .base import Step
 
 NEWTON_TOL = 1e-5          # |A_t'(z_t)| <= 1e-5, section 5.1 (papers' scale)
-PAPER = "Huang, Hsieh, Chang & Lin, JMLR 2010"
 
 
 # ====================================================================== Table 1
@@ -292,20 +291,14 @@ def parallel_update(objective, w, rng, surrogate, *, newton_tol=NEWTON_TOL):
 # ================================================================== solvers
 
 
-@register_solver("gis", kinds=("maxent",), paper=PAPER,
-                 summary="generalized iterative scaling (Darroch & Ratcliff 1972): parallel, A_t^GIS")
 def gis(objective, w, rng, newton_tol: float = NEWTON_TOL):
     yield from parallel_update(objective, w, rng, "gis", newton_tol=newton_tol)
 
 
-@register_solver("iis", kinds=("maxent",), paper=PAPER,
-                 summary="improved iterative scaling (Della Pietra et al. 1997): parallel, A_t^IIS")
 def iis(objective, w, rng, newton_tol: float = NEWTON_TOL):
     yield from parallel_update(objective, w, rng, "iis", newton_tol=newton_tol)
 
 
-@register_solver("scgis", kinds=("maxent",), paper=PAPER,
-                 summary="sequential conditional GIS (Goodman 2002): sequential, A_t^SCGIS")
 def scgis(objective, w, rng, newton_tol: float = NEWTON_TOL, shuffle: bool = False):
     check_nonnegative(objective.problem, "scgis")
     data = SequentialData.from_maxent(objective.problem, objective.C, "scgis")

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import InvalidInputError
 from ..kernels.vector import axpy_into, dot, lbfgs_direction, take_step
-from .base import Step, register_solver
+from .base import Step
 from .stopping import safe_norm
 
 C1, C2 = 1e-4, 0.9
@@ -90,8 +90,6 @@ def wolfe_line_search(objective, w, f, g, d, alpha, max_evals=25, trial=None):
     return 0.0, f, g, evals
 
 
-@register_solver("lbfgs", kinds=("maxent", "binary", "chain", "tree"), summary="limited-memory BFGS with a strong-Wolfe line search",
-                 paper="Liu & Nocedal 1989; baseline in all three papers")
 def lbfgs(objective, w, rng, memory: int = 10):
     """The last ``memory`` pairs (s, y) live in the rows of two preallocated arrays used as a ring."""
     memory = int(memory)

@@ -29,8 +29,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels import scaling as ks
-from .base import objective_kind, register_solver
-from .iterative_scaling import PAPER, SequentialData, sequential_update
+from .base import objective_kind
+from .iterative_scaling import SequentialData, sequential_update
 
 BETA = 0.5
 GAMMA_BINARY = 0.001      # 0/1 features, section 5.1
@@ -78,13 +78,9 @@ def coordinate_descent(objective, w, rng, *, use_bound, gamma=None, beta=BETA, s
                                  use_bound=use_bound)
 
 
-@register_solver("cd", kinds=("maxent", "binary"), paper=PAPER,
-                 summary="primal coordinate descent: one Newton step + line search with bound (38)")
 def cd(objective, w, rng, gamma: float | None = None, beta: float = BETA, shuffle: bool = False):
     yield from coordinate_descent(objective, w, rng, use_bound=True, gamma=gamma, beta=beta, shuffle=shuffle)
 
 
-@register_solver("cdd", kinds=("maxent", "binary"), paper=PAPER,
-                 summary="primal coordinate descent without the upper-bound test (38) (CDD, Figure 4)")
 def cdd(objective, w, rng, gamma: float | None = None, beta: float = BETA, shuffle: bool = False):
     yield from coordinate_descent(objective, w, rng, use_bound=False, gamma=gamma, beta=beta, shuffle=shuffle)

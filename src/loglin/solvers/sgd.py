@@ -12,7 +12,7 @@ import numpy as np
 
 from ..kernels import logistic as lk
 from ..kernels import maxent as mk
-from .base import Step, objective_kind, register_solver
+from .base import Step, objective_kind
 
 ETA0_GRID = (1.0, 0.1, 0.01, 0.001, 0.0001)
 
@@ -60,8 +60,6 @@ def choose_eta0(epochs, w, rng, grid=ETA0_GRID, fraction=0.1):
     return best[1]
 
 
-@register_solver("sgd", summary="stochastic gradient descent, eta = eta0/(1 + k/n)",
-                 paper="Collins et al. 2008 sec. 7.1.3")
 def sgd(objective, w, rng, eta0="auto"):
     epochs = _Epochs(objective)
     if eta0 == "auto":

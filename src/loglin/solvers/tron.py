@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from ..kernels.vector import dot, m_products, pcg_direction, pcg_step
-from .base import Step, register_solver
+from .base import Step
 from .stopping import safe_norm
 
 MAX_CG = 1000          # CG steps per outer iteration at most (exact arithmetic needs <= n)
@@ -69,8 +69,6 @@ def preconditioner(objective, mix):
     return (1.0 - mix) + mix * objective.hess_diag()
 
 
-@register_solver("tron", summary="trust-region Newton-CG (Lin, Weng & Keerthi 2008; -O precondition=0.01: "
-                 "diagonal PCG, Hsia et al. 2018)", paper="Huang et al. 2010 sec. 5; Yu et al. 2011 sec. 6")
 def tron(objective, w, rng, cg_tol: float = 0.1, precondition: float = 0.0, max_cg: int = MAX_CG):
     """Outer iteration = one trust-region step (accepted or not). ``precondition``: the mix a of M;
     ``max_cg``: CG steps per outer iteration at most."""

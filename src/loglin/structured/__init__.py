@@ -9,5 +9,4 @@
 * :mod:`.eg`           online (random / cyclic) and batch EG, step sizes, annealing, C path
 * :mod:`.sgd`, :mod:`.cutting_plane`  the paper's baselines for chains
 * :mod:`.model`        ChainModel (tag / save / load) and train_chain_model
-* :mod:`.cli`          hooks for ``loglin tag train --model crf|m3n``
 """

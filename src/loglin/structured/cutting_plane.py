@@ -25,8 +25,7 @@ import scipy.sparse as sp
 
 from ..errors import InvalidInputError
 from ..kernels import chain as ck
-from ..solvers.base import Step, register_solver
-from .eg import KINDS
+from ..solvers.base import Step
 from .objective import ChainObjective
 
 QP_TOL = 1e-10
@@ -46,8 +45,6 @@ def solve_simplex_qp(G, b, C, alpha, tol=QP_TOL, max_steps=QP_MAX_STEPS):
     return float(b @ alpha - 0.5 * alpha @ G @ alpha)
 
 
-@register_solver("chain-cutting-plane", kinds=KINDS, summary="1-slack cutting-plane structural SVM for M3N",
-                 paper="Tsochantaridis et al. 2004; Joachims et al. 2009; baseline of Collins et al. 2008 sec. 8")
 def chain_cutting_plane(objective, w, rng, epsilon=1e-6):
     if not isinstance(objective, ChainObjective) or objective.loss != "mm":
         raise InvalidInputError("chain-cutting-plane trains the max-margin (M3N) chain objective")

@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InvalidInputError
-from ..solvers.base import Step, register_solver
+from ..solvers.base import Step
 from .dual import ChainDualState
 from .objective import ChainObjective
 
@@ -147,14 +147,10 @@ def eg_batch(objective, w, rng, state, eta=1.0, max_trial=MAX_TRIAL):
                    done=not accepted)
 
 
-@register_solver("chain-eg", kinds=KINDS, summary="online EG on the CRF / M3N dual (part-based, random or cyclic order)",
-                 paper="Collins et al. 2008, Figures 2-3, section 7")
 def chain_eg(objective, w, rng, state=None, **options):
     return eg_online(objective, w, rng, _chain_state(objective, state), **options)
 
 
-@register_solver("chain-eg-batch", kinds=KINDS, summary="batch EG on the CRF / M3N dual (all sentences per step)",
-                 paper="Collins et al. 2008, Figure 1")
 def chain_eg_batch(objective, w, rng, state=None, **options):
     return eg_batch(objective, w, rng, _chain_state(objective, state), **options)
 

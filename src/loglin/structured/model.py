@@ -4,8 +4,9 @@
     model.tag(sentences)            # -> list of label lists
     model.save("chunker.npz"); ChainModel.load("chunker.npz")
 
-Solvers: "lbfgs" and "sgd" (CRF only) on the primal; "eg" (online, randomized
-order) and "eg-batch" on the dual (CRF and M3N); "cutting-plane" (M3N only).
+Solvers: any of the solver table (:mod:`loglin.solvers`) that serves chain models:
+"lbfgs" and "sgd" (CRF only) on the primal; "eg" (online, randomized order) and
+"eg-batch" on the dual (CRF and M3N); "cutting-plane" (M3N only).
 """
 from __future__ import annotations
 
@@ -21,8 +22,7 @@ from .crf_features import TASKS, ChainFeatureSpace, build_chain_problem, check_s
 
 FORMAT, VERSION = "loglin-chain", 1
 MODELS = ("crf", "m3n")
-SOLVER_NAMES = {"lbfgs": "lbfgs", "sgd": "chain-sgd", "eg": "chain-eg", "eg-batch": "chain-eg-batch",
-                "cutting-plane": "chain-cutting-plane"}
+SOLVER_NAMES = ("lbfgs", "sgd", "eg", "eg-batch", "cutting-plane")     # the table's solvers for chain models
 
 
 @dataclass
@@ -111,42 +111,31 @@ class ChainModel:
                    solver=str(meta.get("solver", "")))
 
 
-def train_chain_model(train_sentences, task="chunk", model="crf", solver="lbfgs", C=1.0, *, tol=1e-5,
-                      max_iter=300, gap_tol=1e-4, time_limit=None, random_state=0, progress=False,
+def train_chain_model(train_sentences, task="chunk", model="crf", solver=None, C=None, *,
                       validation_sentences=None, return_result=False, **options):
     """Train a CRF (``model="crf"``) or M3N (``"m3n"``) chain tagger; returns a :class:`ChainModel`.
 
     ``task`` is "chunk" (tokens ``(word, pos, chunk)``, CoNLL-2000) or "pos"
     (tokens ``(word, tag)``). C is in LIBLINEAR scale (CRFsuite's c2 = 1/(2C),
-    Collins et al.'s C' = 1/C). Dual solvers stop at a relative duality gap
-    ``gap_tol``, primal ones at a relative gradient norm ``tol``.
+    Collins et al.'s C' = 1/C). ``solver``, ``C`` and ``max_iter`` default to loglin.training's
+    values for chain models. Builds the problem and calls :func:`loglin.training.train`
+    (its ``tol``, ``gap_tol``, ``time_limit``, ... apply; dual solvers stop at a relative
+    duality gap, primal ones at a relative gradient norm).
     ``validation_sentences`` (labelled) lets SGD pick eta0 by validation error.
     """
-    from ..solvers.base import minimize
-    from . import cutting_plane, eg, sgd  # noqa: F401  (register the chain solvers)
+    from ..solvers import canonical, check
+    from ..training import DEFAULT_SOLVERS, train
     if model not in MODELS:
         raise InvalidInputError(f"model must be one of {MODELS}, got {model!r}")
-    if solver not in SOLVER_NAMES:
-        raise InvalidInputError(f"solver must be one of {sorted(SOLVER_NAMES)}, got {solver!r}")
-    if model == "m3n" and solver in ("lbfgs", "sgd"):
-        raise InvalidInputError(f"{solver} needs a differentiable objective: train M3N with eg, eg-batch or "
-                                f"cutting-plane")
-    if model == "crf" and solver == "cutting-plane":
-        raise InvalidInputError("cutting-plane trains M3N; train a CRF with lbfgs, sgd, eg or eg-batch")
+    loss = "ll" if model == "crf" else "mm"
+    solver = DEFAULT_SOLVERS["chain"] if solver is None else solver
+    check(solver, "chain", loss)
     check_sentences(train_sentences, task)
     problem, space = build_chain_problem(train_sentences, task)
-    objective = problem.objective(C, loss="ll" if model == "crf" else "mm")
-    if solver == "sgd" and validation_sentences is not None and "validation" not in options:
+    if canonical(solver) == "sgd" and validation_sentences is not None and "validation" not in options:
         options["validation"] = _error_rate(space, validation_sentences)
-    # section 7.1.1: annealing C' from 10/C down to 1/C; on the full CoNLL-2000 CRF (C = 1) it reached the
-    # L-BFGS optimum to 6e-6 in 44 passes, plain online EG was 6% above it after 45.
-    if solver == "eg" and options.pop("anneal", model == "crf"):
-        options["C_schedule"] = eg.collins_annealing(C)
-    dual = solver in ("eg", "eg-batch", "cutting-plane")
-    result = minimize(objective, SOLVER_NAMES[solver], tol=0.0 if dual else tol, max_iter=max_iter,
-                      gap_tol=gap_tol if dual else None, time_limit=time_limit, random_state=random_state,
-                      progress=progress, **options)
-    trained = ChainModel(space=space, w=result.w.copy(), model=model, C=float(C), solver=solver)
+    options.setdefault("random_state", 0)
+    trained, result = train(problem, C, solver, loss=loss, space=space, **options)
     return (trained, result) if return_result else trained
 
 

@@ -40,7 +40,10 @@ def require_plain_regularizer(objective, method):
 
 
 class MaxMarginObjective:
-    """f_MM above, with a subgradient in ``fun_grad`` (for traces and subgradient methods)."""
+    """f_MM above, with a subgradient in ``fun_grad`` (for traces and subgradient methods); not twice
+    differentiable, so it offers no ``hess_vec``."""
+
+    kind = "maxent"
 
     def __init__(self, problem, C: float):
         if not np.isfinite(C) or C <= 0:
@@ -72,9 +75,6 @@ class MaxMarginObjective:
 
     def accept(self):
         pass
-
-    def hess_vec(self, v):
-        raise NotImplementedError("the max-margin objective is not twice differentiable")
 
 
 INIT_EPS = 0.01

@@ -19,8 +19,7 @@ import numpy as np
 
 from ..errors import InvalidInputError
 from ..kernels import chain as ck
-from ..solvers.base import Step, register_solver
-from .eg import KINDS
+from ..solvers.base import Step
 from .objective import ChainObjective
 
 ETA0_GRID = (1.0, 0.1, 0.01, 0.001, 0.0001)
@@ -54,8 +53,6 @@ def choose_eta0(objective, w, rng, validation=None, grid=ETA0_GRID):
     return best[2], len(grid)
 
 
-@register_solver("chain-sgd", kinds=KINDS, summary="SGD on the CRF primal, eta0/(1 + k/n)",
-                 paper="Collins et al. 2008 sec. 7.1.3")
 def chain_sgd(objective, w, rng, eta0="auto", validation=None):
     if not isinstance(objective, ChainObjective) or objective.loss != "ll":
         raise InvalidInputError("chain-sgd trains the CRF (log-linear) chain objective")

@@ -17,9 +17,12 @@ import sys
 import time
 from pathlib import Path
 
+from ..cli_options import regularization, report, training_keywords, training_options
 from ..errors import InvalidInputError
 from ..outputs import check_writable
-from .tagger import DEFAULT_BEAM, DEFAULT_C, DEFAULT_SOLVER, DEFAULT_TOL, TASK_DEFAULTS, Tagger
+from ..structured.model import MODELS as CHAIN_MODELS
+from ..training import DEFAULT_SOLVERS
+from .tagger import DEFAULT_BEAM, TASK_DEFAULTS, Tagger
 
 SUBCOMMANDS = ("train", "evaluate", "run")
 SPLIT_HELP = "Brown folder: only the papers' fixed-seed 4/5 of the files (train) or the other 1/5 (test)"
@@ -99,18 +102,15 @@ def add_tag_commands(subparsers) -> argparse.ArgumentParser:
                                 description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = tag.add_subparsers(dest="tag_command", metavar="SUBCOMMAND")
 
-    p = sub.add_parser("train", help="train a tagger or chunker")
+    p = sub.add_parser("train", help="train a tagger or chunker", parents=[training_options()])
     p.add_argument("train", type=Path, help="training data (CoNLL-2000 file, or a Brown file/folder)")
     p.add_argument("-o", "--output", type=Path, required=True, help="model file to write (.npz)")
     p.add_argument("--task", choices=("pos", "chunk"), default="pos", help="default %(default)s")
     p.add_argument("--format", choices=("conll2000", "brown", "columns"), default="conll2000",
                    help="training data format; default %(default)s")
-    p.add_argument("--solver", default=None,
-                   help=f"solver name; default {DEFAULT_SOLVER} for maxent (measured several times faster than the "
-                        "library default tron on CoNLL-2000 chunking), lbfgs for crf/m3n")
-    reg = p.add_mutually_exclusive_group()
-    reg.add_argument("-C", dest="C", type=float, default=None, help=f"regularization constant; default {DEFAULT_C:g}")
-    reg.add_argument("--sigma2", type=float, default=None, help="Gaussian prior variance, same as -C (papers: 10)")
+    p.add_argument("--model", choices=("maxent",) + CHAIN_MODELS, default="maxent",
+                   help="maxent: per-token Maxent tagger (model kind 'tagger'); crf: linear-chain CRF; m3n: "
+                        "max-margin chain (model kind 'chain')")
     p.add_argument("--cutoff", type=int, default=None,
                    help=f"predicate cut-off (OpenNLP: 5); default {TASK_DEFAULTS['pos']['cutoff']} for pos, "
                         f"{TASK_DEFAULTS['chunk']['cutoff']} for chunk (chosen on held-out training data)")
@@ -123,20 +123,11 @@ def add_tag_commands(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--all-pairs", action=argparse.BooleanOptionalAction, default=None,
                    help="a weight for every (predicate, label) pair, not only pairs seen in training (OpenNLP); "
                         "default on for chunk, off for pos (chosen on held-out training data)")
-    p.add_argument("--tol", type=float, default=None,
-                   help=f"relative gradient tolerance; default {DEFAULT_TOL:g} (maxent; crf/m3n: 1e-3)")
-    p.add_argument("--max-iter", type=int, default=1000, help="default %(default)s")
-    p.add_argument("--time-limit", type=float, default=None, help="training seconds limit")
     p.add_argument("--test", type=Path, default=None, help="evaluate on this gold file after training")
     p.add_argument("--split", choices=("train", "test"), default=None,
                    help=SPLIT_HELP + "; --test reads the other part")
-    p.add_argument("--trace", type=Path, default=None, help="write the solver's per-iteration trace (.csv or .json)")
-    p.add_argument("--clock", choices=("wall", "cpu"), default="wall",
-                   help="what --time-limit and the trace's seconds measure; default %(default)s")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-    from ..structured.cli import add_chain_arguments
-    add_chain_arguments(p)       # --model maxent|crf|m3n (Collins et al. 2008 chain models), --gap-tol, --eta
+    p.add_argument("--eta", default="auto", help="crf/m3n with eg: initial learning rate (default: chosen on "
+                   "10%% of the data, Collins et al. section 7); the same as -O eta=ETA")
 
     for name, helptext in (("evaluate", "score a model on gold data"), ("run", "tag a file")):
         p = sub.add_parser(name, help=helptext)
@@ -175,55 +166,45 @@ def tag_main(argv) -> int:
     return {"train": _train, "evaluate": _evaluate, "run": _run}[args.tag_command](args)
 
 
-def _report(args, report: dict, text: str):
+def _report(args, result: dict, text: str):
     if args.json:
-        print(json.dumps(report, default=float))
+        print(json.dumps(result, default=float))
     else:
         print(text)
 
 
 def _train(args) -> int:
+    return train_tagger(args)
+
+
+def train_tagger(args) -> int:
+    """Train the model that ``args`` (the tag train options, shared training options included) describe."""
+    from ..solvers import check
     check_writable(args.output, args.trace)
-    C = args.sigma2 if args.sigma2 is not None else (args.C if args.C is not None else DEFAULT_C)
+    kind = "tagger" if args.model == "maxent" else "chain"
+    C = regularization(args, kind)
+    args.solver = args.solver or DEFAULT_SOLVERS[kind]
+    check(args.solver, "maxent" if kind == "tagger" else "chain", "mm" if args.model == "m3n" else "ll")
     sentences = _read_gold(args.train, args.format, args.task, args.split)
-    if args.model != "maxent":
-        args.solver = args.solver or "lbfgs"
-        args.tol = 1e-3 if args.tol is None else args.tol
+    if kind == "chain":
         return _train_chain(args, C, sentences)
-    args.solver = args.solver or DEFAULT_SOLVER
-    args.tol = DEFAULT_TOL if args.tol is None else args.tol
-    progress = not args.quiet and not args.json and sys.stderr.isatty()
     tagger = Tagger.train(sentences, args.task, C=C, solver=args.solver, cutoff=args.cutoff,
                           rare_threshold=args.rare_threshold, beam=args.beam, tag_dictionary=args.tag_dictionary,
                           iob_constraint=args.iob_constraint, all_pairs=args.all_pairs,
-                          tol=args.tol, max_iter=args.max_iter, time_limit=args.time_limit, progress=progress,
-                          clock=args.clock, callback=_trace_writer(args.trace))
+                          **training_keywords(args, kind, args.solver))
     tagger.save(args.output)
     if args.trace is not None:
         tagger.result.trace.save(args.trace)    # replaces the partial JSON lines
-    report = {"model": str(args.output), "task": args.task, **tagger.info}
+    result = {"model": str(args.output), "task": args.task, **tagger.info}
     text = (f"trained {args.task} model: {tagger.info['features']:,} features, {tagger.info['iterations']} "
             f"iterations of {args.solver} in {tagger.info['train_seconds']:.1f} s -> {args.output}")
     if args.test is not None:
         scores = tagger.evaluate(_read_gold(args.test, args.format, args.task, _other(args.split)))
         scores.pop("by_type", None)
-        report["test"] = scores
+        result["test"] = scores
         text += "\n" + _score_text(args.task, scores)
-    _report(args, report, text)
+    report(args, result, text)
     return 0
-
-
-def _trace_writer(path):
-    """Callback appending each trace record as a JSON line, so a run cut off still leaves its trace."""
-    if path is None:
-        return None
-    Path(path).write_text("")
-
-    def write(record) -> bool:
-        with open(path, "a", encoding="utf-8") as out:
-            out.write(json.dumps(record, default=float) + "\n")
-        return False
-    return write
 
 
 def _score_text(task, s):
@@ -236,24 +217,25 @@ def _score_text(task, s):
 
 def _train_chain(args, C, sentences) -> int:
     """CRF / M3N chain models (loglin.structured) behind the same command."""
-    from ..structured.cli import train_from_args
-    args.C = C
-    args.progress = not args.quiet and not args.json and sys.stderr.isatty()
-    model = train_from_args(args, sentences, args.task)
+    from ..structured.model import train_chain_model
+    options = training_keywords(args, "chain", args.solver)
+    if args.eta != "auto":
+        options.setdefault("eta", float(args.eta))
+    model, result = train_chain_model(sentences, args.task, model=args.model, solver=args.solver, C=C,
+                                      return_result=True, **options)
     model.save(args.output)
-    report = {"model": str(args.output), "task": args.task, "kind": args.model, "solver": args.solver, "C": C}
+    if args.trace is not None:
+        result.trace.save(args.trace)
+    summary = {"model": str(args.output), "task": args.task, "kind": args.model, "solver": args.solver, "C": C,
+               "iterations": result.iterations, "train_seconds": result.train_seconds,
+               "converged": bool(result.converged), "stop_reason": result.stop_reason}
     text = f"trained {args.task} {args.model} with {args.solver} -> {args.output}"
     if args.test is not None:
         scores = _chain_scores(model, _read_gold(args.test, args.format, args.task, _other(args.split)), args.task)
-        report["test"] = scores
+        summary["test"] = scores
         text += "\n" + _score_text(args.task, scores)
-    _report(args, report, text)
+    report(args, summary, text)
     return 0
-
-
-def _is_chain_model(path) -> bool:
-    from ..model_io import model_format
-    return model_format(path) == "loglin-chain"
 
 
 def _chain_scores(model, gold_sentences, task) -> dict:
@@ -276,44 +258,59 @@ def _chain_scores(model, gold_sentences, task) -> dict:
 
 
 def _evaluate(args) -> int:
-    if _is_chain_model(args.model):
-        from ..structured.cli import load_chain_model
-        model = load_chain_model(args.model)
-        task = model.space.task
-        scores = _chain_scores(model, _read_gold(args.input, args.format, task, args.split), task)
-        _report(args, {"model": str(args.model), "task": task, **scores}, _score_text(task, scores))
-        return 0
-    tagger = Tagger.load(args.model)
-    scores = tagger.evaluate(_read_gold(args.input, args.format, tagger.task, args.split),
-                             beam=args.beam,
-                             tag_dictionary=args.tag_dictionary, iob_constraint=args.iob_constraint)
-    _report(args, {"model": str(args.model), "task": tagger.task, **scores}, _score_text(tagger.task, scores))
+    from ..model_io import load_model
+    report, text = evaluate_model(load_model(args.model), args.input, args.format, args.split, beam=args.beam,
+                                  tag_dictionary=args.tag_dictionary, iob_constraint=args.iob_constraint)
+    _report(args, {"model": str(args.model), **report}, text)
     return 0
+
+
+def evaluate_model(model, path, fmt="conll2000", split=None, **decoding) -> tuple[dict, str]:
+    """(scores, one line of text) of a Tagger or ChainModel on the gold file ``path``."""
+    from ..structured.model import ChainModel
+    if isinstance(_tagging_model(model), ChainModel):
+        task = model.space.task
+        scores = _chain_scores(model, _read_gold(path, fmt, task, split), task)
+    else:
+        task = model.task
+        scores = model.evaluate(_read_gold(path, fmt, task, split), **decoding)
+    return {"task": task, **scores}, _score_text(task, scores)
 
 
 def _run(args) -> int:
     check_writable(args.output)
-    if _is_chain_model(args.model):
-        from ..structured.cli import load_chain_model
-        tagger = load_chain_model(args.model)
-        tokens, raw, fmt = _read_input(args.input, args.input_format, tagger.space.task)
-        t0 = time.perf_counter()
-        predicted = tagger.tag([[(t,) if isinstance(t, str) else tuple(t) for t in s] for s in tokens])
-    else:
-        tagger = Tagger.load(args.model)
-        tokens, raw, fmt = _read_input(args.input, args.input_format, tagger.task)
-        t0 = time.perf_counter()
-        predicted = tagger.tag(tokens, beam=args.beam, tag_dictionary=args.tag_dictionary,
-                               iob_constraint=args.iob_constraint)
-    seconds = time.perf_counter() - t0
-    if args.output is None:
-        _write_output(sys.stdout, raw, predicted, fmt)
-    else:
-        with open(args.output, "w", encoding="utf-8", newline="\n") as out:
-            _write_output(out, raw, predicted, fmt)
-        n = sum(len(s) for s in tokens)
-        print(f"tagged {n:,} tokens in {seconds:.2f} s -> {args.output}", file=sys.stderr)
+    from ..model_io import load_model
+    run_model(load_model(args.model), args.input, args.input_format, args.output, beam=args.beam,
+              tag_dictionary=args.tag_dictionary, iob_constraint=args.iob_constraint)
     return 0
 
 
-__all__ = ["add_tag_commands", "tag_main"]
+def run_model(model, path, input_format="auto", output=None, **decoding) -> None:
+    """Tag the file ``path`` with a Tagger or ChainModel; write to ``output`` (a path) or standard output."""
+    from ..structured.model import ChainModel
+    if isinstance(_tagging_model(model), ChainModel):
+        tokens, raw, fmt = _read_input(path, input_format, model.space.task)
+        t0 = time.perf_counter()
+        predicted = model.tag([[(t,) if isinstance(t, str) else tuple(t) for t in s] for s in tokens])
+    else:
+        tokens, raw, fmt = _read_input(path, input_format, model.task)
+        t0 = time.perf_counter()
+        predicted = model.tag(tokens, **decoding)
+    seconds = time.perf_counter() - t0
+    if output is None:
+        _write_output(sys.stdout, raw, predicted, fmt)
+    else:
+        with open(output, "w", encoding="utf-8", newline="\n") as out:
+            _write_output(out, raw, predicted, fmt)
+        n = sum(len(s) for s in tokens)
+        print(f"tagged {n:,} tokens in {seconds:.2f} s -> {output}", file=sys.stderr)
+
+
+def _tagging_model(model):
+    from ..structured.model import ChainModel
+    if not isinstance(model, (Tagger, ChainModel)):
+        raise InvalidInputError(f"not a tagging model (Maxent tagger or chain CRF / M3N): a {type(model).__name__}")
+    return model
+
+
+__all__ = ["add_tag_commands", "evaluate_model", "run_model", "tag_main", "train_tagger"]

@@ -20,22 +20,20 @@ import numpy as np
 from ..errors import InvalidInputError, ModelFormatError
 from ..features.extract import SPECIALS, FeatureExtractor
 from ..model_io import load_npz_model, save_npz_model
+from ..training import DEFAULT_SOLVERS, DEFAULT_TOL as TRAINING_TOL
 from .beam import DecodeInput, beam_decode
 from .conlleval import conlleval
 
 FORMAT = "loglin-tagger"
 FORMAT_VERSION = 1
-# Tagging trains with the primal coordinate descent of Huang et al. (2010), not the
-# library-wide default (tron): far fewer CPU seconds to a good tagger (docs/decisions/0008).
-DEFAULT_SOLVER = "cd"
+DEFAULT_SOLVER = DEFAULT_SOLVERS["tagger"]       # the choice and its measurements: docs/decisions/0010
 DEFAULT_C = 10.0
 DEFAULT_BEAM = 3
 TASKS = ("pos", "chunk")
 # Predicate cut-off and feature set per task, chosen on held-out data (docs/decisions/0008):
 # chunking all pairs, cut-off 1; POS seen pairs, cut-off 1 (--cutoff 5 gives the papers' Table 3 setting).
 TASK_DEFAULTS = {"pos": {"cutoff": 1, "all_pairs": False}, "chunk": {"cutoff": 1, "all_pairs": True}}
-# Relative to ||grad f(0)|| (which grows with C * N), LIBLINEAR's 1e-3 is loose here (docs/decisions/0008).
-DEFAULT_TOL = 1e-4
+DEFAULT_TOL = TRAINING_TOL
 
 
 def _split(sentences, task, with_labels):
@@ -101,7 +99,7 @@ class Tagger:
         optional held-out gold sentences, scored (greedy decoding) after every
         iteration into the trace of ``tagger.result``.
         """
-        from ..solvers.base import minimize
+        from ..training import train
         if task not in TASKS:
             raise InvalidInputError(f"task must be 'pos' or 'chunk', got {task!r}")
         cutoff = TASK_DEFAULTS[task]["cutoff"] if cutoff is None else cutoff
@@ -124,7 +122,7 @@ class Tagger:
             def hook(w):
                 probe.w = w
                 return probe.evaluate(held_out)["f1" if task == "chunk" else "accuracy"]
-        result = minimize(problem.objective(C), solver, tol=tol, max_iter=max_iter, time_limit=time_limit,
+        _, result = train(problem, C, solver, tol=tol, max_iter=max_iter, time_limit=time_limit,
                           random_state=random_state, progress=progress, evaluate=hook, **solver_options)
         info = {"solver": solver, "C": float(C), "tol": tol, "iterations": result.iterations,
                 "converged": bool(result.converged), "objective": float(result.f),

@@ -1,0 +1,137 @@
+"""The training options shared by `loglin train`, `loglin tag train` and `loglin parse train`.
+
+One argparse parent parser: every option has one meaning, one help text and one
+default; the defaults that depend on the model kind (solver, C, max-iter) are
+declared in :mod:`loglin.training` and stated in ``--help``.
+"""
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from .errors import LoglinError
+from .training import DEFAULT_C, DEFAULT_GAP_TOL, DEFAULT_MAX_ITER, DEFAULT_SOLVERS, DEFAULT_TOL
+
+
+def _per_kind(table) -> str:
+    return ", ".join(f"{kind} {value:g}" if isinstance(value, float) else f"{kind} {value}"
+                     for kind, value in table.items())
+
+
+def training_options() -> argparse.ArgumentParser:
+    """The parent parser (``parents=[training_options()]``) of every train command."""
+    p = argparse.ArgumentParser(add_help=False)
+    g = p.add_argument_group("training (the same for train, tag train and parse train)")
+    reg = g.add_mutually_exclusive_group()
+    reg.add_argument("-C", dest="C", type=float, default=None,
+                     help=f"regularization constant, LIBLINEAR scale (1/2||w||^2 + C*sum loss); default per model "
+                          f"kind: {_per_kind(DEFAULT_C)}")
+    reg.add_argument("--sigma2", type=float, default=None,
+                     help="Gaussian prior variance on the unnormalized log-likelihood; the same as -C S")
+    g.add_argument("--solver", default=None,
+                   help=f"solver name (`loglin solvers` lists them with the model kinds they serve); default per "
+                        f"model kind: {_per_kind(DEFAULT_SOLVERS)}")
+    g.add_argument("--tol", type=float, default=DEFAULT_TOL,
+                   help="stop when ||grad f(w)|| <= tol * ||grad f(0)|| (LIBLINEAR's relative rule); "
+                        "default %(default)g")
+    g.add_argument("--gap-tol", type=float, default=None,
+                   help=f"stop when the relative duality gap <= this; default {DEFAULT_GAP_TOL:g} for the dual "
+                        "solvers (eg, eg-batch, cutting-plane) on chain and tree models, else not used")
+    g.add_argument("--max-iter", type=int, default=None,
+                   help=f"maximum outer iterations (passes / epochs); default per model kind: "
+                        f"{_per_kind(DEFAULT_MAX_ITER)}")
+    g.add_argument("--time-limit", type=float, default=None, help="stop after this many training seconds")
+    g.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                   help="what --time-limit and the trace's seconds measure; default %(default)s")
+    g.add_argument("--trace", type=Path, default=None,
+                   help="write the per-iteration trace to FILE.csv or FILE.json (JSON lines while training)")
+    g.add_argument("--seed", type=int, default=0, help="random seed (coordinate order, SGD, EG); default 0")
+    g.add_argument("-O", "--option", action="append", default=[], metavar="KEY=VALUE",
+                   help="a solver option, repeatable; e.g. -O order=blocks for eg (a wrong name lists the "
+                        "solver's options)")
+    g.add_argument("--json", action="store_true", help="print one JSON object with the results")
+    g.add_argument("--quiet", action="store_true", help="no progress bar and no summary text (--json still prints)")
+    return p
+
+
+def regularization(args, kind: str) -> float:
+    """C from -C / --sigma2, or the kind's default."""
+    C = args.sigma2 if args.sigma2 is not None else (args.C if args.C is not None else DEFAULT_C[kind])
+    if not np.isfinite(C) or C <= 0:
+        raise LoglinError(f"the regularization constant must be positive, got {C}")
+    return float(C)
+
+
+def max_iter(args, kind: str) -> int:
+    return DEFAULT_MAX_ITER[kind] if args.max_iter is None else args.max_iter
+
+
+def progress(args) -> bool:
+    return not args.quiet and not args.json and sys.stderr.isatty()
+
+
+def option_value(text):
+    """A solver option's value from text: an int, else a float, else the string itself."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def solver_options(args, solver, kinds) -> dict:
+    """-O KEY=VALUE pairs as keyword options of ``solver`` (numbers parsed), checked against the signatures
+    of its implementations for ``kinds``."""
+    from .solvers import entry
+    options = {}
+    for item in getattr(args, "option", None) or ():
+        key, sep, text = item.partition("=")
+        if not sep or not key.strip():
+            raise LoglinError(f"-O/--option takes KEY=VALUE, got {item!r}")
+        options[key.strip()] = option_value(text)
+    if options:
+        e = entry(solver)
+        params = [q for k in kinds if k in e.impl
+                  for q in list(inspect.signature(e.function(k)).parameters.values())[3:]]  # after objective, w, rng
+        if params and not any(q.kind is q.VAR_KEYWORD for q in params):
+            names = list(dict.fromkeys(q.name for q in params))
+            unknown = sorted(set(options) - set(names))
+            if unknown:
+                raise LoglinError(f"solver {solver!r} has no option {', '.join(unknown)}; its options: "
+                                  f"{', '.join(names) or 'none'}")
+    return options
+
+
+def trace_writer(path):
+    """Callback appending each trace record as a JSON line, so that a run cut off still leaves its trace."""
+    if path is None:
+        return None
+    Path(path).write_text("")
+
+    def write(record) -> bool:
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(json.dumps(record, default=float) + "\n")
+        return False
+    return write
+
+
+def training_keywords(args, kind: str, solver: str) -> dict:
+    """The keyword arguments of :func:`loglin.training.train` that the shared options give."""
+    return {"tol": args.tol, "gap_tol": args.gap_tol, "max_iter": max_iter(args, kind),
+            "time_limit": args.time_limit, "clock": args.clock, "random_state": args.seed,
+            "progress": progress(args), "callback": trace_writer(args.trace),
+            **solver_options(args, solver, (kind if kind != "tagger" else "maxent",))}
+
+
+def report(args, result: dict, text: str) -> None:
+    """--json: one JSON object; else the text, unless --quiet."""
+    if args.json:
+        print(json.dumps(result, default=float))
+    elif not args.quiet:
+        print(text)

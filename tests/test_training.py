@@ -1,0 +1,71 @@
+"""loglin.training.train: one entry for every problem kind, one set of defaults, one ConvergenceWarning rule."""
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import random_binary_lr
+from loglin import training
+from loglin.errors import ConvergenceWarning, InvalidInputError
+from loglin.solvers.base import minimize
+
+EN = Path(__file__).parent / "data" / "parse_en.conllu"
+CHUNKS = [[("He", "PRP", "B-NP"), ("reckons", "VBZ", "B-VP"), ("the", "DT", "B-NP"), ("deficit", "NN", "I-NP")],
+          [("The", "DT", "B-NP"), ("dog", "NN", "I-NP"), ("runs", "VBZ", "B-VP"), ("fast", "RB", "B-ADVP")]]
+
+
+def _problems(small_multiclass):
+    from loglin.data.conll import read_conllx
+    from loglin.parsing.problem import build_tree_problem
+    from loglin.problem import problem_from_matrix
+    from loglin.structured.crf_features import build_chain_problem
+    chain, chain_space = build_chain_problem(CHUNKS, "chunk")
+    tree, tree_space, _ = build_tree_problem(read_conllx(EN))
+    return {"maxent": (problem_from_matrix(*small_multiclass), None), "binary": (random_binary_lr(), None),
+            "chain": (chain, chain_space), "tree": (tree, tree_space)}
+
+
+def test_train_serves_every_kind_with_its_default_solver_and_model(small_multiclass, serial_numba):
+    from loglin.model import LinearModel
+    from loglin.parsing.model import ParserModel
+    from loglin.structured.model import ChainModel
+    expected = {"maxent": LinearModel, "binary": LinearModel, "chain": ChainModel, "tree": ParserModel}
+    for kind, (problem, space) in _problems(small_multiclass).items():
+        assert training.problem_kind(problem) == kind
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            model, result = training.train(problem, space=space, max_iter=5)
+        assert type(model) is expected[kind] and result.solver == training.DEFAULT_SOLVERS[kind]
+        np.testing.assert_array_equal(model.w, result.w)
+
+
+def test_train_reaches_what_minimize_reaches_on_the_same_objective(small_multiclass, serial_numba):
+    problems = _problems(small_multiclass)
+    for kind in ("maxent", "chain", "tree"):
+        problem, space = problems[kind]
+        _, result = training.train(problem, 2.0, "lbfgs", space=space, tol=1e-7, max_iter=500)
+        direct = minimize(problem.objective(2.0), "lbfgs", tol=1e-7, max_iter=500)
+        assert result.f == pytest.approx(direct.f, rel=1e-9)
+
+
+def test_convergence_warning_only_when_the_solver_stopped_on_a_limit(small_multiclass, serial_numba):
+    problem, space = _problems(small_multiclass)["chain"]
+    with pytest.warns(ConvergenceWarning, match="stopped by max_iter"):
+        training.train(problem, 1.0, "lbfgs", space=space, max_iter=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _, result = training.train(problem, 1.0, "lbfgs", space=space, max_iter=500)
+    assert result.converged
+    assert training.ConvergenceWarning is ConvergenceWarning
+
+
+def test_m3n_trains_with_a_dual_solver_and_refuses_a_smooth_one(small_multiclass, serial_numba):
+    problem, space = _problems(small_multiclass)["tree"]
+    model, result = training.train(problem, 1.0, "cutting-plane", loss="mm", space=space, max_iter=300,
+                                   gap_tol=1e-3)
+    assert model.model == "m3n" and result.stop_reason == "duality gap tolerance"
+    with pytest.raises(InvalidInputError, match="needs a differentiable objective"):
+        training.train(problem, 1.0, "lbfgs", loss="mm", space=space)
+    with pytest.raises(InvalidInputError, match="cannot train a list"):
+        training.train([1, 2], 1.0)
