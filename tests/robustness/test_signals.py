@@ -31,29 +31,19 @@ def flat_data(tmp_path):
     return path
 
 
-def flat_load(path):
-    from loglin.model import LinearModel
-    return LinearModel.load(path)
-
-
-def chain_load(path):
-    from loglin.structured.cli import load_chain_model
-    return load_chain_model(path)
-
-
-def parser_load(path):
-    from loglin.parsing.model import ParserModel
-    return ParserModel.load(path)
+def load(path):
+    from loglin.model_io import load_model
+    return load_model(path)
 
 
 CASES = {
     "flat": (lambda tmp, out: ["train", str(flat_data(tmp)), "-o", out, "--model", "maxent", "--solver", "gis",
-                               "--tol", "0", "--max-iter", "100000000", "--quiet"], 3.0, flat_load),
+                               "--tol", "0", "--max-iter", "100000000", "--quiet"], 3.0, load),
     "crf": (lambda tmp, out: ["tag", "train", "--task", "chunk", "--format", "conll2000", str(CHUNK_SLICE),
                               "-o", out, "--model", "crf", "--solver", "sgd", "--max-iter", "100000", "--quiet"],
-            6.0, chain_load),
+            6.0, load),
     "parser": (lambda tmp, out: ["parse", "train", str(TREEBANK), "-o", out, "--solver", "sgd", "-C", "1000",
-                                 "--max-iter", "100000000", "--quiet"], 6.0, parser_load),
+                                 "--max-iter", "100000000", "--quiet"], 6.0, load),
 }
 
 
