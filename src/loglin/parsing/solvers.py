@@ -10,18 +10,15 @@
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ..errors import InvalidInputError
-from ..kernels import dependency as dk
-from ..solvers.base import Step, register_solver
+from ..solvers.base import register_solver
 from ..structured.cutting_plane import one_slack_cutting_plane
 from ..structured.eg import check_state, eg_batch, eg_online
+from ..structured.sgd import ETA0_GRID, structured_sgd  # noqa: F401  (ETA0_GRID kept importable here)
 from .dual import TreeDualState
 from .objective import TreeObjective
 
 KINDS = ("tree",)
-ETA0_GRID = (1.0, 0.1, 0.01, 0.001, 0.0001)
 
 
 def _state(objective, state):
@@ -42,49 +39,15 @@ def tree_eg_batch(objective, w, rng, state=None, **options):
     return eg_batch(objective, w, rng, _state(objective, state), **options)
 
 
-def sgd_pass(objective, w, order, eta0, step0):
-    p = objective.problem
-    v = w.copy()
-    scale, k = dk.sgd_epoch(v, 1.0, np.asarray(order, dtype=np.int64), float(eta0), int(step0), p.n_sentences,
-                            1.0 / objective.C, p.max_len, *p.kernel_args(), p.heads, p.weight)
-    w[:] = scale * v
-    return k
-
-
 @register_solver("tree-sgd", kinds=KINDS, summary="SGD on the parser CRF primal, eta0/(1 + k/n)",
                  paper="Collins et al. 2008 sec. 7.1.3")
 def tree_sgd(objective, w, rng, eta0="auto", validation=None):
-    if not isinstance(objective, TreeObjective) or objective.loss != "ll":
-        raise InvalidInputError("tree-sgd trains the CRF (log-linear) parser objective")
-    n = objective.problem.n_sentences
-    passes = 0
-    if eta0 == "auto":
-        best, order = (np.inf, np.inf, ETA0_GRID[0]), rng.permutation(n)
-        for e in ETA0_GRID:
-            trial = w.copy()
-            sgd_pass(objective, trial, order, e, 0)
-            passes += 1
-            if not np.all(np.isfinite(trial)):
-                continue
-            f = objective.fun(trial)
-            err = validation(trial) if validation is not None else f
-            if (err, f) < best[:2]:
-                best = (err, f, e)
-        eta0 = best[2]
-    eta0 = float(eta0)
-    if not eta0 > 0:
-        raise InvalidInputError(f"eta0 must be positive, got {eta0}")
-    k, epoch = 0, 0
-    while True:
-        epoch += 1
-        k = sgd_pass(objective, w, rng.permutation(n), eta0, k)
-        yield Step(w=w, counters={"effective_iterations": float(epoch), "eta0": eta0, "selection_passes": passes})
+    """loglin.structured.sgd on the parser's CRF primal."""
+    return structured_sgd(objective, w, rng, eta0, validation)
 
 
 @register_solver("tree-cutting-plane", kinds=KINDS, summary="1-slack cutting-plane structural SVM for parser M3N",
                  paper="Tsochantaridis et al. 2004; Joachims et al. 2009; baseline of Collins et al. 2008 sec. 8")
 def tree_cutting_plane(objective, w, rng, epsilon=1e-6):
     """Same algorithm as loglin.structured.cutting_plane, with loss-augmented Eisner as the oracle."""
-    if not isinstance(objective, TreeObjective) or objective.loss != "mm":
-        raise InvalidInputError("tree-cutting-plane trains the max-margin (M3N) parser objective")
     return one_slack_cutting_plane(objective, w, epsilon)
