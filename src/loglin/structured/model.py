@@ -17,8 +17,8 @@ from ..errors import InvalidInputError, ModelFormatError
 from ..kernels.maxent import _blocks
 from ..model_io import load_npz_model, save_npz_model
 from .chain import chain_data
-from .passes import decode_all
 from .crf_features import TASKS, ChainFeatureSpace, build_chain_problem, check_sentences
+from .passes import decode_all
 
 FORMAT, VERSION = "loglin-chain", 1
 MODELS = ("crf", "m3n")
@@ -152,8 +152,7 @@ def train_chain_model(train_sentences, task="chunk", model="crf", solver="lbfgs"
 
 def _error_rate(space, sentences):
     """validation(w) -> token error rate of a labelled sentence list."""
-    from .chain import chain_data
-from .crf_features import gold_column
+    from .crf_features import gold_column
     col = gold_column(space.task)
     gold = np.concatenate([[str(t[col]) for t in s] for s in sentences])
 
