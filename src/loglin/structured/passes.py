@@ -13,7 +13,9 @@ pass trains chains, trees and any new structure (Collins et al. 2008):
   ``part_ptr[i]``; :func:`touch_bound`.
 
 A structure registers its contract implementations when its module is imported,
-which happens before any of its NamedTuple values exists.
+which happens before any of its NamedTuple values exists. Numba's on-disk cache
+keys these passes on this file only: after editing a structure file, touch this
+one (docs/decisions/0001-structure-contract.md).
 """
 import numpy as np
 from numba import njit, prange
