@@ -4,6 +4,7 @@
 * :mod:`.chain`        linear chain: forward-backward (log space), Viterbi, Hamming loss; ChainData
 * :mod:`.tree`         projective tree: Eisner, inside-outside, loss-augmented Eisner; TreeData
 * :mod:`.chain2`       second-order chain (label trigrams): pair-state forward-backward and Viterbi
+* :mod:`.node`         multi-class classification (one node, K labels) as a structure
 * :mod:`.passes`       the trainer passes written once against the contract (loss, decode, SGD, EG)
 * :mod:`.problem`      ChainProblem: sentences, attributes, state + transition features as arrays
 * :mod:`.crf_features` CoNLL-2000 chunking / POS attributes (CRFsuite's chunking template)
