@@ -14,7 +14,7 @@ from ..errors import InvalidInputError
 from ..solvers.base import register_solver
 from ..structured.cutting_plane import one_slack_cutting_plane
 from ..structured.eg import check_state, eg_batch, eg_online
-from ..structured.sgd import ETA0_GRID, structured_sgd  # noqa: F401  (ETA0_GRID kept importable here)
+from ..structured.sgd import structured_sgd
 from .dual import TreeDualState
 from .objective import TreeObjective
 

@@ -6,8 +6,8 @@ which solves the same P-MM as EG with margin rescaling (sum of the n slacks = on
     min_w 1/2 ||w||^2 + C xi   s.t.  w . a_k >= b_k - xi  for every cut k,
     a_k = sum_i c_i (f(x_i, y_i) - f(x_i, yhat_ik)),   b_k = sum_i c_i e(y_i, yhat_ik).
 
-Each outer iteration decodes every sentence with loss-augmented Viterbi at
-the current w (one pass = one effective iteration), adds the cut of those
+Each outer iteration decodes every sentence with loss-augmented inference (the
+structure's argmax: Viterbi, Eisner, ...) at the current w (one pass = one effective iteration), adds the cut of those
 labellings, and re-solves the dual of the working-set QP
 
     max_alpha  b . alpha - 1/2 ||sum_k alpha_k a_k||^2,   alpha >= 0,  sum_k alpha_k <= C
