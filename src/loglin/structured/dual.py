@@ -1,4 +1,4 @@
-"""The duals D-LL (4) and D-MM (5) of chain models, over products of simplices, in part form.
+"""The duals D-LL (4) and D-MM (5) of structured models, over products of simplices, in part form.
 
 Collins et al. (2008) minimize, over u_i in the simplex of labellings of x_i,
 
