@@ -303,13 +303,129 @@ def touch_bound_chain(seq_ptr, tok_ptr, tok_attr, map_ptr):
 
 
 # ------------------------------------------------------------------ the structure contract for ChainData
-def _is_chain(data):
-    return sc.is_structure(data, ChainData)
-
-
 @njit(cache=True, inline="always")
 def _len(data, i):
     return data.seq_ptr[i + 1] - data.seq_ptr[i]
+
+
+def register_sentence_contract(cls, shared_size):
+    """Implement the contract functions all chain-like structures share, for the NamedTuple class ``cls``.
+
+    Such a structure has ChainData's sentence, token and attribute-map fields; a sentence's part
+    block is n K node parts (features from the attribute map) followed by ``shared_size(data)``
+    parts shared by all positions whose features are w[n_state : n_state + shared_size], in order.
+    The structure itself gives workspace_size, log_partition, argmax, labelling_score, add_labelling.
+    """
+    def mine(data):
+        return sc.is_structure(data, cls)
+
+    @overload(sc.n_instances)
+    def _n_instances(data):
+        if mine(data):
+            return lambda data: data.seq_ptr.shape[0] - 1
+
+    @overload(sc.max_parts)
+    def _max_parts(data):
+        if mine(data):
+            return lambda data: data.max_len * data.K + shared_size(data)
+
+    @overload(sc.part_size)
+    def _part_size(data, i):
+        if mine(data):
+            return lambda data, i: _len(data, i) * data.K + shared_size(data)
+
+    @overload(sc.label_count)
+    def _label_count(data, i):
+        if mine(data):
+            return lambda data, i: _len(data, i)
+
+    @overload(sc.label_offset)
+    def _label_offset(data, i):
+        if mine(data):
+            return lambda data, i: data.seq_ptr[i]
+
+    @overload(sc.part_scores)
+    def _part_scores(data, i, w, scale, s):
+        if mine(data):
+            def impl(data, i, w, scale, s):
+                lo, hi, K = data.seq_ptr[i], data.seq_ptr[i + 1], data.K
+                o = (hi - lo) * K
+                unary_scores(lo, hi, w, scale, data.tok_ptr, data.tok_attr, data.tok_val, data.map_ptr,
+                             data.map_label, data.map_feat, s[:o].reshape((hi - lo, K)))
+                for j in range(shared_size(data)):
+                    s[o + j] = scale * w[data.n_state + j]
+            return impl
+
+    @overload(sc.loss_augment)
+    def _loss_augment(data, i, s, weight):
+        if mine(data):
+            def impl(data, i, s, weight):
+                n = _len(data, i)
+                add_hamming(s[:n * data.K].reshape((n, data.K)), n, data.gold, data.seq_ptr[i], weight)
+            return impl
+
+    @overload(sc.expected_loss)
+    def _expected_loss(data, i, mu):
+        if mine(data):
+            def impl(data, i, mu):
+                lo, K = data.seq_ptr[i], data.K
+                v = 0.0
+                for t in range(_len(data, i)):
+                    g = data.gold[lo + t]
+                    for y in range(K):
+                        if y != g:
+                            v += mu[t * K + y]
+                return v
+            return impl
+
+    @overload(sc.gold_labels)
+    def _gold_labels(data, i):
+        if mine(data):
+            return lambda data, i: data.gold[data.seq_ptr[i]:data.seq_ptr[i + 1]]
+
+    @overload(sc.scatter)
+    def _scatter(data, i, coef, acc):
+        if mine(data):
+            def impl(data, i, coef, acc):
+                lo, hi, K = data.seq_ptr[i], data.seq_ptr[i + 1], data.K
+                o = (hi - lo) * K
+                scatter_node(lo, hi, coef[:o].reshape((hi - lo, K)), data.tok_ptr, data.tok_attr, data.tok_val,
+                             data.map_ptr, data.map_label, data.map_feat, acc)
+                for j in range(shared_size(data)):
+                    acc[data.n_state + j] += coef[o + j]
+            return impl
+
+    @overload(sc.scatter_tracked)
+    def _scatter_tracked(data, i, coef, d, mark, stamp, touched):
+        if mine(data):
+            def impl(data, i, coef, d, mark, stamp, touched):
+                lo, hi, K = data.seq_ptr[i], data.seq_ptr[i + 1], data.K
+                o = (hi - lo) * K
+                m = scatter_tracked(lo, hi, coef[:o].reshape((hi - lo, K)), data.tok_ptr, data.tok_attr,
+                                    data.tok_val, data.map_ptr, data.map_label, data.map_feat, d, mark, stamp,
+                                    touched, 0)
+                for j in range(shared_size(data)):
+                    f = data.n_state + j
+                    mark[f] = stamp
+                    touched[m] = f
+                    m += 1
+                    d[f] = coef[o + j]
+                return m
+            return impl
+
+    @overload(sc.touch_bound)
+    def _touch_bound(data):
+        if mine(data):
+            return lambda data: (touch_bound_chain(data.seq_ptr, data.tok_ptr, data.tok_attr, data.map_ptr)
+                                 + shared_size(data))
+
+
+@njit(cache=True, inline="always")
+def _edge_block(data):
+    return data.K * data.K
+
+
+register_sentence_contract(ChainData, _edge_block)
 
 
 @njit(cache=True, inline="always")
@@ -317,56 +433,12 @@ def _views(s, n, K):
     return s[:n * K].reshape((n, K)), s[n * K:n * K + K * K].reshape((K, K))
 
 
-@overload(sc.n_instances)
-def _n_instances(data):
-    if _is_chain(data):
-        return lambda data: data.seq_ptr.shape[0] - 1
-
-
 @overload(sc.workspace_size)
 def _workspace_size(data):
-    if _is_chain(data):
+    if sc.is_structure(data, ChainData):
         def impl(data):
             L, K = data.max_len, data.K
             return 3 * L * K + 2 * K * K + 3 * K, L * K
-        return impl
-
-
-@overload(sc.max_parts)
-def _max_parts(data):
-    if _is_chain(data):
-        return lambda data: data.max_len * data.K + data.K * data.K
-
-
-@overload(sc.part_size)
-def _part_size(data, i):
-    if _is_chain(data):
-        return lambda data, i: _len(data, i) * data.K + data.K * data.K
-
-
-@overload(sc.label_count)
-def _label_count(data, i):
-    if _is_chain(data):
-        return lambda data, i: _len(data, i)
-
-
-@overload(sc.label_offset)
-def _label_offset(data, i):
-    if _is_chain(data):
-        return lambda data, i: data.seq_ptr[i]
-
-
-@overload(sc.part_scores)
-def _part_scores(data, i, w, scale, s):
-    if _is_chain(data):
-        def impl(data, i, w, scale, s):
-            lo, hi, K = data.seq_ptr[i], data.seq_ptr[i + 1], data.K
-            U, Tr = _views(s, hi - lo, K)
-            unary_scores(lo, hi, w, scale, data.tok_ptr, data.tok_attr, data.tok_val, data.map_ptr,
-                         data.map_label, data.map_feat, U)
-            for yp in range(K):
-                for y in range(K):
-                    Tr[yp, y] = scale * w[data.n_state + yp * K + y]
         return impl
 
 
@@ -385,7 +457,7 @@ def _tables(fws, L, K):
 
 @overload(sc.log_partition)
 def _log_partition(data, i, s, fws, iws, mu, want_marginals, reuse):
-    if _is_chain(data):
+    if sc.is_structure(data, ChainData):
         def impl(data, i, s, fws, iws, mu, want_marginals, reuse):
             n, K = _len(data, i), data.K
             U, Tr = _views(s, n, K)
@@ -403,7 +475,7 @@ def _log_partition(data, i, s, fws, iws, mu, want_marginals, reuse):
 
 @overload(sc.argmax)
 def _argmax(data, i, s, fws, iws, labels):
-    if _is_chain(data):
+    if sc.is_structure(data, ChainData):
         def impl(data, i, s, fws, iws, labels):
             n, K, L = _len(data, i), data.K, data.max_len
             U, Tr = _views(s, n, K)
@@ -412,39 +484,9 @@ def _argmax(data, i, s, fws, iws, labels):
         return impl
 
 
-@overload(sc.loss_augment)
-def _loss_augment(data, i, s, weight):
-    if _is_chain(data):
-        def impl(data, i, s, weight):
-            n = _len(data, i)
-            add_hamming(s[:n * data.K].reshape((n, data.K)), n, data.gold, data.seq_ptr[i], weight)
-        return impl
-
-
-@overload(sc.expected_loss)
-def _expected_loss(data, i, mu):
-    if _is_chain(data):
-        def impl(data, i, mu):
-            lo, K = data.seq_ptr[i], data.K
-            v = 0.0
-            for t in range(_len(data, i)):
-                g = data.gold[lo + t]
-                for y in range(K):
-                    if y != g:
-                        v += mu[t * K + y]
-            return v
-        return impl
-
-
-@overload(sc.gold_labels)
-def _gold_labels(data, i):
-    if _is_chain(data):
-        return lambda data, i: data.gold[data.seq_ptr[i]:data.seq_ptr[i + 1]]
-
-
 @overload(sc.labelling_score)
 def _labelling_score(data, i, s, labels):
-    if _is_chain(data):
+    if sc.is_structure(data, ChainData):
         def impl(data, i, s, labels):
             n = _len(data, i)
             U, Tr = _views(s, n, data.K)
@@ -452,56 +494,20 @@ def _labelling_score(data, i, s, labels):
         return impl
 
 
+@njit(cache=True, inline="always")
+def add_chain_labelling(data, i, labels, c, coef):
+    """coef += c * (node and edge part counts of the labelling); any chain-like data."""
+    n, K = _len(data, i), data.K
+    for t in range(n):
+        coef[t * K + labels[t]] += c
+    for t in range(1, n):
+        coef[n * K + labels[t - 1] * K + labels[t]] += c
+
+
 @overload(sc.add_labelling)
 def _add_labelling(data, i, labels, c, coef):
-    if _is_chain(data):
-        def impl(data, i, labels, c, coef):
-            n, K = _len(data, i), data.K
-            for t in range(n):
-                coef[t * K + labels[t]] += c
-            for t in range(1, n):
-                coef[n * K + labels[t - 1] * K + labels[t]] += c
-        return impl
-
-
-@overload(sc.scatter)
-def _scatter(data, i, coef, acc):
-    if _is_chain(data):
-        def impl(data, i, coef, acc):
-            lo, hi, K = data.seq_ptr[i], data.seq_ptr[i + 1], data.K
-            node, edge = _views(coef, hi - lo, K)
-            scatter_node(lo, hi, node, data.tok_ptr, data.tok_attr, data.tok_val, data.map_ptr, data.map_label,
-                         data.map_feat, acc)
-            for yp in range(K):
-                for y in range(K):
-                    acc[data.n_state + yp * K + y] += edge[yp, y]
-        return impl
-
-
-@overload(sc.scatter_tracked)
-def _scatter_tracked(data, i, coef, d, mark, stamp, touched):
-    if _is_chain(data):
-        def impl(data, i, coef, d, mark, stamp, touched):
-            lo, hi, K = data.seq_ptr[i], data.seq_ptr[i + 1], data.K
-            node, edge = _views(coef, hi - lo, K)
-            m = scatter_tracked(lo, hi, node, data.tok_ptr, data.tok_attr, data.tok_val, data.map_ptr,
-                                data.map_label, data.map_feat, d, mark, stamp, touched, 0)
-            for yp in range(K):
-                for y in range(K):
-                    f = data.n_state + yp * K + y
-                    mark[f] = stamp
-                    touched[m] = f
-                    m += 1
-                    d[f] = edge[yp, y]
-            return m
-        return impl
-
-
-@overload(sc.touch_bound)
-def _touch_bound(data):
-    if _is_chain(data):
-        return lambda data: (touch_bound_chain(data.seq_ptr, data.tok_ptr, data.tok_attr, data.map_ptr)
-                             + data.K * data.K)
+    if sc.is_structure(data, ChainData):
+        return lambda data, i, labels, c, coef: add_chain_labelling(data, i, labels, c, coef)
 
 
 # ------------------------------------------------------------------ Python entry points (tests, exploration)

@@ -25,7 +25,7 @@ from numba import njit
 from numba.extending import overload
 
 from . import contract as sc
-from .chain import add_hamming, scatter_node, scatter_tracked, touch_bound_chain, unary_scores
+from .chain import add_chain_labelling, register_sentence_contract
 from .objective import ChainObjective
 from .problem import ChainProblem
 
@@ -213,6 +213,15 @@ def score2(U, n, E, T, labels):
 
 
 # ------------------------------------------------------------------ the structure contract for Chain2Data
+@njit(cache=True, inline="always")
+def _shared_block(data):
+    return data.K * data.K + data.K ** 3
+
+
+# sentences, node parts, the Hamming loss and the shared blocks as a first-order chain's
+register_sentence_contract(Chain2Data, _shared_block)
+
+
 def _is_chain2(data):
     return sc.is_structure(data, Chain2Data)
 
@@ -236,54 +245,10 @@ def _cubes(fws, L, K):
             fws[3 * c:3 * c + K])
 
 
-@overload(sc.n_instances)
-def _n_instances(data):
-    if _is_chain2(data):
-        return lambda data: data.seq_ptr.shape[0] - 1
-
-
 @overload(sc.workspace_size)
 def _workspace_size(data):
     if _is_chain2(data):
         return lambda data: (3 * data.max_len * data.K * data.K + data.K, data.max_len * data.K * data.K)
-
-
-@overload(sc.max_parts)
-def _max_parts(data):
-    if _is_chain2(data):
-        return lambda data: data.max_len * data.K + data.K * data.K + data.K ** 3
-
-
-@overload(sc.part_size)
-def _part_size(data, i):
-    if _is_chain2(data):
-        return lambda data, i: _len(data, i) * data.K + data.K * data.K + data.K ** 3
-
-
-@overload(sc.label_count)
-def _label_count(data, i):
-    if _is_chain2(data):
-        return lambda data, i: _len(data, i)
-
-
-@overload(sc.label_offset)
-def _label_offset(data, i):
-    if _is_chain2(data):
-        return lambda data, i: data.seq_ptr[i]
-
-
-@overload(sc.part_scores)
-def _part_scores(data, i, w, scale, s):
-    if _is_chain2(data):
-        def impl(data, i, w, scale, s):
-            lo, hi, K = data.seq_ptr[i], data.seq_ptr[i + 1], data.K
-            U = s[:(hi - lo) * K].reshape((hi - lo, K))
-            unary_scores(lo, hi, w, scale, data.tok_ptr, data.tok_attr, data.tok_val, data.map_ptr,
-                         data.map_label, data.map_feat, U)
-            o = (hi - lo) * K
-            for j in range(K * K + K ** 3):
-                s[o + j] = scale * w[data.n_state + j]
-        return impl
 
 
 @overload(sc.log_partition)
@@ -312,33 +277,6 @@ def _argmax(data, i, s, fws, iws, labels):
         return impl
 
 
-@overload(sc.loss_augment)
-def _loss_augment(data, i, s, weight):
-    if _is_chain2(data):
-        def impl(data, i, s, weight):
-            n = _len(data, i)
-            add_hamming(s[:n * data.K].reshape((n, data.K)), n, data.gold, data.seq_ptr[i], weight)
-        return impl
-
-
-@overload(sc.expected_loss)
-def _expected_loss(data, i, mu):
-    if _is_chain2(data):
-        def impl(data, i, mu):
-            lo, K = data.seq_ptr[i], data.K
-            v = 0.0
-            for t in range(_len(data, i)):
-                v += 1.0 - mu[t * K + data.gold[lo + t]]
-            return v
-        return impl
-
-
-@overload(sc.gold_labels)
-def _gold_labels(data, i):
-    if _is_chain2(data):
-        return lambda data, i: data.gold[data.seq_ptr[i]:data.seq_ptr[i + 1]]
-
-
 @overload(sc.labelling_score)
 def _labelling_score(data, i, s, labels):
     if _is_chain2(data):
@@ -353,50 +291,9 @@ def _labelling_score(data, i, s, labels):
 def _add_labelling(data, i, labels, c, coef):
     if _is_chain2(data):
         def impl(data, i, labels, c, coef):
+            add_chain_labelling(data, i, labels, c, coef)
             n, K = _len(data, i), data.K
-            o = n * K
-            for t in range(n):
-                coef[t * K + labels[t]] += c
-                if t > 0:
-                    coef[o + labels[t - 1] * K + labels[t]] += c
-                if t > 1:
-                    coef[o + K * K + (labels[t - 2] * K + labels[t - 1]) * K + labels[t]] += c
+            o = n * K + K * K
+            for t in range(2, n):
+                coef[o + (labels[t - 2] * K + labels[t - 1]) * K + labels[t]] += c
         return impl
-
-
-@overload(sc.scatter)
-def _scatter(data, i, coef, acc):
-    if _is_chain2(data):
-        def impl(data, i, coef, acc):
-            lo, hi, K = data.seq_ptr[i], data.seq_ptr[i + 1], data.K
-            o = (hi - lo) * K
-            scatter_node(lo, hi, coef[:o].reshape((hi - lo, K)), data.tok_ptr, data.tok_attr, data.tok_val,
-                         data.map_ptr, data.map_label, data.map_feat, acc)
-            for j in range(K * K + K ** 3):
-                acc[data.n_state + j] += coef[o + j]
-        return impl
-
-
-@overload(sc.scatter_tracked)
-def _scatter_tracked(data, i, coef, d, mark, stamp, touched):
-    if _is_chain2(data):
-        def impl(data, i, coef, d, mark, stamp, touched):
-            lo, hi, K = data.seq_ptr[i], data.seq_ptr[i + 1], data.K
-            o = (hi - lo) * K
-            m = scatter_tracked(lo, hi, coef[:o].reshape((hi - lo, K)), data.tok_ptr, data.tok_attr, data.tok_val,
-                                data.map_ptr, data.map_label, data.map_feat, d, mark, stamp, touched, 0)
-            for j in range(K * K + K ** 3):
-                f = data.n_state + j
-                mark[f] = stamp
-                touched[m] = f
-                m += 1
-                d[f] = coef[o + j]
-            return m
-        return impl
-
-
-@overload(sc.touch_bound)
-def _touch_bound(data):
-    if _is_chain2(data):
-        return lambda data: (touch_bound_chain(data.seq_ptr, data.tok_ptr, data.tok_attr, data.map_ptr)
-                             + data.K * data.K + data.K ** 3)

@@ -33,6 +33,16 @@ def _workspace(data):
 
 
 @njit(cache=True)
+def _sum_rows(acc, n_feat, want):
+    """The per-thread accumulators added in a fixed order (a zero vector when not wanted)."""
+    total = np.zeros(n_feat)
+    if want:
+        for b in range(acc.shape[0]):
+            total += acc[b]
+    return total
+
+
+@njit(cache=True)
 def _ll_term(S, mu, P, log_z):
     """sum_y u_y log u_y = sum_r mu_r s_r - log Z  (Lemma 1)."""
     v = 0.0
@@ -68,11 +78,7 @@ def loss_and_expectation(data, w, bounds, weight, want_grad):
                     for r in range(part_size(data, i)):
                         mu[r] *= c
                 scatter(data, i, mu, acc[b])
-    expect = np.zeros(n_feat)
-    if want_grad:
-        for b in range(nb):
-            expect += acc[b]
-    return loss.sum(), expect
+    return loss.sum(), _sum_rows(acc, n_feat, want_grad)
 
 
 @njit(cache=True, parallel=True)
@@ -102,11 +108,7 @@ def hinge_and_subgradient(data, w, bounds, weight, want_grad):
                 scatter(data, i, coef, acc[b])
                 for r in range(part_size(data, i)):
                     coef[r] = 0.0
-    expect = np.zeros(n_feat)
-    if want_grad:
-        for b in range(nb):
-            expect += acc[b]
-    return loss.sum(), expect
+    return loss.sum(), _sum_rows(acc, n_feat, want_grad)
 
 
 @njit(cache=True, parallel=True)
@@ -306,7 +308,4 @@ def eg_batch_proposal(data, part_ptr, eta, C, mm, wu, bounds, weight, s_flat, ou
                 out_mu[base + r] = mu[r]
                 W[r] = c * mu[r]
             scatter(data, i, W, acc[b])
-    expect = np.zeros(n_feat)
-    for b in range(nb):
-        expect += acc[b]
-    return expect
+    return _sum_rows(acc, n_feat, True)

@@ -278,6 +278,14 @@ def _square(a, k, size, n):
     return a[k * size:k * size + (n + 1) * (n + 1)].reshape((n + 1, n + 1))
 
 
+@njit(cache=True, inline="always")
+def _chart(fws, first, max_len, n):
+    """Five (n+1) x (n+1) chart tables of the workspace from table ``first`` on (9 tables of (max_len+1)^2)."""
+    size = (max_len + 1) * (max_len + 1)
+    return (_square(fws, first, size, n), _square(fws, first + 1, size, n), _square(fws, first + 2, size, n),
+            _square(fws, first + 3, size, n), _square(fws, first + 4, size, n))
+
+
 @overload(sc.n_instances)
 def _n_instances(data):
     if _is_tree(data):
@@ -289,7 +297,7 @@ def _workspace_size(data):
     if _is_tree(data):
         def impl(data):
             L = data.max_len + 1
-            return 9 * L * L, 3 * L * L
+            return 10 * L * L, 3 * L * L
         return impl
 
 
@@ -331,14 +339,11 @@ def _log_partition(data, i, s, fws, iws, mu, want_marginals, reuse):
     if _is_tree(data):
         def impl(data, i, s, fws, iws, mu, want_marginals, reuse):
             n = _len(data, i)
-            L = data.max_len + 1
-            size = L * L
-            IL, IR, CL, CR, B = (_square(fws, 0, size, n), _square(fws, 1, size, n), _square(fws, 2, size, n),
-                                 _square(fws, 3, size, n), _square(fws, 4, size, n))
+            IL, IR, CL, CR, B = _chart(fws, 0, data.max_len, n)
             log_z = inside(_square(s, 0, 0, n), n, IL, IR, CL, CR, B)
             if want_marginals:
-                outside_marginals(n, IL, IR, CL, CR, B, _square(fws, 5, size, n), _square(fws, 6, size, n),
-                                  _square(fws, 7, size, n), _square(fws, 8, size, n), _square(mu, 0, 0, n))
+                mIL, mIR, mCL, mCR, _ = _chart(fws, 5, data.max_len, n)
+                outside_marginals(n, IL, IR, CL, CR, B, mIL, mIR, mCL, mCR, _square(mu, 0, 0, n))
             return log_z
         return impl
 
@@ -348,11 +353,9 @@ def _argmax(data, i, s, fws, iws, labels):
     if _is_tree(data):
         def impl(data, i, s, fws, iws, labels):
             n = _len(data, i)
-            L = data.max_len + 1
-            size = L * L
+            IL, IR, CL, CR, _ = _chart(fws, 0, data.max_len, n)
             back = iws[:3 * (n + 1) * (n + 1)].reshape((3, n + 1, n + 1))
-            return eisner_into(_square(s, 0, 0, n), n, _square(fws, 0, size, n), _square(fws, 1, size, n),
-                               _square(fws, 2, size, n), _square(fws, 3, size, n), back, labels)
+            return eisner_into(_square(s, 0, 0, n), n, IL, IR, CL, CR, back, labels)
         return impl
 
 
