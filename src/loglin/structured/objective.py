@@ -3,8 +3,9 @@
     CRF (P-LL):  f(w) = 1/2 ||w||^2 + C sum_i c_i [log Z_w(x_i) - w . f(x_i, y_i)]
     M3N (P-MM):  f(w) = 1/2 ||w||^2 + C sum_i c_i max_y [e(y_i, y) - w . (f(x_i, y_i) - f(x_i, y))]
 
-with e the per-part Hamming loss of the structure (per token for chains, per word for trees). Collins et al. write sum_i loss + C'/2 ||w||^2;
-the optimum is the same for C' = 1/C and their objective is f / C.
+with e the per-part Hamming loss of the structure (per token for chains, per word
+for trees). Collins et al. write sum_i loss + C'/2 ||w||^2; the optimum is the
+same for C' = 1/C and their objective is f / C.
 CRFsuite's  -loglik + c2 ||w||^2  is f / C with C = 1 / (2 c2).
 
 The object offers what the core driver and L-BFGS use (``n, reg, fun,
