@@ -48,7 +48,7 @@ def crfsuite_weights(tagger, space):
             continue
         w[space.map_feat[lo + hit[0]]] = value
     for (a, b), value in info.transitions.items():
-        w[space.n_state + lab[a] * K + lab[b]] = value      # w[n_state + y' K + y] (kernels/chain.py)
+        w[space.n_state + lab[a] * K + lab[b]] = value      # w[n_state + y' K + y] (structured/chain.py)
     return w, missing
 
 
@@ -110,18 +110,19 @@ def run_ours(obj, solver, f1_of, max_iter, time_limit):
 
 def throughput(test, space, w, tagger, attrs_of, repeats=3):
     """Tokens/s of Viterbi decoding over the test set: ours end to end, ours decode only, CRFsuite."""
-    from loglin.kernels import chain as ck
+    from loglin.structured.chain import chain_data
     from loglin.structured.model import ChainModel, _blocks
+    from loglin.structured.passes import decode_all
     n_tok = sum(len(s) for s in test)
     model = ChainModel(space=space, w=w)
     seq_ptr, tok_ptr, tok_attr = space.encode(test)
     out = np.empty(int(seq_ptr[-1]), dtype=np.int32)
-    max_len = int(np.diff(seq_ptr).max())
+    data = chain_data(seq_ptr, tok_ptr, tok_attr, space.map_ptr, space.map_label, space.map_feat, space.n_state,
+                      space.n_labels)
     xseqs = [attrs_of(s) for s in test]
 
     def decode_only():
-        ck.decode_all(w, space.n_state, space.n_labels, _blocks(len(test)), max_len, seq_ptr, tok_ptr, tok_attr,
-                      np.empty(0), space.map_ptr, space.map_label, space.map_feat, out)
+        decode_all(data, w, _blocks(len(test)), out)
 
     jobs = {"loglin (attributes + Viterbi)": lambda: model.predict_ids(test),
             "loglin (attribute strings given)": lambda: model.predict_ids_from_attributes(xseqs),

@@ -6,7 +6,7 @@ import pytest
 
 from loglin.data.conll import read_conllx
 from loglin.errors import InvalidInputError
-from loglin.parsing import tree
+from loglin.structured import tree
 from loglin.parsing.dual import TreeDualState
 from loglin.parsing.model import ParserModel, is_punctuation, solve, train_parser, uas
 from loglin.parsing.problem import build_tree_problem, check_tree

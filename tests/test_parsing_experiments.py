@@ -18,7 +18,6 @@ EN = Path(__file__).parent / "data" / "parse_en.conllu"
 
 @pytest.fixture(scope="module")
 def english():
-    import loglin.parsing.solvers  # noqa: F401
     sentences = read_conllx(EN)
     problem, space, _ = build_tree_problem(sentences)
     return sentences, problem, space

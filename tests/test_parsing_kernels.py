@@ -6,7 +6,7 @@ import pytest
 
 from loglin.data.conll import is_projective
 from loglin.errors import InvalidInputError
-from loglin.parsing import tree
+from loglin.structured import tree
 
 
 def _is_tree(heads):

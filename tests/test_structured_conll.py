@@ -10,7 +10,6 @@ def test_crf_optimum_matches_crfsuite_and_eg():
     if base is None or not (base / "conll2000").is_dir():
         pytest.skip("CoNLL-2000 not available")
     pycrfsuite = pytest.importorskip("pycrfsuite")
-    import loglin.solvers.eg_multiclass  # noqa: F401
     from loglin.data import read_conll2000
     from loglin.experiments.collins2008 import _crfsuite
     from loglin.solvers.base import minimize

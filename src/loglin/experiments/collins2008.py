@@ -118,7 +118,6 @@ def _validation_error(problem, Xv, yv):
 
 
 def _eg_ll(problem, C, evaluate, max_iter, gap_tol=None, time_limit=TIME_LIMIT, **options):
-    import loglin.solvers.eg_multiclass  # noqa: F401
     options.setdefault("eta", 0.5)           # section 7.1: eta_ini = 0.5 on MNIST
     res = minimize(problem.objective(C), "eg-ll", tol=0.0, max_iter=max_iter, gap_tol=gap_tol,
                    evaluate=evaluate, random_state=0, clock=CLOCK, time_limit=time_limit, **options)
@@ -220,7 +219,6 @@ def mnist_path(out_dir: Path, quick=False, n_train=59000, its=None, time_limit=6
     ``time_limit`` CPU seconds per value of C', ``total_limit`` for the whole path (it stops early,
     and says so, when the total is spent). The table is rewritten after every C'.
     """
-    import loglin.solvers.eg_multiclass  # noqa: F401
     from ..solvers.eg import EGState
     from ..structured.eg import regularization_path
     out = Path(out_dir)
@@ -257,7 +255,6 @@ def mnist_path(out_dir: Path, quick=False, n_train=59000, its=None, time_limit=6
 
 def mnist_mm(out_dir: Path, quick=False, n_train=59000, its=None, time_limit=TIME_LIMIT, gap_tol=1e-6):
     """MMEG-Online on MNIST: primal (multi-class hinge), dual and duality gap for C' = 10 and 1."""
-    import loglin.solvers.eg_multiclass  # noqa: F401
     from ..structured.multiclass import MaxMarginObjective
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -288,7 +285,6 @@ def _baselines(out, problem, val, note, Cps, its, title, time_limit=TIME_LIMIT, 
     """EG vs SGD vs L-BFGS per C': the figures show the first ``its`` effective iterations; EG then runs on
     to a relative duality gap ``gap_tol`` (a certificate of its primal) and L-BFGS to a relative gradient
     of 1e-9, so the tables can check that all reach the same primal optimum (acceptance: 1e-4)."""
-    import loglin.solvers.eg_multiclass  # noqa: F401
     from ..structured.eg import collins_annealing
     header = ["| C' | solver | effective its | CPU s | primal at its | final primal | rel. to L-BFGS | "
               "rel. duality gap | validation error % | stop |", "|---|---|---|---|---|---|---|---|---|---|"]
@@ -435,7 +431,6 @@ def conll_crf(out_dir: Path, quick=False, C=1.0, its=None, solvers=("L-BFGS", "E
     """CRF on CoNLL-2000: online EG vs SGD vs L-BFGS (same primal), test F1, and CRFsuite's L-BFGS time.
 
     Each method gets ``time_limit`` CPU seconds; its trace and the summary are written when it ends."""
-    import loglin.solvers.eg_multiclass  # noqa: F401  (registers the chain solvers)
     from ..structured.eg import collins_annealing
     from ..structured.sgd import choose_eta0
     out = Path(out_dir)
@@ -507,7 +502,6 @@ def _conll_crf_summary(out, C, runs, extra, note):
 
 def conll_crf_eg(out_dir: Path, quick=False, C=1.0):
     """Online EG alone on the CoNLL-2000 CRF (dual started at the gold labellings), to a small duality gap."""
-    import loglin.solvers.eg_multiclass  # noqa: F401
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     train, test, problem, space, f1, note = conll_chunking(quick)
@@ -533,7 +527,6 @@ def _token_error(space, sentences):
 
 def conll_m3n(out_dir: Path, quick=False, C=0.1, its=None, time_limit=TIME_LIMIT):
     """M3N on CoNLL-2000: online EG vs the 1-slack cutting-plane structural SVM, by time and by passes."""
-    import loglin.solvers.eg_multiclass  # noqa: F401
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     train, test, problem, space, f1, note = conll_chunking(quick)

@@ -58,17 +58,17 @@ class HeldOutUAS:
         from ..parsing.model import is_punctuation
         self.args = space.encode(sentences)
         self.n = len(sentences)
-        self.max_len = int(np.diff(self.args[0]).max())
         self.gold = np.concatenate([s.heads for s in sentences]).astype(np.int32)
         self.punct = np.array([is_punctuation(f, c, p) for s in sentences for f, c, p in zip(s.forms, s.cpos, s.pos)],
                               dtype=bool)
         self.history = []
 
     def __call__(self, w):
-        from ..kernels import dependency as dk
         from ..kernels.maxent import _blocks
+        from ..structured.passes import decode_all
+        from ..structured.tree import tree_data
         out = np.zeros(len(self.gold), dtype=np.int32)
-        dk.decode_all(np.asarray(w, dtype=np.float64), _blocks(self.n), self.max_len, *self.args, out)
+        decode_all(tree_data(*self.args), np.asarray(w, dtype=np.float64), _blocks(self.n), out)
         ok = out == self.gold
         scores = (100.0 * ok.mean(), 100.0 * ok[~self.punct].mean())
         self.history.append(scores)
@@ -77,7 +77,6 @@ class HeldOutUAS:
 
 def _setup(quick, split_dev=False):
     from ..parsing.problem import build_tree_problem
-    import loglin.parsing.solvers  # noqa: F401  (register the tree solvers)
     train, held = _esp(quick, split_dev)
     problem, space, skipped = build_tree_problem(train)
     scorer = HeldOutUAS(space, held)

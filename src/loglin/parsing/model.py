@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InvalidInputError, ModelFormatError
-from ..kernels import dependency as dk
 from ..kernels.maxent import _blocks
 from ..model_io import load_npz_model, save_npz_model
+from ..structured.passes import decode_all
+from ..structured.tree import tree_data
 from .features import ArcFeatureSpace
 
 FORMAT, VERSION = "loglin-parser", 1
@@ -72,8 +73,7 @@ class ParserModel:
                 raise InvalidInputError(f"sentence {i + 1} is empty")
         sent_ptr, arc_off, feat_ptr, feat_idx = self.space.encode(sentences)
         out = np.zeros(int(sent_ptr[-1]), dtype=np.int32)
-        max_len = int(np.diff(sent_ptr).max())
-        dk.decode_all(self.w, _blocks(len(sentences)), max_len, sent_ptr, arc_off, feat_ptr, feat_idx, out)
+        decode_all(tree_data(sent_ptr, arc_off, feat_ptr, feat_idx), self.w, _blocks(len(sentences)), out)
         return [out[sent_ptr[i]:sent_ptr[i + 1]].copy() for i in range(len(sentences))]
 
     def evaluate(self, sentences) -> dict:

@@ -10,9 +10,6 @@ loglin.structured.objective.ChainObjective, with kind "tree".
 """
 from __future__ import annotations
 
-import numpy as np
-
-from ..kernels import dependency as dk
 from ..structured.objective import StructuredObjective
 
 
@@ -21,8 +18,3 @@ class TreeObjective(StructuredObjective):
 
     kind = "tree"
     structure = "parser"
-
-    def _pass(self, w, want_grad):
-        p = self.problem
-        return dk.loss_and_expectation(np.ascontiguousarray(w, dtype=np.float64), self._bounds, p.max_len,
-                                       *p.kernel_args(), p.heads, p.weight, want_grad, self.loss == "mm")

@@ -14,7 +14,6 @@ import numpy as np
 
 from ..data.conll import is_projective
 from ..errors import InvalidInputError
-from ..kernels import dependency as dk
 
 
 @dataclass
@@ -34,7 +33,10 @@ class TreeProblem:
             self.weight = np.ones(self.n_sentences)
         self.weight = np.asarray(self.weight, dtype=np.float64)
         self._validate()
-        self.emp = dk.empirical_counts(self.n_features, *self.kernel_args(), self.heads, self.weight)
+        from ..structured.passes import empirical_counts
+        from ..structured.tree import tree_data
+        self.data = tree_data(self.sent_ptr, self.arc_off, self.feat_ptr, self.feat_idx, self.heads)
+        self.emp = empirical_counts(self.data, self.weight, self.n_features)
         self.reg = np.ones(self.n_features)
 
     @property
@@ -49,8 +51,20 @@ class TreeProblem:
     def max_len(self) -> int:
         return int(np.diff(self.sent_ptr).max(initial=1)) or 1
 
-    def kernel_args(self):
-        return self.sent_ptr, self.arc_off, self.feat_ptr, self.feat_idx
+    @property
+    def part_ptr(self) -> np.ndarray:
+        """Offsets of the sentences' part blocks: the (n_i + 1)^2 arc slots."""
+        return self.arc_off
+
+    def gold_part_scores(self, eps):
+        """Arc variables putting nearly all mass on the gold trees: every wrong arc costs a factor eps / n^2,
+        so the gold tree's probability is ~ 1 - eps (w(u) ~ 0, where L-BFGS starts)."""
+        s = np.zeros(int(self.arc_off[-1]))
+        for i in range(self.n_sentences):
+            n = self.sent_ptr[i + 1] - self.sent_ptr[i]
+            h = self.heads[self.sent_ptr[i]:self.sent_ptr[i + 1]]
+            s[self.arc_off[i] + h * (n + 1) + np.arange(1, n + 1)] = np.log(n * n / eps + 1.0)
+        return s
 
     def subset(self, sentences) -> "TreeProblem":
         """The same feature space restricted to some sentences."""

@@ -6,8 +6,8 @@ which solves the same P-MM as EG with margin rescaling (sum of the n slacks = on
     min_w 1/2 ||w||^2 + C xi   s.t.  w . a_k >= b_k - xi  for every cut k,
     a_k = sum_i c_i (f(x_i, y_i) - f(x_i, yhat_ik)),   b_k = sum_i c_i e(y_i, yhat_ik).
 
-Each outer iteration decodes every sentence with loss-augmented Viterbi at
-the current w (one pass = one effective iteration), adds the cut of those
+Each outer iteration decodes every sentence with loss-augmented inference (the
+structure's argmax: Viterbi, Eisner, ...) at the current w (one pass = one effective iteration), adds the cut of those
 labellings, and re-solves the dual of the working-set QP
 
     max_alpha  b . alpha - 1/2 ||sum_k alpha_k a_k||^2,   alpha >= 0,  sum_k alpha_k <= C
@@ -22,14 +22,42 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit
 
 from ..errors import InvalidInputError
-from ..kernels import chain as ck
 from ..solvers.base import Step
-from .objective import ChainObjective
+from .objective import StructuredObjective
 
 QP_TOL = 1e-10
 QP_MAX_STEPS = 200000
+
+
+@njit(cache=True)
+def simplex_qp_smo(G, b, a, tol, max_steps):
+    """min 1/2 a'Ga - b'a over {a >= 0, sum a = const} by pairwise (SMO) steps; a updated in place."""
+    m = b.shape[0]
+    g = G @ a - b
+    steps = 0
+    for steps in range(max_steps):
+        i, j = 0, -1
+        for k in range(m):
+            if g[k] < g[i]:
+                i = k
+            if a[k] > 0.0 and (j < 0 or g[k] > g[j]):
+                j = k
+        scale = 1.0
+        for k in range(m):
+            scale = max(scale, abs(g[k]))
+        if j < 0 or g[j] - g[i] <= tol * scale:
+            break
+        curv = G[i, i] + G[j, j] - 2.0 * G[i, j]
+        t = a[j] if curv <= 0.0 else min(a[j], (g[j] - g[i]) / curv)
+        a[i] += t
+        a[j] -= t
+        for k in range(m):
+            g[k] += t * (G[k, i] - G[k, j])
+    return steps
+
 
 
 def solve_simplex_qp(G, b, C, alpha, tol=QP_TOL, max_steps=QP_MAX_STEPS):
@@ -40,20 +68,25 @@ def solve_simplex_qp(G, b, C, alpha, tol=QP_TOL, max_steps=QP_MAX_STEPS):
     Gs[:m, :m] = G
     bs = np.append(b, 0.0)
     a = np.append(alpha, max(C - alpha.sum(), 0.0))
-    ck.simplex_qp_smo(Gs, bs, a, tol, max_steps)
+    simplex_qp_smo(Gs, bs, a, tol, max_steps)
     alpha[:] = a[:m]
     return float(b @ alpha - 0.5 * alpha @ G @ alpha)
 
 
 def chain_cutting_plane(objective, w, rng, epsilon=1e-6):
-    if not isinstance(objective, ChainObjective) or objective.loss != "mm":
-        raise InvalidInputError("chain-cutting-plane trains the max-margin (M3N) chain objective")
     return one_slack_cutting_plane(objective, w, epsilon)
 
 
 def one_slack_cutting_plane(objective, w, epsilon):
     """The 1-slack loop for any max-margin StructuredObjective: its ``_pass`` (loss-augmented decoding)
     is the separation oracle."""
+    if not isinstance(objective, StructuredObjective) or objective.loss != "mm":
+        kind = getattr(objective, "kind", "chain")
+        raise InvalidInputError(f"{kind}-cutting-plane trains the max-margin (M3N) {kind} objective")
+    return _one_slack_steps(objective, w, epsilon)
+
+
+def _one_slack_steps(objective, w, epsilon):
     p = objective.problem
     C = objective.C
     cuts, b = [], []

@@ -1,4 +1,4 @@
-"""The duals D-LL (4) and D-MM (5) of chain models, over products of simplices, in part form.
+"""The duals D-LL (4) and D-MM (5) of structured models, over products of simplices, in part form.
 
 Collins et al. (2008) minimize, over u_i in the simplex of labellings of x_i,
 
@@ -11,31 +11,67 @@ the primal optimum is w* = w(u*)/C' = C w(u*) and min f = -C min Q, so we
 report the dual in the primal's scale, D(u) = -C Q(u) <= f(w) for every w.
 
 u_i is never stored: it is p(s_i), the distribution with
-log p_y(s_i) = sum_{r in y} s_ir - log Z(s_i) (Lemma 1), with one s per node
-part (t, y) and one K x K block per sentence for the edge parts (they share
-the transition features, so EG keeps them position-independent). What the
-objective needs of u_i are part marginals mu_i and one number per sentence,
-``term_i``: sum_y u_iy log u_iy = sum_r mu_ir s_ir - log Z (LL) or the
-expected Hamming loss sum_r mu_ir e_ir (MM).
+log p_y(s_i) = sum_{r in y} s_ir - log Z(s_i) (Lemma 1), one variable per part
+of the structure (loglin.structured.contract). The variables of all instances
+live in one flat array, instance i's block at ``part_ptr[i]`` with the
+structure's layout (chain: n_i K node parts then one K x K block of edge parts
+shared by the positions, as the transition features are; tree: (n_i + 1)^2 arc
+slots). What the objective needs of u_i are part marginals mu_i and one number
+per instance, ``term_i``: sum_y u_iy log u_iy = sum_r mu_ir s_ir - log Z (LL)
+or the expected Hamming loss sum_r mu_ir e_ir (MM).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..errors import InvalidInputError
-from ..kernels import chain as ck
 from ..kernels.maxent import _blocks
+from . import passes
 
 
 INIT_EPS = 0.01
 
 
 class PartDualState:
-    """What every part-based dual state shares (Figure 3): the dual value, primal recovery, and the
-    batch EG try/commit on the part arrays named in ``PARTS`` (s arrays, then marginals, then ``term``,
-    the order of the ``propose`` outputs). Subclasses give ``propose`` and ``online``."""
+    """s, marginals mu, per-instance terms and w(u) of any structured problem and loss ("ll" or "mm").
 
-    PARTS = ()
+    Offers the dual value, primal recovery, online EG (Figures 2-3) and the batch EG try/commit
+    (Figure 1) that loglin.structured.eg drives. ``init="gold"`` (default) starts every u_i close to
+    the gold labelling (the problem's ``gold_part_scores``), so w(u) ~ 0; ``"uniform"`` starts from s = 0.
+    """
+
+    PARTS = ("s", "mu", "term")
+
+    def __init__(self, problem, loss="ll", *, s=None, init="gold", eps=INIT_EPS):
+        p = problem
+        self.problem = problem
+        self.loss = loss
+        self.mm = loss == "mm"
+        self.part_ptr = np.ascontiguousarray(p.part_ptr, dtype=np.int64)
+        n_parts = int(self.part_ptr[-1])
+        if s is not None:
+            self.s = np.array(s, dtype=np.float64).ravel()
+            if self.s.shape != (n_parts,):
+                raise InvalidInputError(f"need {n_parts} part variables, got {self.s.shape}")
+        elif init == "uniform":
+            self.s = np.zeros(n_parts)
+        elif init == "gold":
+            self.s = np.asarray(p.gold_part_scores(eps), dtype=np.float64)
+        else:
+            raise InvalidInputError(f"init must be 'gold' or 'uniform', got {init!r}")
+        self.mu = np.zeros(n_parts)
+        self.term = np.empty(p.n_sentences)
+        self.bounds = _blocks(p.n_sentences)
+        self.wu = np.zeros(p.n_features)
+        self.refresh()
+
+    @classmethod
+    def from_primal(cls, problem, w, loss="ll"):
+        """u_i = p(y | x_i; w): s_i = the part scores of w (a warm start from a primal point)."""
+        part_ptr = np.ascontiguousarray(problem.part_ptr, dtype=np.int64)
+        s = np.zeros(int(part_ptr[-1]))
+        passes.all_part_scores(problem.data, np.ascontiguousarray(w, dtype=np.float64), part_ptr, s)
+        return cls(problem, loss, s=s)
 
     def _parts(self):
         return [getattr(self, name) for name in self.PARTS]
@@ -43,6 +79,21 @@ class PartDualState:
     def refresh(self):
         """Recompute marginals, terms and w(u) from s (exact; removes drift of incremental updates)."""
         self.wu = self.problem.emp - self.propose(0.0, 1.0, *self._parts())
+
+    def propose(self, eta, C, out_s, out_mu, out_term):
+        """Batch EG proposal at rate eta into the out arrays; returns sum_i c_i E_{p(s_i')} f."""
+        p = self.problem
+        return passes.eg_batch_proposal(p.data, self.part_ptr, float(eta), float(C), self.mm, self.wu, self.bounds,
+                                        p.weight, self.s, out_s, out_mu, out_term)
+
+    def online(self, C, picks, rates, adapt=True, max_trial=30):
+        """EG updates of the instances ``picks`` in that order; (accepted, trials, dual change)."""
+        p = self.problem
+        if getattr(self, "_max_touch", None) is None:
+            self._max_touch = int(passes.touch_bound(p.data))
+        return passes.eg_online_pass(p.data, self.part_ptr, np.asarray(picks, dtype=np.int64), rates, adapt,
+                                     max_trial, float(C), self.mm, self.wu, self._max_touch, p.weight, self.s,
+                                     self.mu, self.term)
 
     # ------------------------------------------------------------ objective values
     def terms_total(self) -> float:
@@ -89,68 +140,40 @@ class PartDualState:
 
 
 class ChainDualState(PartDualState):
-    """s, marginals mu, per-sentence terms and w(u) for one chain problem and loss ("ll" or "mm").
+    """The part dual state of a chain problem; ``s_node`` (tokens x K) and ``s_edge`` (sentences x K x K)
+    give the variables in the shape of the parts (a start point, or views for tests)."""
 
-    ``init="gold"`` (default) starts every u_i close to the gold labelling (node potentials
-    that give the gold label marginal 1 - eps), so w(u) ~ 0; ``"uniform"`` starts from s = 0.
-    """
+    def __init__(self, problem, loss="ll", s_node=None, s_edge=None, init="gold", eps=INIT_EPS, *, s=None):
+        if s is None and (s_node is not None or s_edge is not None):
+            s = problem.gold_part_scores(eps) if init == "gold" else np.zeros(int(problem.part_ptr[-1]))
+            node, edge = self._index(problem)
+            if s_node is not None:
+                s[node] = np.asarray(s_node, dtype=np.float64)
+            s[edge] = 0.0 if s_edge is None else np.asarray(s_edge, dtype=np.float64)
+        super().__init__(problem, loss, s=s, init=init, eps=eps)
 
-    PARTS = ("s_node", "s_edge", "mu_node", "mu_edge", "term")
-
-    def __init__(self, problem, loss="ll", s_node=None, s_edge=None, init="gold", eps=INIT_EPS):
-        p = problem
+    @staticmethod
+    def _index(p):
+        """Flat positions of the node parts (tokens x K) and edge parts (sentences x K x K)."""
         K = p.n_labels
-        self.problem = problem
-        self.mm = loss == "mm"
-        self.loss = loss
-        if s_node is not None:
-            self.s_node = np.array(s_node, dtype=np.float64)
-        elif init == "uniform":
-            self.s_node = np.zeros((p.n_tokens, K))
-        elif init == "gold":       # token marginals 1 - eps on the gold labels: w(u) ~ 0 (where L-BFGS starts)
-            self.s_node = np.zeros((p.n_tokens, K))
-            self.s_node[np.arange(p.n_tokens), p.gold] = np.log((1.0 - eps) * (K - 1) / eps)
-        else:
-            raise InvalidInputError(f"init must be 'gold' or 'uniform', got {init!r}")
-        self.s_edge = np.zeros((p.n_sentences, K, K)) if s_edge is None else np.array(s_edge, dtype=np.float64)
-        self.mu_node = np.empty((p.n_tokens, K))
-        self.mu_edge = np.empty((p.n_sentences, K, K))
-        self.term = np.empty(p.n_sentences)
-        self.bounds = _blocks(p.n_sentences)
-        self.wu = np.zeros(p.n_features)
-        self.refresh()
+        ptr = p.part_ptr
+        sent_of = np.repeat(np.arange(p.n_sentences), np.diff(p.seq_ptr))
+        first = ptr[sent_of] + (np.arange(p.n_tokens) - p.seq_ptr[sent_of]) * K
+        node = first[:, None] + np.arange(K)
+        edge = (ptr[:-1] + np.diff(p.seq_ptr) * K)[:, None, None] + np.arange(K * K).reshape(K, K)
+        return node, edge
 
-    @classmethod
-    def from_primal(cls, problem, w, loss="ll"):
-        """u_i = p(y | x_i; w): s_i = the part scores of w (a warm start from a primal point)."""
-        p = problem
-        K = p.n_labels
-        s_node = np.empty((p.n_tokens, K))
-        ck.unary_scores(0, p.n_tokens, np.asarray(w, dtype=np.float64), 1.0, p.tok_ptr, p.tok_attr,
-                        p._val_or_empty(), p.map_ptr, p.map_label, p.map_feat, s_node)
-        Tr = np.asarray(w[p.n_state:], dtype=np.float64).reshape(K, K)
-        s_edge = np.broadcast_to(Tr, (p.n_sentences, K, K))
-        return cls(problem, loss, s_node, s_edge)
+    @property
+    def s_node(self):
+        return self.s[self._index(self.problem)[0]]
 
-    def propose(self, eta, C, out_s_node, out_s_edge, out_mu_node, out_mu_edge, out_term):
-        """Batch EG proposal at rate eta into the out arrays; returns sum_i c_i E_{p(s_i')} f."""
-        p = self.problem
-        return ck.eg_batch_proposal(float(eta), float(C), self.mm, self.wu, p.n_state, self.bounds, p.max_len,
-                                    *p.kernel_args(), p.gold, p.weight, self.s_node, self.s_edge, out_s_node,
-                                    out_s_edge, out_mu_node, out_mu_edge, out_term)
-
-    def online(self, C, picks, rates, adapt=True, max_trial=30):
-        """EG updates of the sentences ``picks`` in that order; (accepted, trials, dual change)."""
-        p = self.problem
-        if getattr(self, "_max_touch", None) is None:
-            self._max_touch = int(ck.touch_bound(p.seq_ptr, p.tok_ptr, p.tok_attr, p.map_ptr))
-        return ck.eg_online_pass(np.asarray(picks, dtype=np.int64), rates, adapt, max_trial, float(C), self.mm,
-                                 self.wu, p.n_state, p.max_len, self._max_touch, *p.kernel_args(), p.gold,
-                                 p.weight, self.s_node, self.s_edge, self.mu_node, self.mu_edge, self.term)
+    @property
+    def s_edge(self):
+        return self.s[self._index(self.problem)[1]]
 
 
 def duality_gap(objective, state):
-    """(f(C w(u)) - D(u), relative gap) for a ChainObjective and a ChainDualState of the same loss."""
+    """(f(C w(u)) - D(u), relative gap) for a structured objective and a dual state of the same loss."""
     w = state.primal_weights(objective.C)
     f = objective.fun(w)
     d = state.dual(objective.C)

@@ -22,7 +22,8 @@ rate as a visit of its example, divided by n.
 Options also give C annealing (section 7.1.1, ``C_schedule``) and warm
 starts (``state=``) for the regularization path of section 7.1.2
 (:func:`regularization_path`). The loss (CRF or M3N) comes from the
-ChainObjective the solver is given.
+structured objective the solver is given; the dual state is the
+:class:`~loglin.structured.dual.PartDualState` of its problem, for any structure.
 """
 from __future__ import annotations
 
@@ -30,22 +31,22 @@ import numpy as np
 
 from ..errors import InvalidInputError
 from ..solvers.base import Step
-from .dual import ChainDualState
-from .objective import ChainObjective
+from .dual import PartDualState
+from .objective import StructuredObjective
 
 ETA_GRID = tuple(0.5 ** k for k in range(0, 11))      # 1, 1/2, ..., 1/1024
 ETA_FRACTION, ETA_TARGET = 0.10, 0.95                  # section 7: 10% of the data, 95% monotone
 GROWTH, MAX_TRIAL = 1.05, 30
 REFRESH_EVERY = 20                                     # epochs between exact recomputations of w(u)
-KINDS = ("chain",)
 
 
-def _chain_state(objective, state):
-    if not isinstance(objective, ChainObjective):
-        raise InvalidInputError("the chain EG solvers train ChainObjective models (CRF / M3N); for Maxent "
+def part_state(objective, state=None):
+    """The warm-start ``state`` checked against the objective, or a fresh part dual state of its problem."""
+    if not isinstance(objective, StructuredObjective):
+        raise InvalidInputError("the structured EG solvers train structured objectives (CRF / M3N); for Maxent "
                                 "problems use eg, eg-ll, eg-batch, eg-mm or eg-mm-batch")
     if state is None:
-        return ChainDualState(objective.problem, objective.loss)
+        return PartDualState(objective.problem, objective.loss)
     return check_state(objective, state)
 
 
@@ -148,11 +149,11 @@ def eg_batch(objective, w, rng, state, eta=1.0, max_trial=MAX_TRIAL):
 
 
 def chain_eg(objective, w, rng, state=None, **options):
-    return eg_online(objective, w, rng, _chain_state(objective, state), **options)
+    return eg_online(objective, w, rng, part_state(objective, state), **options)
 
 
 def chain_eg_batch(objective, w, rng, state=None, **options):
-    return eg_batch(objective, w, rng, _chain_state(objective, state), **options)
+    return eg_batch(objective, w, rng, part_state(objective, state), **options)
 
 
 def regularization_path(make_objective, solver, Cs, state, *, gap_tol=1e-3, max_iter=200, evaluate=None,

@@ -15,10 +15,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InvalidInputError, ModelFormatError
-from ..kernels import chain as ck
 from ..kernels.maxent import _blocks
 from ..model_io import load_npz_model, save_npz_model
+from .chain import chain_data
 from .crf_features import TASKS, ChainFeatureSpace, build_chain_problem, check_sentences
+from .passes import decode_all
 
 FORMAT, VERSION = "loglin-chain", 1
 MODELS = ("crf", "m3n")
@@ -61,10 +62,9 @@ class ChainModel:
 
     def _decode(self, seq_ptr, tok_ptr, tok_attr):
         out = np.empty(int(seq_ptr[-1]), dtype=np.int32)
-        max_len = int(np.diff(seq_ptr).max(initial=1)) or 1
-        ck.decode_all(self.w, self.space.n_state, self.space.n_labels, _blocks(len(seq_ptr) - 1), max_len, seq_ptr,
-                      tok_ptr, tok_attr, np.empty(0), self.space.map_ptr, self.space.map_label,
-                      self.space.map_feat, out)
+        data = chain_data(seq_ptr, tok_ptr, tok_attr, self.space.map_ptr, self.space.map_label, self.space.map_feat,
+                          self.space.n_state, self.space.n_labels)
+        decode_all(data, self.w, _blocks(len(seq_ptr) - 1), out)
         return [out[seq_ptr[i]:seq_ptr[i + 1]] for i in range(len(seq_ptr) - 1)]
 
     def tag(self, sentences) -> list[list[str]]:

@@ -1,22 +1,25 @@
-"""Primal objectives of chain models in LIBLINEAR's scale, for the batch solvers and for traces.
+"""Primal objectives of structured models in LIBLINEAR's scale, for the batch solvers and for traces.
 
     CRF (P-LL):  f(w) = 1/2 ||w||^2 + C sum_i c_i [log Z_w(x_i) - w . f(x_i, y_i)]
     M3N (P-MM):  f(w) = 1/2 ||w||^2 + C sum_i c_i max_y [e(y_i, y) - w . (f(x_i, y_i) - f(x_i, y))]
 
-with e the per-token Hamming loss. Collins et al. write sum_i loss + C'/2 ||w||^2;
-the optimum is the same for C' = 1/C and their objective is f / C.
+with e the per-part Hamming loss of the structure (per token for chains, per word
+for trees). Collins et al. write sum_i loss + C'/2 ||w||^2; the optimum is the
+same for C' = 1/C and their objective is f / C.
 CRFsuite's  -loglik + c2 ||w||^2  is f / C with C = 1 / (2 c2).
 
 The object offers what the core driver and L-BFGS use (``n, reg, fun,
 fun_grad, accept``). For M3N, ``fun_grad`` returns a subgradient (for
-traces and subgradient baselines, not for L-BFGS).
+traces and subgradient baselines, not for L-BFGS). One objective serves every
+structure: the problem's ``data`` (loglin.structured.contract) selects the
+compiled inference of loglin.structured.passes.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..errors import InvalidInputError
-from ..kernels import chain as ck
+from . import passes
 from ..kernels.maxent import _blocks
 
 LOSSES = ("ll", "mm")
@@ -25,8 +28,8 @@ LOSSES = ("ll", "mm")
 class StructuredObjective:
     """Regularized primal of a structured problem (sentences of parts) at regularization C.
 
-    Subclasses give ``kind`` and ``_pass(w, want_grad) -> (sum_i c_i loss_i, sum_i c_i E f)``;
-    the problem gives ``n_features, reg, n_sentences, emp``.
+    Subclasses give ``kind`` ("chain" or "tree", for the solver table); the problem gives
+    ``data, part_ptr, weight, n_features, reg, n_sentences, emp`` and ``gold_part_scores(eps)``.
     """
 
     kind = None
@@ -48,7 +51,10 @@ class StructuredObjective:
         self._bounds = _blocks(problem.n_sentences)
 
     def _pass(self, w, want_grad):
-        raise NotImplementedError
+        """(sum_i c_i loss_i(w), sum_i c_i E f (CRF) or sum_i c_i f(x_i, yhat_i) (M3N))."""
+        p = self.problem
+        kernel = passes.loss_and_expectation if self.loss == "ll" else passes.hinge_and_subgradient
+        return kernel(p.data, np.ascontiguousarray(w, dtype=np.float64), self._bounds, p.weight, want_grad)
 
     def data_loss(self, w) -> float:
         """sum_i c_i loss_i(w) (Collins' loss term)."""
@@ -87,9 +93,3 @@ class ChainObjective(StructuredObjective):
 
     kind = "chain"
     structure = "chain"
-
-    def _pass(self, w, want_grad):
-        p = self.problem
-        kernel = ck.loss_and_expectation if self.loss == "ll" else ck.hinge_and_subgradient
-        return kernel(np.ascontiguousarray(w, dtype=np.float64), p.n_state, p.n_labels, self._bounds, p.max_len,
-                      *p.kernel_args(), p.gold, p.weight, want_grad)

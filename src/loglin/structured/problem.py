@@ -45,11 +45,33 @@ class ChainProblem:
             self.weight = np.ones(self.n_sentences)
         self.weight = np.asarray(self.weight, dtype=np.float64)
         self._validate()
-        from ..kernels.chain import empirical_counts
-        self.emp = empirical_counts(self.n_features, self.n_state, self.n_labels, self.seq_ptr, self.tok_ptr,
-                                    self.tok_attr, self._val_or_empty(), self.map_ptr, self.map_label,
-                                    self.map_feat, self.gold, self.weight)
+        from .passes import empirical_counts
+        self.data = self._structure_data()
+        self.emp = empirical_counts(self.data, self.weight, self.n_features)
         self.reg = np.ones(self.n_features)
+
+    def _structure_data(self):
+        """The arrays as one ChainData value for the compiled passes (loglin.structured.contract)."""
+        from .chain import chain_data
+        return chain_data(self.seq_ptr, self.tok_ptr, self.tok_attr, self.map_ptr, self.map_label, self.map_feat,
+                          self.n_state, self.n_labels, self.tok_val, self.gold)
+
+    @property
+    def part_ptr(self) -> np.ndarray:
+        """Offsets of the sentences' part blocks: n_i K node parts, then K x K edge parts."""
+        K = self.n_labels
+        out = np.zeros(self.n_sentences + 1, dtype=np.int64)
+        np.cumsum(np.diff(self.seq_ptr) * K + K * K, out=out[1:])
+        return out
+
+    def gold_part_scores(self, eps):
+        """Part variables whose distribution puts token marginals 1 - eps on the gold labels (w(u) ~ 0)."""
+        K = self.n_labels
+        s = np.zeros(int(self.part_ptr[-1]))
+        sent_of = np.repeat(np.arange(self.n_sentences), np.diff(self.seq_ptr))
+        pos = np.arange(self.n_tokens) - self.seq_ptr[sent_of]
+        s[self.part_ptr[sent_of] + pos * K + self.gold] = np.log((1.0 - eps) * (K - 1) / eps)
+        return s
 
     # ------------------------------------------------------------------ sizes
     @property
@@ -79,11 +101,6 @@ class ChainProblem:
     def _val_or_empty(self):
         return np.empty(0) if self.tok_val is None else self.tok_val
 
-    def kernel_args(self):
-        """The arrays every chain kernel takes after (w, n_state, K, bounds, max_len)."""
-        return (self.seq_ptr, self.tok_ptr, self.tok_attr, self._val_or_empty(), self.map_ptr, self.map_label,
-                self.map_feat)
-
     def subset(self, sentences) -> "ChainProblem":
         """The same feature space restricted to some sentences (e.g. a 10% sample)."""
         idx = np.asarray(sentences, dtype=np.int64)
@@ -97,7 +114,7 @@ class ChainProblem:
         np.cumsum(widths, out=tok_ptr[1:])
         take = np.concatenate([np.arange(self.tok_ptr[t], self.tok_ptr[t + 1]) for t in tok]) if len(tok) \
             else np.zeros(0, dtype=np.int64)
-        return ChainProblem(seq_ptr=seq_ptr, tok_ptr=tok_ptr, tok_attr=self.tok_attr[take],
+        return type(self)(seq_ptr=seq_ptr, tok_ptr=tok_ptr, tok_attr=self.tok_attr[take],
                             tok_val=None if self.tok_val is None else self.tok_val[take],
                             map_ptr=self.map_ptr, map_label=self.map_label, map_feat=self.map_feat,
                             n_state=self.n_state, labels=self.labels, gold=self.gold[tok],

@@ -18,9 +18,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InvalidInputError
-from ..kernels import chain as ck
 from ..solvers.base import Step
-from .objective import ChainObjective
+from . import passes
+from .objective import StructuredObjective
 
 ETA0_GRID = (1.0, 0.1, 0.01, 0.001, 0.0001)
 
@@ -28,10 +28,9 @@ ETA0_GRID = (1.0, 0.1, 0.01, 0.001, 0.0001)
 def sgd_pass(objective, w, order, eta0, step0):
     """One pass over ``order`` starting at update count step0; updates w in place, returns the new count."""
     p = objective.problem
-    v = w.copy()
-    scale, k = ck.sgd_epoch(v, 1.0, np.asarray(order, dtype=np.int64), float(eta0), int(step0), p.n_sentences,
-                            1.0 / objective.C, p.n_state, p.n_labels, p.max_len, *p.kernel_args(), p.gold,
-                            p.weight)
+    v = np.array(w, dtype=np.float64)
+    scale, k = passes.sgd_epoch(p.data, v, 1.0, np.asarray(order, dtype=np.int64), float(eta0), int(step0),
+                                p.n_sentences, 1.0 / objective.C, p.weight)
     w[:] = scale * v
     return k
 
@@ -54,11 +53,17 @@ def choose_eta0(objective, w, rng, validation=None, grid=ETA0_GRID):
 
 
 def chain_sgd(objective, w, rng, eta0="auto", validation=None):
-    if not isinstance(objective, ChainObjective) or objective.loss != "ll":
-        raise InvalidInputError("chain-sgd trains the CRF (log-linear) chain objective")
-    passes = 0
+    return structured_sgd(objective, w, rng, eta0, validation)
+
+
+def structured_sgd(objective, w, rng, eta0="auto", validation=None):
+    """SGD epochs on the CRF primal of any structure (one driver step per pass)."""
+    if not isinstance(objective, StructuredObjective) or objective.loss != "ll":
+        kind = getattr(objective, "kind", "chain")
+        raise InvalidInputError(f"{kind}-sgd trains the CRF (log-linear) {kind} objective")
+    selection = 0
     if eta0 == "auto":
-        eta0, passes = choose_eta0(objective, w, rng, validation)
+        eta0, selection = choose_eta0(objective, w, rng, validation)
     eta0 = float(eta0)
     if not eta0 > 0:
         raise InvalidInputError(f"eta0 must be positive, got {eta0}")
@@ -68,4 +73,4 @@ def chain_sgd(objective, w, rng, eta0="auto", validation=None):
         epoch += 1
         k = sgd_pass(objective, w, rng.permutation(n), eta0, k)
         yield Step(w=w, counters={"effective_iterations": float(epoch), "eta0": eta0,
-                                  "selection_passes": passes})
+                                  "selection_passes": selection})
