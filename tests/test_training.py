@@ -51,7 +51,7 @@ def test_train_reaches_what_minimize_reaches_on_the_same_objective(small_multicl
 
 def test_convergence_warning_only_when_the_solver_stopped_on_a_limit(small_multiclass, serial_numba):
     problem, space = _problems(small_multiclass)["chain"]
-    with pytest.warns(ConvergenceWarning, match="stopped by max_iter"):
+    with pytest.warns(ConvergenceWarning, match=r"stopped \(max_iter\)"):
         training.train(problem, 1.0, "lbfgs", space=space, max_iter=1)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
