@@ -84,7 +84,6 @@ def run_crfsuite(xseqs, yseqs, algorithm, params, space, obj, f1_of):
 def run_ours(obj, solver, f1_of, max_iter, time_limit):
     from loglin.solvers.base import minimize
     from loglin.structured.eg import collins_annealing
-    import loglin.solvers.eg_multiclass  # noqa: F401  (registers the chain solvers)
     fs, f1s = [], []
 
     def evaluate(w):                    # outside the solver's clock

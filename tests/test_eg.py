@@ -120,7 +120,7 @@ def test_eg_options_are_checked():
 
 # ---------------------------------------------------------------- eg and eg-ll: one implementation
 def test_eg_ll_is_eg_with_collins_defaults():
-    from loglin.solvers.eg_multiclass import EG_LL_DEFAULTS
+    from loglin.structured.multiclass_eg import EG_LL_DEFAULTS
     obj = merged_maxent(seed=2).objective(3.0)
     a = minimize(obj, "eg-ll", tol=0, max_iter=15, random_state=3)
     b = minimize(obj, "eg", tol=0, max_iter=15, random_state=3, **EG_LL_DEFAULTS)

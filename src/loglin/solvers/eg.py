@@ -15,7 +15,7 @@ One implementation of two papers' descriptions of the same method:
   annealing (section 7.1.1, ``C_schedule``) and warm starts over a path of C
   (section 7.1.2, ``state=`` an :class:`EGState`). ``eg-ll`` is this solver
   with Collins et al.'s defaults (``eta="auto"``, ``max_trial=30``, 1% of
-  the mass off the observed labels at the start); see solvers/eg_multiclass.
+  the mass off the observed labels at the start); see structured/multiclass_eg.
 
 For LR the block of instance i is (alpha_i, C_i - alpha_i); for Maxent it is
 beta_x on the simplex of total C c(x) over *merged* contexts (Collins' one

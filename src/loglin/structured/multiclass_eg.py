@@ -21,9 +21,9 @@ core's MaxentObjective (``problem.objective(C)``); the MM solvers take a
 """
 from ..errors import InvalidInputError
 from ..objective import MaxentObjective
-from ..structured import eg as _eg
-from ..structured.multiclass import MaxMarginObjective, MulticlassDualState, require_plain_regularizer
-from .eg import eg
+from ..solvers.eg import eg
+from . import eg as _eg
+from .multiclass import MaxMarginObjective, MulticlassDualState, require_plain_regularizer
 
 
 def _state(objective, state, loss, method):
