@@ -21,7 +21,7 @@ __all__ = ["ConvergenceWarning", "DEFAULT_C", "DEFAULT_SOLVERS", "DEFAULT_TOL", 
 
 # The solver used when none is named, per model kind ("tagger": the Maxent tagger's problem);
 # docs/decisions/0010-training-defaults.md gives the reasons and the measurements.
-DEFAULT_SOLVERS = {"maxent": "tron", "binary": "tron", "chain": "lbfgs", "tree": "eg", "tagger": "cd"}
+DEFAULT_SOLVERS = {"maxent": "tron", "binary": "tron", "chain": "lbfgs", "tree": "eg", "tagger": "eg-acc"}
 DEFAULT_SOLVER = DEFAULT_SOLVERS["maxent"]
 # ||grad f(w)|| <= tol ||grad f(0)|| (LIBLINEAR's 1e-3 is loose on NLP data: docs/decisions/0010)
 DEFAULT_TOL = 1e-4
