@@ -39,8 +39,10 @@ from ..kernels import eg as ek
 from .base import Step, objective_kind
 from .dual_cd import GeneralScratch, lr_state, maxent_state
 
+# The EG constants of every EG solver (flat, multi-class and structured: loglin.structured.eg imports them).
 ETA0 = 0.5                  # initial per-example learning rate (Yu et al.)
-MAX_TRIAL = 10              # halvings per visit (left to the user by the paper)
+MAX_TRIAL = 10              # halvings per visit on LR / Maxent (left to the user by Yu et al.)
+MAX_TRIAL_COLLINS = 30      # Collins et al. section 7's maxTrial: structured EG and eg-ll
 GROWTH = 1.05               # x1.05 after an accepted step (both papers)
 ETA_GRID = tuple(0.5 ** k for k in range(0, 11))   # eta_ini candidates: 1, 1/2, ..., 1/1024
 ETA_FRACTION, ETA_TARGET = 0.10, 0.95               # Collins et al. section 7: 10% of the data, 95%
@@ -142,24 +144,19 @@ def _picks(active, rng, order, per_step, cursor):
     return active[idx], (cursor + per_step) % len(active)
 
 
-def choose_eta_ini(run_pass, active, rng, snapshot, restore, grid=ETA_GRID, fraction=ETA_FRACTION,
-                   target=ETA_TARGET):
-    """Collins et al. section 7: the largest rate in ``grid`` whose single trial improves the dual on
-    >= ``target`` of a random ``fraction`` of the examples. ``run_pass(picks, rates, max_trial, growth)``
-    runs EG on the current point; ``snapshot()`` / ``restore(s)`` undo it. Returns (eta_ini, visits)."""
-    sample = rng.choice(active, size=max(1, int(fraction * len(active))), replace=False)
-    saved = snapshot()
+def choose_eta_ini(try_rate, candidates, rng, grid=ETA_GRID, fraction=ETA_FRACTION, target=ETA_TARGET):
+    """Collins et al. section 7, for every EG solver: the largest rate in ``grid`` whose single trial
+    improves the dual on >= ``target`` of a random ``fraction`` of the ``candidates`` (example indices).
+    ``try_rate(sample, eta) -> (accepted, trials)`` must leave the dual point as it found it.
+    Returns (eta_ini, visits spent choosing it)."""
+    sample = rng.choice(candidates, size=max(1, int(fraction * len(candidates))), replace=False)
     visits = 0
-    try:
-        for eta in grid:
-            accepted, trials, _ = run_pass(sample, eta, 1, 1.0)
-            visits += trials
-            restore(saved)
-            if accepted >= target * len(sample):
-                return eta, visits
-        return grid[-1], visits
-    finally:
-        restore(saved)
+    for eta in grid:
+        accepted, trials = try_rate(sample, eta)
+        visits += trials
+        if accepted >= target * len(sample):
+            return eta, visits
+    return grid[-1], visits
 
 
 def _epochs(run_pass, active, rng, eta, max_trial, order, per_step, rates, C_of, set_C, eps, dual_of, extra):
@@ -168,8 +165,16 @@ def _epochs(run_pass, active, rng, eta, max_trial, order, per_step, rates, C_of,
     visits = 0
     if np.isnan(rates[active[0]]):                  # NaN marks "not set": not a warm start with its own rates
         if eta == "auto":
-            eta, visits = choose_eta_ini(
-                lambda picks, e, mt, g: run_pass(picks, np.full(rates.shape, e), mt, g), active, rng, *extra["undo"])
+            snapshot, restore = extra["undo"]
+            saved = snapshot()
+
+            def try_rate(picks, e):
+                try:
+                    accepted, trials, _ = run_pass(picks, np.full(rates.shape, e), 1, 1.0)
+                finally:
+                    restore(saved)
+                return accepted, trials
+            eta, visits = choose_eta_ini(try_rate, active, rng)
         rates[:] = float(eta)
     cursor = done = 0
     while True:

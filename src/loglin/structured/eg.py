@@ -31,13 +31,12 @@ import numpy as np
 
 from ..errors import InvalidInputError
 from ..solvers.base import Step
+from ..solvers.eg import GROWTH, REFRESH_EVERY
+from ..solvers.eg import MAX_TRIAL_COLLINS as MAX_TRIAL
+from ..solvers.eg import choose_eta_ini as _choose_eta_ini
 from .dual import PartDualState
 from .objective import StructuredObjective
 
-ETA_GRID = tuple(0.5 ** k for k in range(0, 11))      # 1, 1/2, ..., 1/1024
-ETA_FRACTION, ETA_TARGET = 0.10, 0.95                  # section 7: 10% of the data, 95% monotone
-GROWTH, MAX_TRIAL = 1.05, 30
-REFRESH_EVERY = 20                                     # epochs between exact recomputations of w(u)
 
 
 def part_state(objective, state=None):
@@ -71,21 +70,12 @@ def collins_annealing(C_target, C_start=None, hold=5, rate=0.7):
     return schedule
 
 
-def choose_eta_ini(state, C, rng, grid=ETA_GRID, fraction=ETA_FRACTION, target=ETA_TARGET):
-    """Largest rate in ``grid`` whose updates improve the dual on >= target of a random 10% sample.
-
-    Returns (eta_ini, visits spent choosing it).
-    """
-    n = state.n_blocks
-    sample = rng.choice(n, size=max(1, int(fraction * n)), replace=False)
-    visits = 0
-    for eta in grid:
-        trial = state.copy()
-        accepted, trials, _ = trial.online(C, sample, np.full(n, eta), adapt=False, max_trial=1)
-        visits += trials
-        if accepted >= target * len(sample):
-            return eta, visits
-    return grid[-1], visits
+def choose_eta_ini(state, C, rng):
+    """loglin.solvers.eg.choose_eta_ini on a part dual state (each rate tried on a copy)."""
+    def try_rate(sample, eta):
+        accepted, trials, _ = state.copy().online(C, sample, np.full(state.n_blocks, eta), adapt=False, max_trial=1)
+        return accepted, trials
+    return _choose_eta_ini(try_rate, np.arange(state.n_blocks), rng)
 
 
 def eg_online(objective, w, rng, state, order="random", eta="auto", C_schedule=None, updates_per_step=None,
