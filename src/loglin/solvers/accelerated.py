@@ -62,13 +62,22 @@ def eg_acc(objective, w, rng, kappa=None, passes: int = 2, restart: bool = True,
         raise InvalidInputError(f"kappa must be finite and >= 0, got {kappa!r}")
     inner = (_LRPasses if binary else _MaxentPasses)(objective, w, rng, 1.0 / (1.0 + kappa), order, float(eta),
                                                       int(max_trial), (eps1, eps2) if binary else init_eps)
+    return accelerate(inner, w, kappa, int(passes), restart)
+
+
+def accelerate(inner, w, kappa, passes, restart):
+    """The outer loop (Nesterov momentum over proximal-point problems) around any ``inner`` EG solver.
+
+    ``inner`` solves the proximal problem at C' = C / (1 + kappa) around its movable center: it offers
+    ``w`` (the primal point of its dual), ``center``, ``run_pass() -> (accepted, trials)`` and
+    ``move_center(shift)``. One outer iteration is ``passes`` passes."""
     sq = math.sqrt(1.0 / (1.0 + kappa))
     momentum = (1.0 - sq) / (1.0 + sq)
     x_prev = np.array(w, dtype=np.float64)     # x_0 = y_0 = the start
     center = inner.center.copy()
     while True:
         accepted = trials = 0
-        for _ in range(int(passes)):
+        for _ in range(passes):
             a, t = inner.run_pass()
             accepted, trials = accepted + a, trials + t
         x = inner.w.copy()
@@ -82,7 +91,7 @@ def eg_acc(objective, w, rng, kappa=None, passes: int = 2, restart: bool = True,
             center = new_center
         x_prev = x
         w[:] = x
-        yield Step(w=w, counters={"passes": int(passes), "accepted": int(accepted), "trials": int(trials),
+        yield Step(w=w, counters={"passes": passes, "accepted": int(accepted), "trials": int(trials),
                                   "momentum": b, "restart": int(restarted), "kappa": kappa})
 
 
