@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .cli_options import regularization, report, training_keywords, training_options
+from .cli_options import check_numbers, regularization, report, training_keywords, training_options
 from .errors import LoglinError
 from .outputs import check_writable
 
@@ -433,7 +433,7 @@ def main(argv=None) -> int:
     if args.command is None:
         parser.print_help()
         return 0
-    return _guard(lambda: COMMANDS[args.command](args))
+    return _guard(lambda: check_numbers(args) or COMMANDS[args.command](args))
 
 
 def _guard(run) -> int:

@@ -15,6 +15,7 @@ import numpy as np
 from .errors import ConvergenceWarning, InvalidInputError  # noqa: F401 (re-exported: loglin.training.ConvergenceWarning)
 from .solvers import TABLE, canonical, entry, serving
 from .solvers.base import minimize
+from .solvers.options import check_solver_options
 
 __all__ = ["ConvergenceWarning", "DEFAULT_C", "DEFAULT_SOLVERS", "DEFAULT_TOL", "DEFAULT_GAP_TOL", "DEFAULT_MAX_ITER",
            "available_solvers", "default_solver", "problem_kind", "train"]
@@ -88,6 +89,7 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
         raise InvalidInputError(f"loss must be one of {LOSSES}, got {loss!r}")
     if kind != "binary" and (not np.isfinite(C) or C <= 0):
         raise InvalidInputError(f"C must be positive and finite, got {C}")
+    options = check_solver_options(name, kind, options)
     objective = _objective(problem, kind, C, loss)
     structured = kind in ("chain", "tree")
     if structured and name == "eg" and options.pop("anneal", loss == "ll"):

@@ -16,6 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import DataFormatError, InvalidInputError
+from ..limits import MAX_FEATURES
 from ._files import PathLike, open_text_for_write, read_bytes, show, split_lines
 
 _INT32_MAX = np.iinfo(np.int32).max
@@ -35,8 +36,8 @@ def read_svmlight(path: PathLike, n_features: int | None = None, zero_based: boo
     path : str or path-like
         File to read; ``.gz``, ``.bz2`` and ``.xz`` files are decompressed.
     n_features : int, optional
-        Number of columns of ``X``. Default: the largest index seen (+1 if 0-based).
-        An index beyond it is an error.
+        Number of columns of ``X``. Default: the largest index seen (+1 if 0-based),
+        at most :data:`loglin.limits.MAX_FEATURES`. An index beyond it is an error.
     zero_based : bool
         Whether indices start at 0. Default False: LIBSVM's 1-based indices,
         where index 0 is an error.
@@ -58,7 +59,10 @@ def read_svmlight(path: PathLike, n_features: int | None = None, zero_based: boo
     """
     if n_features is not None and (not isinstance(n_features, (int, np.integer)) or n_features < 0):
         raise InvalidInputError(f"n_features must be a non-negative integer, got {n_features!r}")
-    lines = split_lines(read_bytes(path))
+    content = read_bytes(path)
+    if content.startswith(b"\xef\xbb\xbf"):      # a UTF-8 byte-order mark is not part of the first label
+        content = content[3:]
+    lines = split_lines(content)
 
     labels: list[bytes] = []
     row_lines = array("q")       # source line of every row, to locate errors found later
@@ -112,6 +116,10 @@ def read_svmlight(path: PathLike, n_features: int | None = None, zero_based: boo
     index_a = index_a - base
     n_seen = int(index_a.max()) + 1 if index_a.size else 0
     if n_features is None:
+        if n_seen > MAX_FEATURES:       # weights are dense, one per index: refuse before anything is sized by it
+            high = int(np.argmax(index_a))
+            fail(high, f"feature index {index_a[high] + base} is beyond the supported {MAX_FEATURES:,} (models keep "
+                       f"one weight per index: renumber the features)")
         n_features = n_seen
     elif n_seen > n_features:
         high = int(np.argmax(index_a))

@@ -27,11 +27,11 @@ DEFAULT_CUTOFF = 1
 _TOKEN_ID = re.compile(r"\d+")
 
 
-def _read(path):
+def _read(path, heads_required=True):
     from ..data.conll import read_conllx
     if not Path(path).is_file():
         raise InvalidInputError(f"{path}: no such file")
-    sentences = read_conllx(path)
+    sentences = read_conllx(path, heads_required=heads_required)
     if not sentences:
         raise InvalidInputError(f"{path}: no sentences")
     return sentences
@@ -122,7 +122,7 @@ def _run(args):
 def run_model(model, path, output=None) -> None:
     """Parse the CoNLL file ``path``; write it with the predicted heads to ``output`` or standard output."""
     from ..data._files import open_text_for_write
-    heads = _parser_model(model).parse(_read(path))
+    heads = _parser_model(model).parse(_read(path, heads_required=False))   # text to parse: HEAD may be _
     if output is None:
         write_with_heads(path, sys.stdout, heads)
     else:
@@ -168,4 +168,6 @@ def parse_main(argv) -> int:
     if args.command is None:
         build_parser().print_help()
         return 0
+    from ..cli_options import check_numbers
+    check_numbers(args)
     return {"train": _train, "evaluate": _evaluate, "run": _run}[args.command](args)

@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..cli_options import regularization, report, training_keywords, training_options
+from ..cli_options import check_numbers, regularization, report, training_keywords, training_options
 from ..errors import InvalidInputError
 from ..outputs import check_writable
 from ..structured.model import MODELS as CHAIN_MODELS
@@ -163,6 +163,7 @@ def tag_main(argv) -> int:
     if args.tag_command is None:
         _parser().parse_args(["tag", "--help"])
         return 0
+    check_numbers(args)
     return {"train": _train, "evaluate": _evaluate, "run": _run}[args.tag_command](args)
 
 
