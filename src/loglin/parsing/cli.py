@@ -29,7 +29,7 @@ _TOKEN_ID = re.compile(r"\d+")
 
 def _read(path, heads_required=True):
     from ..data.conll import read_conllx
-    if not Path(path).is_file():
+    if not Path(path).exists():
         raise InvalidInputError(f"{path}: no such file")
     sentences = read_conllx(path, heads_required=heads_required)
     if not sentences:
