@@ -144,6 +144,12 @@ def load_npz_model(path, expected_format: str, max_version: int, required=()) ->
     return meta, arrays
 
 
+def strictly_increasing(a) -> bool:
+    """Whether ``a`` is sorted without repeats, by comparing neighbours (``np.diff`` wraps on unsigned ints)."""
+    a = np.asarray(a)
+    return bool(np.all(a[1:] > a[:-1]))
+
+
 def model_format(path) -> str:
     """The ``loglin_format`` a model file declares (to pick the right loader)."""
     fmt = _meta(path, _read_members(path, only=(META_KEY,))).get("loglin_format")

@@ -24,6 +24,8 @@ __all__ = ["ConvergenceWarning", "DEFAULT_C", "DEFAULT_SOLVERS", "DEFAULT_TOL", 
 # docs/decisions/0010-training-defaults.md gives the reasons and the measurements.
 DEFAULT_SOLVERS = {"maxent": "tron", "binary": "tron", "chain": "lbfgs", "tree": "eg", "tagger": "eg-acc"}
 DEFAULT_SOLVER = DEFAULT_SOLVERS["maxent"]
+# max-margin (loss "mm") objectives are not differentiable: their defaults are dual solvers
+DEFAULT_MM_SOLVERS = {"maxent": "eg-mm", "chain": "eg", "tree": "eg"}
 # ||grad f(w)|| <= tol ||grad f(0)|| (LIBLINEAR's 1e-3 is loose on NLP data: docs/decisions/0010)
 DEFAULT_TOL = 1e-4
 DEFAULT_GAP_TOL = 1e-4          # dual solvers on chain / tree problems: relative duality gap
@@ -51,8 +53,9 @@ def problem_kind(problem) -> str:
                             f"TreeProblem")
 
 
-def default_solver(kind: str) -> str:
-    return DEFAULT_SOLVERS[kind]
+def default_solver(kind: str, loss: str = "ll") -> str:
+    """The solver used when none is named, for ``kind`` models with ``loss``."""
+    return DEFAULT_MM_SOLVERS[kind] if loss == "mm" else DEFAULT_SOLVERS[kind]
 
 
 def available_solvers(kind=None) -> dict:
@@ -81,7 +84,7 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
     :class:`~loglin.parsing.model.ParserModel` (tree).
     """
     kind = problem_kind(problem)
-    solver = default_solver(kind) if solver is None else solver
+    solver = default_solver(kind, loss) if solver is None else solver
     C = DEFAULT_C[kind] if C is None else C
     max_iter = DEFAULT_MAX_ITER[kind] if max_iter is None else max_iter
     name = canonical(solver)

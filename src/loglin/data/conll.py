@@ -119,6 +119,23 @@ def read_conllx(path: PathLike, heads_required: bool = True) -> list[Sentence]:
             for block in _blocks(path, lambda line: line.startswith("#"))]
 
 
+def _check_acyclic(path, heads: list[int], lines: list[int]) -> None:
+    """DataFormatError at the first word whose head chain never reaches the root (0)."""
+    state = [0] * (len(heads) + 1)           # 0: unvisited, 1: on the current chain, 2: reaches the root
+    state[0] = 2
+    for start in range(1, len(heads) + 1):
+        chain, m = [], start
+        while state[m] == 0:
+            state[m] = 1
+            chain.append(m)
+            m = heads[m - 1]
+        if state[m] == 1:
+            raise DataFormatError(path, lines[m - 1], f"expected a tree, but the heads form a cycle through "
+                                                      f"token {m}")
+        for k in chain:
+            state[k] = 2
+
+
 def _parse_sentence(path: PathLike, block: _Block, heads_required: bool = True) -> Sentence:
     rows: list[list[str]] = []
     head_lines: list[int] = []
@@ -149,6 +166,8 @@ def _parse_sentence(path: PathLike, block: _Block, heads_required: bool = True) 
     for value, lineno in zip(values, head_lines):
         if value > n:
             raise DataFormatError(path, lineno, f"expected a head in [0, {n}], got {value}")
+    if not missing[0]:
+        _check_acyclic(path, values, head_lines)
     heads = np.array(values, dtype=np.int32)
     columns = list(zip(*rows))
     upos, xpos = columns[3], columns[4]

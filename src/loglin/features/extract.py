@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InvalidInputError
+from ..model_io import strictly_increasing
 from ..problem import MaxentProblem, index_dtype
 from .templates import AFFIX_COLUMNS, FLAG_COLUMNS, MAX_AFFIX, TEMPLATE_SETS, Template
 
@@ -479,7 +480,7 @@ class FeatureExtractor:
               and (P == 0 or self.keys.min() >= 0))
         if ok:
             for g in range(len(self.groups)):
-                if np.any(np.diff(self.keys[self.group_ptr[g]:self.group_ptr[g + 1]]) <= 0):
+                if not strictly_increasing(self.keys[self.group_ptr[g]:self.group_ptr[g + 1]]):
                     ok = False
         if not ok:
             raise InvalidInputError("inconsistent feature index")
