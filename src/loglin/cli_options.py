@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import LoglinError
+from .limits import MAX_BEAM
 from .training import DEFAULT_C, DEFAULT_GAP_TOL, DEFAULT_MAX_ITER, DEFAULT_SOLVERS, DEFAULT_TOL
 
 
@@ -59,7 +60,6 @@ def training_options() -> argparse.ArgumentParser:
     return p
 
 
-MAX_BEAM = 1000           # a beam holds beam x labels hypotheses per token: larger ones only exhaust memory
 MAX_COUNT = 10 ** 9
 # option (argparse dest) -> (flag, integral, lowest, lowest allowed?, highest): every numeric option of every
 # command, checked before any file is read
@@ -82,7 +82,8 @@ def check_numbers(args) -> None:
         if not inside:
             kind = "an integer" if integral else "a finite number"
             top = "" if math.isinf(high) else f" and <= {high}"
-            raise LoglinError(f"{flag} must be {kind} {'>=' if low_ok else '>'} {low:g}{top}, got {value:g}")
+            shown = value if integral else format(value, "g")
+            raise LoglinError(f"{flag} must be {kind} {'>=' if low_ok else '>'} {low:g}{top}, got {shown}")
 
 
 def regularization(args, kind: str) -> float:

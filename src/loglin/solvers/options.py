@@ -140,6 +140,8 @@ def check_solver_options(solver: str, kinds, options) -> dict:
     from . import entry
     e = entry(solver)
     kinds = (kinds,) if isinstance(kinds, str) else tuple(kinds)
+    if not any(kind in e.impl for kind in kinds):
+        return dict(options)                    # the solver table's own check names the kinds it serves
     declared = {}
     for kind in kinds:
         if kind in e.impl:

@@ -18,6 +18,7 @@ import time
 import numpy as np
 
 from ..errors import DataContentError, InvalidInputError, ModelFormatError
+from ..limits import MAX_BEAM
 from ..features.extract import SPECIALS, FeatureExtractor
 from ..model_io import load_npz_model, save_npz_model
 from ..training import DEFAULT_SOLVERS, DEFAULT_TOL as TRAINING_TOL
@@ -68,6 +69,8 @@ class Tagger:
         self.w = np.asarray(w, dtype=np.float64)
         self.map_ptr, self.map_label, self.map_feat = map_ptr, map_label, map_feat
         self.beam = int(beam)
+        if not 1 <= self.beam <= MAX_BEAM:     # checked here, so that no model is written that cannot decode
+            raise InvalidInputError(f"beam size must be from 1 to {MAX_BEAM}, got {beam}")
         self.tag_dictionary = bool(tag_dictionary)
         # OpenNLP's chunker allows I-X only after B-X / I-X
         self.iob_constraint = extractor.task == "chunk" if iob_constraint is None else bool(iob_constraint)
