@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InvalidInputError
+from ..errors import DataContentError, InvalidInputError
 from ..model_io import strictly_increasing
 from ..problem import MaxentProblem, index_dtype
 from .templates import AFFIX_COLUMNS, FLAG_COLUMNS, MAX_AFFIX, TEMPLATE_SETS, Template
@@ -276,7 +276,7 @@ class FeatureExtractor:
         label_local, label_types = intern(flat_labels)
         self.labels = sorted(label_types)
         if len(self.labels) < 2:
-            raise InvalidInputError("need at least two distinct labels to train")
+            raise DataContentError("need at least two distinct labels to train")
         rank = {y: i for i, y in enumerate(self.labels)}
         y = np.array([rank[t] for t in label_types], dtype=np.int64)[label_local]
         keys_by_template = [self._template_keys(tokens, t, y) for t in self.templates]
