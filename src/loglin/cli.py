@@ -176,8 +176,8 @@ def _load_inputs(model, path, fmt):
     if fmt == "events":
         ev = read_events(path)
         return (ev.contexts, ev.values), np.asarray(ev.labels)
-    X, y = read_svmlight(path)
     n = model.n_inputs
+    X, y = read_svmlight(path, drop_beyond=n)
     if X.shape[1] > n:            # features unseen in training carry no weight (as LIBLINEAR)
         X = X[:, :n]
     elif X.shape[1] < n:

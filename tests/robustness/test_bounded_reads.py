@@ -22,7 +22,8 @@ def test_svmlight_feature_index_far_beyond_the_data_is_refused(power, tmp_path, 
 
 def test_conll_head_too_large_names_file_and_line(tmp_path, capsys):
     bank = treebank(tmp_path / "t.conll", heads_of=lambda words: [2 ** 40] + [0] * (len(words) - 1))
-    for argv in (["parse", "train", bank, "-o", tmp_path / "p.npz"], ["parse", "evaluate", MODELS / "parser-crf.npz", bank]):
+    for argv in (["parse", "train", bank, "-o", tmp_path / "p.npz"],
+                 ["parse", "evaluate", MODELS / "parser-crf.npz", bank]):
         code, _, err = run(capsys, *argv)
         one_error(code, err, f"{bank}:1", str(2 ** 40))
 
@@ -96,3 +97,15 @@ def test_object_arrays_are_refused_without_suggesting_unsafe_loading(tmp_path, c
 def test_training_on_a_device_is_refused(argv, tmp_path, capsys):
     code, _, err = run(capsys, *argv, "-o", tmp_path / "m.npz")
     one_error(code, err, "/dev/zero")
+
+
+def test_prediction_input_drops_features_beyond_the_model_before_sizing(tmp_path, capsys):
+    small, big = tmp_path / "small.svm", tmp_path / "big.svm"
+    small.write_text("-1 1:1\n1 2:1 3:0.5\n")
+    big.write_text(f"-1 1:1 {2 ** 40}:1\n1 2:1 3:0.5 {2 ** 30}:7\n")
+    outputs = []
+    for data in (small, big):
+        code, out, err = run(capsys, "predict", MODELS / "lr.npz", data, "--proba")
+        assert code == 0, err
+        outputs.append(out)
+    assert outputs[0] == outputs[1]

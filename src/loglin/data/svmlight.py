@@ -28,7 +28,7 @@ _VALUE_RE = re.compile(rb"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:ini
 
 
 def read_svmlight(path: PathLike, n_features: int | None = None, zero_based: bool = False,
-                  dtype=np.float64):
+                  dtype=np.float64, drop_beyond: int | None = None):
     """Read an svmlight/LIBSVM file into ``(X, y)``.
 
     Parameters
@@ -43,6 +43,9 @@ def read_svmlight(path: PathLike, n_features: int | None = None, zero_based: boo
         where index 0 is an error.
     dtype : numpy dtype
         dtype of ``X.data`` (float64 by default).
+    drop_beyond : int, optional
+        Drop the features whose (0-based) column is ``>= drop_beyond`` before sizing
+        anything: prediction input, where features unseen in training carry no weight.
 
     Returns
     -------
@@ -114,6 +117,10 @@ def read_svmlight(path: PathLike, n_features: int | None = None, zero_based: boo
             hint = " (indices are 1-based; pass zero_based=True for 0-based files)" if index_a[low] == 0 else ""
             fail(low, f"expected feature index >= {base}, got {index_a[low]}{hint}")
     index_a = index_a - base
+    if drop_beyond is not None and index_a.size and index_a.max() >= drop_beyond:
+        keep = index_a < drop_beyond
+        kept_before = np.concatenate(([0], np.cumsum(keep)))
+        index_a, data, indptr_a = index_a[keep], data[keep], kept_before[indptr_a]
     n_seen = int(index_a.max()) + 1 if index_a.size else 0
     if n_features is None:
         if n_seen > MAX_FEATURES:       # weights are dense, one per index: refuse before anything is sized by it
