@@ -109,3 +109,14 @@ def test_prediction_input_drops_features_beyond_the_model_before_sizing(tmp_path
         assert code == 0, err
         outputs.append(out)
     assert outputs[0] == outputs[1]
+
+
+def test_idx_header_whose_size_product_wraps_is_refused(tmp_path):
+    import struct
+
+    from loglin.data.mnist import IMAGE_MAGIC, read_idx_images
+    from loglin.errors import DataFormatError
+    path = tmp_path / "images.idx"
+    path.write_bytes(struct.pack(">iiii", IMAGE_MAGIC, 2 ** 21, 2 ** 21, 2 ** 22))     # 2**64 pixels: 0 in int64
+    with pytest.raises(DataFormatError, match="size mismatch"):
+        read_idx_images(path)
