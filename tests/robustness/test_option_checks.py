@@ -89,3 +89,11 @@ def test_dual_solver_error_names_the_estimator_parameter():
     with pytest.raises(InvalidInputError, match="regularize_intercept") as info:
         LogisticRegression(solver="cddual", regularize_intercept=False).fit(X, y)
     assert "regularize_bias" not in str(info.value)
+
+
+@pytest.mark.parametrize("eta", ["abc", "-1", "nan"])
+def test_tag_train_eta_goes_through_the_same_check(eta, tmp_path, capsys):
+    corpus = chunk_corpus(tmp_path / "train.txt")
+    code, _, err = run(capsys, "tag", "train", "--task", "chunk", corpus, "-o", tmp_path / "m.npz", "--model", "crf",
+                       "--solver", "eg", "--eta", eta)
+    one_error(code, err, "eta", eta)

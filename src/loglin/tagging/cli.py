@@ -240,7 +240,7 @@ def _train_chain(args, C, sentences) -> int:
     from ..structured.model import train_chain_model
     options = training_keywords(args, "chain", args.solver)
     if args.eta != "auto":
-        options.setdefault("eta", float(args.eta))
+        options.setdefault("eta", args.eta)     # text: the option check converts and bounds it
     model, result = train_chain_model(sentences, args.task, model=args.model, solver=args.solver, C=C,
                                       return_result=True, **options)
     model.save(args.output)
