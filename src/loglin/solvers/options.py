@@ -15,6 +15,8 @@ import inspect
 import math
 import numbers
 
+import numpy as np
+
 from ..errors import InvalidInputError
 
 INT_CAP = 10 ** 7              # no option counts more steps than this (bounded loops, bounded memory)
@@ -23,7 +25,7 @@ INT_CAP = 10 ** 7              # no option counts more steps than this (bounded 
 RANGES = {
     "cg_tol": (0.0, False, 1.0, False), "precondition": (0.0, True, 1.0, True), "beta": (0.0, False, 1.0, False),
     "xi": (0.0, False, 1.0, False), "switch_gap": (0.0, False, 1.0, False), "memory": (1, True, 1000, True),
-    "eps": (0.0, True, math.inf, False),
+    "eps": (0.0, True, math.inf, False), "updates_per_step": (0, True, INT_CAP, True),
 }
 CHOICES = {"order": ("random", "permutation", "blocks", "cyclic")}
 AUTO_OR_POSITIVE = {"eta", "eta0"}          # a positive rate, or "auto" (Collins et al. section 7)
@@ -105,7 +107,7 @@ def _check_one(solver, name, q, value):
         return None
     kind = _declared_type(name, q)
     if kind is bool:
-        if isinstance(value, (bool, numbers.Integral)) and value in (0, 1):
+        if isinstance(value, (bool, np.bool_, numbers.Integral)) and value in (0, 1):
             return bool(value)
         if isinstance(value, str) and value.lower() in TRUE_TEXT + FALSE_TEXT:
             return value.lower() in TRUE_TEXT

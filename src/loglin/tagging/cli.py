@@ -91,7 +91,8 @@ def _read_input(path, fmt: str, task: str, labels=()):
         for k, s in enumerate(sentences):
             row = [tok.rpartition("/") for tok in s]
             if any(not (w and sep and pos) for w, sep, pos in row):
-                raise InvalidInputError(f"{path}: sentence {k + 1}: chunking input tokens must be word/POS")
+                raise InvalidInputError(f"{path}: sentence {k + 1}: chunking input tokens must be word/POS "
+                                        "(for CoNLL columns give --input-format conll)")
             pairs.append([(w, pos) for w, _, pos in row])
         return pairs, sentences, "text"
     return sentences, sentences, "text"
