@@ -83,8 +83,10 @@ def _read_members(path, only=None) -> dict:
     """{name: array} of the model archive at ``path`` (``only``: just these names), with every read bounded by the
     file size and every failure a :class:`ModelFormatError` (never zlib.error, MemoryError or a pickle)."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise ModelFormatError(f"{path}: no such model file")
+    if not path.is_file():
+        raise ModelFormatError(f"{path}: not a model file (a directory or a device)")
     budget = max(path.stat().st_size, 1024) * MAX_ARRAY_BYTES_PER_FILE_BYTE
     try:
         if not zipfile.is_zipfile(path):

@@ -131,3 +131,18 @@ def test_cyclic_tree_names_file_and_line(tmp_path, capsys):
     bank = treebank(tmp_path / "cyclic.conll", heads_of=cyclic, sentences=("a b c d",))
     code, _, err = run(capsys, "parse", "train", bank, "-o", tmp_path / "p.npz")
     one_error(code, err, f"{bank}:", "cycle")
+
+
+@pytest.mark.parametrize("model", ["tagger-pos.npz", "chain-crf.npz", "chain-m3n.npz", "parser-crf.npz"])
+def test_evaluating_structured_models_on_an_empty_file_names_it(model, tmp_path, capsys):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    code, _, err = run(capsys, "evaluate", MODELS / model, empty)
+    one_error(code, err, str(empty))
+
+
+def test_a_directory_or_device_given_as_model_is_not_called_missing(tmp_path, capsys):
+    for path in (tmp_path, "/dev/zero"):
+        code, _, err = run(capsys, "info", path)
+        line = one_error(code, err, str(path))
+        assert "no such" not in line

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from ..cli_options import check_numbers, regularization, report, training_keywords, training_options
-from ..errors import InvalidInputError, about_file
+from ..errors import DataContentError, InvalidInputError, about_file
 from ..outputs import check_writable
 from ..structured.model import MODELS as CHAIN_MODELS
 from ..training import default_solver
@@ -262,6 +262,8 @@ def _train_chain(args, C, sentences) -> int:
 def _chain_scores(model, gold_sentences, task) -> dict:
     """Scores of a chain model on gold sentences, in the same keys as Tagger.evaluate."""
     from .conlleval import conlleval
+    if not gold_sentences:
+        raise DataContentError("no sentences to evaluate")
     inputs = [[tuple(t[:-1]) for t in s] for s in gold_sentences]
     gold = [[t[-1] for t in s] for s in gold_sentences]
     t0 = time.perf_counter()
