@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .errors import InvalidInputError
+from .errors import DataContentError, InvalidInputError
 from .scale import warn_if_badly_scaled
 from .problem import _as_float_csr, _check_weights, class_weight_vector, index_dtype
 
@@ -60,7 +60,7 @@ def binary_problem(X, y, C=1.0, *, sample_weight=None, class_weight=None, bias=0
     X = _as_float_csr(X)
     n = X.shape[0]
     if n == 0:
-        raise InvalidInputError("the training data is empty")
+        raise DataContentError("the training data is empty")
     y = np.asarray(y)
     if y.shape != (n,):
         raise InvalidInputError(f"X has {n} rows but y has shape {y.shape}")
@@ -68,7 +68,7 @@ def binary_problem(X, y, C=1.0, *, sample_weight=None, class_weight=None, bias=0
         classes = np.unique(y)
     classes = np.asarray(classes)
     if len(classes) != 2:
-        raise InvalidInputError(f"binary logistic regression needs exactly two classes, got {len(classes)}: "
+        raise DataContentError(f"binary logistic regression needs exactly two classes, got {len(classes)}: "
                                 f"{classes[:5].tolist()}")
     codes = np.searchsorted(classes, y) if classes.dtype.kind in "iufU" else None
     if codes is None or np.any(codes >= 2) or np.any(classes[np.minimum(codes, 1)] != y):

@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .cli_options import regularization, report, training_keywords, training_options
-from .errors import LoglinError
+from .cli_options import check_numbers, regularization, report, training_keywords, training_options
+from .errors import DataFormatError, LoglinError, about_file
 from .outputs import check_writable
 
 SCALE_HELP = ("-C is LIBLINEAR's scale (1/2||w||^2 + C*sum loss); --sigma2 S is the Gaussian-prior variance "
@@ -126,7 +126,8 @@ def cmd_train(args):
         return _train_tagger(args)
     problem_kind = "binary" if args.model == "lr" else "maxent"
     C = regularization(args, problem_kind)
-    problem, kind = _training_problem(args, C)
+    with about_file(args.data):
+        problem, kind = _training_problem(args, C)
     problem_kind = "binary" if kind == "lr" else "maxent"
     solver = args.solver or default_solver(problem_kind)
     model, result = train(problem, C, solver, warn=False, info={"data_format": args.format, "kind": kind},
@@ -175,8 +176,8 @@ def _load_inputs(model, path, fmt):
     if fmt == "events":
         ev = read_events(path)
         return (ev.contexts, ev.values), np.asarray(ev.labels)
-    X, y = read_svmlight(path)
     n = model.n_inputs
+    X, y = read_svmlight(path, drop_beyond=n)
     if X.shape[1] > n:            # features unseen in training carry no weight (as LIBLINEAR)
         X = X[:, :n]
     elif X.shape[1] < n:
@@ -241,15 +242,18 @@ def cmd_evaluate(args):
     if family != "linear":
         from .parsing.cli import evaluate_model as parser_scores
         from .tagging.cli import evaluate_model as tagging_scores
-        report, text = tagging_scores(model, args.data) if family == "tagging" else parser_scores(model, args.data)
+        with about_file(args.data):
+            report, text = (tagging_scores if family == "tagging" else parser_scores)(model, args.data)
         _report(args, {"model": str(args.model), **report}, text)
         return 0
     X, y = _load_inputs(model, args.data, args.format)
+    if len(y) == 0:
+        raise DataFormatError(args.data, None, "no instances to evaluate")
     start = time.perf_counter()
     pred = model.predict(X)
     seconds = time.perf_counter() - start
     gold = _gold_as_model_labels(model, y)
-    acc = 100.0 * float(np.mean(pred == gold)) if len(gold) else float("nan")
+    acc = 100.0 * float(np.mean(pred == gold))
     unseen = sorted(set(np.unique(gold).tolist()) - set(model.labels.tolist()))
     report = {"n": int(len(gold)), "accuracy": acc, "predict_seconds": seconds}
     if unseen:
@@ -433,7 +437,7 @@ def main(argv=None) -> int:
     if args.command is None:
         parser.print_help()
         return 0
-    return _guard(lambda: COMMANDS[args.command](args))
+    return _guard(lambda: check_numbers(args) or COMMANDS[args.command](args))
 
 
 def _guard(run) -> int:

@@ -7,14 +7,15 @@ declared in :mod:`loglin.training` and stated in ``--help``.
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
+import math
 import sys
 from pathlib import Path
 
 import numpy as np
 
 from .errors import LoglinError
+from .limits import MAX_BEAM
 from .training import DEFAULT_C, DEFAULT_GAP_TOL, DEFAULT_MAX_ITER, DEFAULT_SOLVERS, DEFAULT_TOL
 
 
@@ -59,6 +60,32 @@ def training_options() -> argparse.ArgumentParser:
     return p
 
 
+MAX_COUNT = 10 ** 9
+# option (argparse dest) -> (flag, integral, lowest, lowest allowed?, highest): every numeric option of every
+# command, checked before any file is read
+NUMERIC_OPTIONS = {
+    "tol": ("--tol", False, 0.0, True, math.inf), "gap_tol": ("--gap-tol", False, 0.0, True, math.inf),
+    "time_limit": ("--time-limit", False, 0.0, False, math.inf), "max_iter": ("--max-iter", True, 0, True, MAX_COUNT),
+    "seed": ("--seed", True, 0, True, 2 ** 63 - 1), "cutoff": ("--cutoff", True, 0, True, MAX_COUNT),
+    "bias": ("--bias", False, 0.0, True, math.inf), "beam": ("--beam", True, 1, True, MAX_BEAM),
+    "rare_threshold": ("--rare-threshold", True, 0, True, MAX_COUNT),
+}
+
+
+def check_numbers(args) -> None:
+    """Refuse a numeric option out of its range (``--tol nan``, ``--beam 0``, ``--cutoff -3``) with one line."""
+    for dest, (flag, integral, low, low_ok, high) in NUMERIC_OPTIONS.items():
+        value = getattr(args, dest, None)
+        if value is None or isinstance(value, str):
+            continue
+        inside = math.isfinite(value) and (value >= low if low_ok else value > low) and value <= high
+        if not inside:
+            kind = "an integer" if integral else "a finite number"
+            top = "" if math.isinf(high) else f" and <= {high}"
+            shown = value if integral else format(value, "g")
+            raise LoglinError(f"{flag} must be {kind} {'>=' if low_ok else '>'} {low:g}{top}, got {shown}")
+
+
 def regularization(args, kind: str) -> float:
     """C from -C / --sigma2, or the kind's default."""
     C = args.sigma2 if args.sigma2 is not None else (args.C if args.C is not None else DEFAULT_C[kind])
@@ -88,24 +115,14 @@ def option_value(text):
 def solver_options(args, solver, kinds) -> dict:
     """-O KEY=VALUE pairs as keyword options of ``solver`` (numbers parsed), checked against the signatures
     of its implementations for ``kinds``."""
-    from .solvers import entry
+    from .solvers.options import check_solver_options
     options = {}
     for item in getattr(args, "option", None) or ():
         key, sep, text = item.partition("=")
         if not sep or not key.strip():
             raise LoglinError(f"-O/--option takes KEY=VALUE, got {item!r}")
         options[key.strip()] = option_value(text)
-    if options:
-        e = entry(solver)
-        params = [q for k in kinds if k in e.impl
-                  for q in list(inspect.signature(e.function(k)).parameters.values())[3:]]  # after objective, w, rng
-        if params and not any(q.kind is q.VAR_KEYWORD for q in params):
-            names = list(dict.fromkeys(q.name for q in params))
-            unknown = sorted(set(options) - set(names))
-            if unknown:
-                raise LoglinError(f"solver {solver!r} has no option {', '.join(unknown)}; its options: "
-                                  f"{', '.join(names) or 'none'}")
-    return options
+    return check_solver_options(solver, kinds, options) if options else options
 
 
 def trace_writer(path):

@@ -58,7 +58,8 @@ def require_regularized(objective, method: str):
         raise InvalidInputError(
             f"{method} solves the dual, and the dual of a model with an unregularized bias has an "
             f"equality constraint (for LR: sum_i y_i alpha_i = 0) that coordinate descent on one instance "
-            f"(or one context) at a time cannot keep. Use a regularized bias (regularize_bias=True), or "
+            f"(or one context) at a time cannot keep. Regularize the bias (estimators: regularize_intercept=True; "
+            f"CLI: drop --no-regularize-bias), or "
             f"train this model with a primal solver: {PRIMAL_SOLVERS}.")
     raise InvalidInputError(f"{method} supports only the plain regularizer 1/2 ||w||^2 "
                             f"(all regularization weights equal to 1); use a primal solver: {PRIMAL_SOLVERS}")

@@ -1,4 +1,5 @@
 """Exceptions raised at loglin's boundaries (input files, arguments, model files)."""
+from contextlib import contextmanager
 
 
 class LoglinError(Exception):
@@ -17,6 +18,20 @@ class DataFormatError(LoglinError, ValueError):
 
 class InvalidInputError(LoglinError, ValueError):
     """In-memory input (arrays, labels, weights, options) that cannot be used."""
+
+
+class DataContentError(InvalidInputError):
+    """Data that parses but cannot be used as a whole (no rows, one class, a cyclic tree): raised where the
+    data is used, which does not know the file; :func:`about_file` at the reading boundary adds its name."""
+
+
+@contextmanager
+def about_file(path):
+    """Within the block, a :class:`DataContentError` becomes a :class:`DataFormatError` naming ``path``."""
+    try:
+        yield
+    except DataContentError as exc:
+        raise DataFormatError(path, None, str(exc)) from None
 
 
 class ModelFormatError(LoglinError, ValueError):

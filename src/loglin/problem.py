@@ -29,7 +29,7 @@ from typing import Hashable, Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from .errors import InvalidInputError
+from .errors import DataContentError, InvalidInputError
 from .scale import warn_if_badly_scaled
 
 INDEX_LIMIT_32 = np.iinfo(np.int32).max
@@ -189,7 +189,7 @@ class MaxentProblem:
         if X < 1:
             raise InvalidInputError("the training data has no contexts")
         if len(self.labels) < 2:
-            raise InvalidInputError(f"need at least two labels to train, got {len(self.labels)}")
+            raise DataContentError(f"need at least two labels to train, got {len(self.labels)}")
         if self.ctx_val is not None:
             if not np.all(np.isfinite(self.ctx_val)):
                 raise InvalidInputError("feature values contain NaN or infinity")
@@ -341,7 +341,7 @@ def problem_from_matrix(X, y, *, sample_weight=None, class_weight=None, classes=
     X = _as_float_csr(X)
     n = X.shape[0]
     if n == 0:
-        raise InvalidInputError("the training data is empty")
+        raise DataContentError("the training data is empty")
     if len(y) != n:
         raise InvalidInputError(f"X has {n} rows but y has {len(y)} labels")
     classes, codes = _encode_labels(y, classes)
@@ -392,7 +392,7 @@ def problem_from_events(labels: Sequence[Hashable], contexts: Sequence[Sequence]
     """
     n = len(contexts)
     if n == 0:
-        raise InvalidInputError("the training data is empty")
+        raise DataContentError("the training data is empty")
     if len(labels) != n:
         raise InvalidInputError(f"{n} contexts but {len(labels)} labels")
     if predicates is None:

@@ -15,6 +15,7 @@ import numpy as np
 from .errors import ConvergenceWarning, InvalidInputError  # noqa: F401 (re-exported: loglin.training.ConvergenceWarning)
 from .solvers import TABLE, canonical, entry, serving
 from .solvers.base import minimize
+from .solvers.options import check_solver_options
 
 __all__ = ["ConvergenceWarning", "DEFAULT_C", "DEFAULT_SOLVERS", "DEFAULT_TOL", "DEFAULT_GAP_TOL", "DEFAULT_MAX_ITER",
            "available_solvers", "default_solver", "problem_kind", "train"]
@@ -23,6 +24,8 @@ __all__ = ["ConvergenceWarning", "DEFAULT_C", "DEFAULT_SOLVERS", "DEFAULT_TOL", 
 # docs/decisions/0010-training-defaults.md gives the reasons and the measurements.
 DEFAULT_SOLVERS = {"maxent": "tron", "binary": "tron", "chain": "lbfgs", "tree": "eg", "tagger": "eg-acc"}
 DEFAULT_SOLVER = DEFAULT_SOLVERS["maxent"]
+# max-margin (loss "mm") objectives are not differentiable: their defaults are dual solvers
+DEFAULT_MM_SOLVERS = {"maxent": "eg-mm", "chain": "eg", "tree": "eg"}
 # ||grad f(w)|| <= tol ||grad f(0)|| (LIBLINEAR's 1e-3 is loose on NLP data: docs/decisions/0010)
 DEFAULT_TOL = 1e-4
 DEFAULT_GAP_TOL = 1e-4          # dual solvers on chain / tree problems: relative duality gap
@@ -50,8 +53,9 @@ def problem_kind(problem) -> str:
                             f"TreeProblem")
 
 
-def default_solver(kind: str) -> str:
-    return DEFAULT_SOLVERS[kind]
+def default_solver(kind: str, loss: str = "ll") -> str:
+    """The solver used when none is named, for ``kind`` models with ``loss``."""
+    return DEFAULT_MM_SOLVERS[kind] if loss == "mm" else DEFAULT_SOLVERS[kind]
 
 
 def available_solvers(kind=None) -> dict:
@@ -80,7 +84,7 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
     :class:`~loglin.parsing.model.ParserModel` (tree).
     """
     kind = problem_kind(problem)
-    solver = default_solver(kind) if solver is None else solver
+    solver = default_solver(kind, loss) if solver is None else solver
     C = DEFAULT_C[kind] if C is None else C
     max_iter = DEFAULT_MAX_ITER[kind] if max_iter is None else max_iter
     name = canonical(solver)
@@ -88,6 +92,7 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
         raise InvalidInputError(f"loss must be one of {LOSSES}, got {loss!r}")
     if kind != "binary" and (not np.isfinite(C) or C <= 0):
         raise InvalidInputError(f"C must be positive and finite, got {C}")
+    options = check_solver_options(name, kind, options)
     objective = _objective(problem, kind, C, loss)
     structured = kind in ("chain", "tree")
     if structured and name == "eg" and options.pop("anneal", loss == "ll"):

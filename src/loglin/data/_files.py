@@ -12,6 +12,7 @@ import bz2
 import gzip
 import lzma
 import os
+import stat
 from pathlib import Path
 from typing import IO
 
@@ -38,6 +39,9 @@ def read_bytes(path: PathLike) -> bytes:
     path = Path(path)
     suffix = path.suffix.lower()
     with open(path, "rb") as raw:
+        mode = os.fstat(raw.fileno()).st_mode
+        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):      # /dev/zero, /dev/urandom: endless, never a data file
+            raise DataFormatError(path, None, "expected a data file, got a device")
         if suffix not in _DECOMPRESSORS:
             return raw.read()
         try:

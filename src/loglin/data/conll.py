@@ -105,19 +105,38 @@ class Sentence:
         return len(self.forms)
 
 
-def read_conllx(path: PathLike) -> list[Sentence]:
+def read_conllx(path: PathLike, heads_required: bool = True) -> list[Sentence]:
     """Read a CoNLL-X or CoNLL-U dependency file.
 
     Lines have 10 columns, split on tabs when the line has any (CoNLL-U forms
     may contain spaces), else on whitespace; stray spaces around fields are
     stripped. CoNLL-U ``#`` comments, multiword-token lines (``3-4``) and
     empty nodes (``5.1``) are skipped. Token ids must run 1, 2, ..., n and
-    every head must be an integer in [0, n].
+    every head must be an integer in [0, n]. ``heads_required=False`` (text to be
+    parsed) also accepts HEAD ``_`` on every token of a sentence; its heads are then -1.
     """
-    return [_parse_sentence(path, block) for block in _blocks(path, lambda line: line.startswith("#"))]
+    return [_parse_sentence(path, block, heads_required)
+            for block in _blocks(path, lambda line: line.startswith("#"))]
 
 
-def _parse_sentence(path: PathLike, block: _Block) -> Sentence:
+def _check_acyclic(path, heads: list[int], lines: list[int]) -> None:
+    """DataFormatError at the first word whose head chain never reaches the root (0)."""
+    state = [0] * (len(heads) + 1)           # 0: unvisited, 1: on the current chain, 2: reaches the root
+    state[0] = 2
+    for start in range(1, len(heads) + 1):
+        chain, m = [], start
+        while state[m] == 0:
+            state[m] = 1
+            chain.append(m)
+            m = heads[m - 1]
+        if state[m] == 1:
+            raise DataFormatError(path, lines[m - 1], f"expected a tree, but the heads form a cycle through "
+                                                      f"token {m}")
+        for k in chain:
+            state[k] = 2
+
+
+def _parse_sentence(path: PathLike, block: _Block, heads_required: bool = True) -> Sentence:
     rows: list[list[str]] = []
     head_lines: list[int] = []
     for lineno, line in block:
@@ -131,17 +150,25 @@ def _parse_sentence(path: PathLike, block: _Block) -> Sentence:
             continue  # CoNLL-U extras: not nodes of the basic tree
         if token_id != str(len(rows) + 1):
             raise DataFormatError(path, lineno, f"expected token id {len(rows) + 1}, got {show(token_id)}")
-        if not _UINT_RE.fullmatch(fields[6]):
+        if not (_UINT_RE.fullmatch(fields[6]) or (fields[6] == "_" and not heads_required)):
             raise DataFormatError(path, lineno, f"expected an integer head, got {show(fields[6])}")
         rows.append(fields)
         head_lines.append(lineno)
     if not rows:  # only multiword/empty-node lines
         raise DataFormatError(path, block[0][0], "expected at least one token line with an integer id")
     n = len(rows)
-    heads = np.array([int(fields[6]) for fields in rows], dtype=np.int32)
-    if heads.max() > n:
-        bad = int(np.argmax(heads))
-        raise DataFormatError(path, head_lines[bad], f"expected a head in [0, {n}], got {heads[bad]}")
+    missing = [fields[6] == "_" for fields in rows]
+    if any(missing) and not all(missing):
+        bad = missing.index(not missing[0])
+        raise DataFormatError(path, head_lines[bad], "expected HEAD '_' on every token of the sentence or on none")
+    # checked as Python ints before any array: a HEAD of 2**40 is an error, not an overflow
+    values = [-1 if gap else int(fields[6]) for gap, fields in zip(missing, rows)]
+    for value, lineno in zip(values, head_lines):
+        if value > n:
+            raise DataFormatError(path, lineno, f"expected a head in [0, {n}], got {value}")
+    if not missing[0]:
+        _check_acyclic(path, values, head_lines)
+    heads = np.array(values, dtype=np.int32)
     columns = list(zip(*rows))
     upos, xpos = columns[3], columns[4]
     return Sentence(

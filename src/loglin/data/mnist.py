@@ -9,6 +9,7 @@ returns that note in ``info["note"]``.
 from __future__ import annotations
 
 import gzip
+import math
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +33,8 @@ def _header(path, raw, magic, dims):
     if head[0] != magic:
         raise DataFormatError(path, None, f"bad IDX magic number {int(head[0])} (expected {magic})")
     shape = tuple(int(v) for v in head[1:])
-    if any(v < 0 for v in shape) or len(raw) != need + int(np.prod(shape)):
+    # Python ints: np.prod of three int32 dimensions can wrap around to the file size
+    if any(v < 0 for v in shape) or len(raw) != need + math.prod(shape):
         raise DataFormatError(path, None, f"IDX size mismatch: header says {shape}, file has {len(raw) - need} bytes")
     return shape, need
 

@@ -16,6 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import DataFormatError, InvalidInputError
+from ..limits import MAX_FEATURES
 from ._files import PathLike, open_text_for_write, read_bytes, show, split_lines
 
 _INT32_MAX = np.iinfo(np.int32).max
@@ -27,7 +28,7 @@ _VALUE_RE = re.compile(rb"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:ini
 
 
 def read_svmlight(path: PathLike, n_features: int | None = None, zero_based: bool = False,
-                  dtype=np.float64):
+                  dtype=np.float64, drop_beyond: int | None = None):
     """Read an svmlight/LIBSVM file into ``(X, y)``.
 
     Parameters
@@ -35,13 +36,16 @@ def read_svmlight(path: PathLike, n_features: int | None = None, zero_based: boo
     path : str or path-like
         File to read; ``.gz``, ``.bz2`` and ``.xz`` files are decompressed.
     n_features : int, optional
-        Number of columns of ``X``. Default: the largest index seen (+1 if 0-based).
-        An index beyond it is an error.
+        Number of columns of ``X``. Default: the largest index seen (+1 if 0-based),
+        at most :data:`loglin.limits.MAX_FEATURES`. An index beyond it is an error.
     zero_based : bool
         Whether indices start at 0. Default False: LIBSVM's 1-based indices,
         where index 0 is an error.
     dtype : numpy dtype
         dtype of ``X.data`` (float64 by default).
+    drop_beyond : int, optional
+        Drop the features whose (0-based) column is ``>= drop_beyond`` before sizing
+        anything: prediction input, where features unseen in training carry no weight.
 
     Returns
     -------
@@ -58,7 +62,10 @@ def read_svmlight(path: PathLike, n_features: int | None = None, zero_based: boo
     """
     if n_features is not None and (not isinstance(n_features, (int, np.integer)) or n_features < 0):
         raise InvalidInputError(f"n_features must be a non-negative integer, got {n_features!r}")
-    lines = split_lines(read_bytes(path))
+    content = read_bytes(path)
+    if content.startswith(b"\xef\xbb\xbf"):      # a UTF-8 byte-order mark is not part of the first label
+        content = content[3:]
+    lines = split_lines(content)
 
     labels: list[bytes] = []
     row_lines = array("q")       # source line of every row, to locate errors found later
@@ -110,8 +117,16 @@ def read_svmlight(path: PathLike, n_features: int | None = None, zero_based: boo
             hint = " (indices are 1-based; pass zero_based=True for 0-based files)" if index_a[low] == 0 else ""
             fail(low, f"expected feature index >= {base}, got {index_a[low]}{hint}")
     index_a = index_a - base
+    if drop_beyond is not None and index_a.size and index_a.max() >= drop_beyond:
+        keep = index_a < drop_beyond
+        kept_before = np.concatenate(([0], np.cumsum(keep)))
+        index_a, data, indptr_a = index_a[keep], data[keep], kept_before[indptr_a]
     n_seen = int(index_a.max()) + 1 if index_a.size else 0
     if n_features is None:
+        if n_seen > MAX_FEATURES:       # weights are dense, one per index: refuse before anything is sized by it
+            high = int(np.argmax(index_a))
+            fail(high, f"feature index {index_a[high] + base} is beyond the supported {MAX_FEATURES:,} (models keep "
+                       f"one weight per index: renumber the features)")
         n_features = n_seen
     elif n_seen > n_features:
         high = int(np.argmax(index_a))

@@ -152,7 +152,7 @@ def parse_ll(out_dir: Path, quick=False, C=LL_C, its=None, time_limit=None):
     lb_uas = runs["L-BFGS"].records[-1]["metric"]
     lines = [f"C = {C:g} (C' = {1 / C:g}), chosen on a held-out part of esp.train; EG {its} epochs with the "
              f"section 7.1.1 annealing of C; SGD eta0 = {eta0} (one pass per candidate, lowest primal; those passes "
-             f"are not counted); L-BFGS stopped by: {lbfgs_stop}; CPU limit per method: {limit} s", "",
+             f"are not counted); L-BFGS stop reason: {lbfgs_stop}; CPU limit per method: {limit} s", "",
              "| solver | effective its | CPU s | primal (C' scale) | rel. to best | test UAS | UAS no punct | "
              "its to UAS >= L-BFGS final - 1 |", "|---|---|---|---|---|---|---|---|"]
     summary = {}

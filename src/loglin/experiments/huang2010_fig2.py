@@ -97,7 +97,7 @@ def _reference_lines(name, ref, traces, time_limit):
              f"; f_ref - f_opt <= ||grad f||^2 / 2 = {ref['gap_bound']:.3g} ({ref['gap_bound'] / abs(f_ref):.1e} relative)")
     lines = [f"- {name}: reference TRON {start}: f = {f_ref:.10g}, ||grad f|| = {ref['grad_norm']:.3g} "
              f"(||grad L|| = ||grad f|| / (C N)) after {ref['iterations']} iterations, {ref['cpu_seconds']:.0f} CPU s, "
-             f"stopped by {ref['stop_reason']}{bound}"]
+             f"stop reason: {ref['stop_reason']}{bound}"]
     if ref["grad_norm"] > REF_GRAD:
         lines.append(f"- **{name}: the reference did not reach ||grad f|| <= {REF_GRAD:g}** within its "
                      f"{time_limit:g} CPU s: relative differences near or below its bound are not meaningful.")

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InvalidInputError
+from ..errors import DataContentError, InvalidInputError
+from ..model_io import strictly_increasing
 from ..problem import MaxentProblem, index_dtype
 from .templates import AFFIX_COLUMNS, FLAG_COLUMNS, MAX_AFFIX, TEMPLATE_SETS, Template
 
@@ -275,7 +276,7 @@ class FeatureExtractor:
         label_local, label_types = intern(flat_labels)
         self.labels = sorted(label_types)
         if len(self.labels) < 2:
-            raise InvalidInputError("need at least two distinct labels to train")
+            raise DataContentError("need at least two distinct labels to train")
         rank = {y: i for i, y in enumerate(self.labels)}
         y = np.array([rank[t] for t in label_types], dtype=np.int64)[label_local]
         keys_by_template = [self._template_keys(tokens, t, y) for t in self.templates]
@@ -479,7 +480,7 @@ class FeatureExtractor:
               and (P == 0 or self.keys.min() >= 0))
         if ok:
             for g in range(len(self.groups)):
-                if np.any(np.diff(self.keys[self.group_ptr[g]:self.group_ptr[g + 1]]) <= 0):
+                if not strictly_increasing(self.keys[self.group_ptr[g]:self.group_ptr[g + 1]]):
                     ok = False
         if not ok:
             raise InvalidInputError("inconsistent feature index")

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, about_file
 from ..outputs import check_writable
 
 SUBCOMMANDS = ("train", "evaluate", "run")
@@ -27,11 +27,11 @@ DEFAULT_CUTOFF = 1
 _TOKEN_ID = re.compile(r"\d+")
 
 
-def _read(path):
+def _read(path, heads_required=True):
     from ..data.conll import read_conllx
-    if not Path(path).is_file():
+    if not Path(path).exists():
         raise InvalidInputError(f"{path}: no such file")
-    sentences = read_conllx(path)
+    sentences = read_conllx(path, heads_required=heads_required)
     if not sentences:
         raise InvalidInputError(f"{path}: no sentences")
     return sentences
@@ -68,16 +68,18 @@ def write_with_heads(path, out, heads) -> None:
 def _train(args):
     check_writable(args.output)
     from ..cli_options import regularization, report, training_keywords
-    from ..training import DEFAULT_SOLVERS
+    from ..training import default_solver
     from .model import check_options, train_parser
     C = regularization(args, "tree")
-    solver = args.solver or DEFAULT_SOLVERS["tree"]
+    solver = args.solver or default_solver("tree", "mm" if args.model == "m3n" else "ll")
     check_options(args.model, solver)
     train = _read(args.train)
     dev = _read(args.dev) if args.dev else None
     start = time.perf_counter()
-    model, result = train_parser(train, model=args.model, solver=solver, C=C, cutoff=args.cutoff,
-                                 dev_sentences=dev, return_result=True, **training_keywords(args, "tree", solver))
+    with about_file(args.train):
+        model, result = train_parser(train, model=args.model, solver=solver, C=C, cutoff=args.cutoff,
+                                     dev_sentences=dev, return_result=True,
+                                     **training_keywords(args, "tree", solver))
     seconds = time.perf_counter() - start
     model.save(args.output)
     if args.trace is not None:
@@ -106,7 +108,8 @@ def _evaluate(args):
 
 def evaluate_model(model, path) -> tuple[dict, str]:
     """(UAS scores, one line of text) of a ParserModel on the gold treebank ``path``."""
-    result = _parser_model(model).evaluate(_read(path))
+    with about_file(path):
+        result = _parser_model(model).evaluate(_read(path))
     return result, (f"UAS {result['uas']:.2f}%  without punctuation {result['uas_no_punct']:.2f}%  "
                     f"({result['sentences']} sentences, {result['tokens']} tokens, "
                     f"{result['sentences_per_second']:.0f} sentences/s)")
@@ -122,7 +125,7 @@ def _run(args):
 def run_model(model, path, output=None) -> None:
     """Parse the CoNLL file ``path``; write it with the predicted heads to ``output`` or standard output."""
     from ..data._files import open_text_for_write
-    heads = _parser_model(model).parse(_read(path))
+    heads = _parser_model(model).parse(_read(path, heads_required=False))   # text to parse: HEAD may be _
     if output is None:
         write_with_heads(path, sys.stdout, heads)
     else:
@@ -168,4 +171,6 @@ def parse_main(argv) -> int:
     if args.command is None:
         build_parser().print_help()
         return 0
+    from ..cli_options import check_numbers
+    check_numbers(args)
     return {"train": _train, "evaluate": _evaluate, "run": _run}[args.command](args)

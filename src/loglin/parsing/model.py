@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import InvalidInputError, ModelFormatError
 from ..kernels.maxent import _blocks
-from ..model_io import load_npz_model, save_npz_model
+from ..model_io import load_npz_model, save_npz_model, strictly_increasing
 from ..structured.passes import decode_all
 from ..structured.tree import tree_data
 from .features import ArcFeatureSpace
@@ -106,7 +106,7 @@ class ParserModel:
             raise ModelFormatError(f"{path}: invalid parser model ({exc})") from None
         ok = (w.ndim == 1 and keys.ndim == 1 and len(w) == len(keys) and model in MODELS
               and np.all(np.isfinite(w)) and min(len(words), len(tags), len(ctags), len(prefixes)) >= 3
-              and (len(keys) < 2 or np.all(np.diff(keys) > 0)))
+              and strictly_increasing(keys))
         if not ok:
             raise ModelFormatError(f"{path}: inconsistent parser model arrays")
         space = ArcFeatureSpace(words, tags, ctags, keys, int(meta.get("cutoff", 1)), prefixes)

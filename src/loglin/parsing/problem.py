@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..data.conll import is_projective
-from ..errors import InvalidInputError
+from ..errors import DataContentError, InvalidInputError
 
 
 @dataclass
@@ -87,7 +87,7 @@ class TreeProblem:
     def _validate(self):
         n = self.n_sentences
         if n < 1:
-            raise InvalidInputError("the training data has no sentences")
+            raise DataContentError("the training data has no sentences")
         lens = np.diff(self.sent_ptr)
         if np.any(lens < 1) or len(self.heads) != self.n_tokens:
             raise InvalidInputError("sentence offsets are inconsistent with the gold heads")
@@ -116,7 +116,7 @@ def check_tree(heads, where=""):
             h = int(heads[h - 1])
             seen += 1
             if seen > n:
-                raise InvalidInputError(f"{where}the heads contain a cycle through word {m}")
+                raise DataContentError(f"{where}the heads contain a cycle through word {m}")
 
 
 def training_trees(sentences):
@@ -133,7 +133,7 @@ def training_trees(sentences):
         else:
             skipped += 1
     if not kept:
-        raise InvalidInputError("no projective training tree")
+        raise DataContentError("no projective training tree")
     return kept, skipped
 
 

@@ -40,3 +40,7 @@ def tree_sgd(objective, w, rng, eta0="auto", validation=None):
 def tree_cutting_plane(objective, w, rng, epsilon=1e-6):
     """Same algorithm as loglin.structured.cutting_plane, with loss-augmented Eisner as the oracle."""
     return one_slack_cutting_plane(objective, w, epsilon)
+
+
+tree_eg.forwards_options_to = eg_online          # the option check (loglin.solvers.options) reads these
+tree_eg_batch.forwards_options_to = eg_batch

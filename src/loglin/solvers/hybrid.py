@@ -46,3 +46,6 @@ def eg_lbfgs(objective, w, rng, switch_gap: float = 0.03, check_every: int = 5, 
     for step in lbfgs(objective, w, rng, memory=memory):
         step.counters["phase"] = 1
         yield step
+
+
+eg_lbfgs.forwards_options_to = eg                # the option check (loglin.solvers.options) reads it

@@ -19,7 +19,7 @@ from itertools import repeat
 
 import numpy as np
 
-from ..errors import InvalidInputError
+from ..errors import DataContentError, InvalidInputError
 from .problem import ChainProblem, attribute_label_map
 
 TASKS = ("chunk", "pos")
@@ -169,7 +169,7 @@ def check_sentences(sentences, task):
     if task not in TASKS:
         raise InvalidInputError(f"task must be one of {TASKS}, got {task!r}")
     if len(sentences) == 0:
-        raise InvalidInputError("no sentences to train on")
+        raise DataContentError("no sentences to train on")
     for i, sentence in enumerate(sentences):
         if len(sentence) == 0:
             raise InvalidInputError(f"sentence {i} is empty")

@@ -146,6 +146,10 @@ def chain_eg_batch(objective, w, rng, state=None, **options):
     return eg_batch(objective, w, rng, part_state(objective, state), **options)
 
 
+chain_eg.forwards_options_to = eg_online          # the option check (loglin.solvers.options) reads these
+chain_eg_batch.forwards_options_to = eg_batch
+
+
 def regularization_path(make_objective, solver, Cs, state, *, gap_tol=1e-3, max_iter=200, evaluate=None,
                         **options):
     """Section 7.1.2: solve for each C in turn (increasing C = decreasing C'), warm-starting the dual.

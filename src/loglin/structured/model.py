@@ -124,11 +124,11 @@ def train_chain_model(train_sentences, task="chunk", model="crf", solver=None, C
     ``validation_sentences`` (labelled) lets SGD pick eta0 by validation error.
     """
     from ..solvers import canonical, check
-    from ..training import DEFAULT_SOLVERS, train
+    from ..training import default_solver, train
     if model not in MODELS:
         raise InvalidInputError(f"model must be one of {MODELS}, got {model!r}")
     loss = "ll" if model == "crf" else "mm"
-    solver = DEFAULT_SOLVERS["chain"] if solver is None else solver
+    solver = default_solver("chain", loss) if solver is None else solver
     check(solver, "chain", loss)
     check_sentences(train_sentences, task)
     problem, space = build_chain_problem(train_sentences, task)

@@ -61,3 +61,9 @@ def eg_mm(objective, w, rng, state=None, **options):
 
 def eg_mm_batch(objective, w, rng, state=None, **options):
     return _eg.eg_batch(objective, w, rng, _state(objective, state, "mm", "eg-mm-batch"), **options)
+
+
+# the option check (loglin.solvers.options) reads where each wrapper's options go
+eg_ll.forwards_options_to = eg
+eg_batch.forwards_options_to = eg_mm_batch.forwards_options_to = _eg.eg_batch
+eg_mm.forwards_options_to = _eg.eg_online

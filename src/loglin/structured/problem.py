@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import InvalidInputError
+from ..errors import DataContentError, InvalidInputError
 
 
 @dataclass
@@ -123,9 +123,9 @@ class ChainProblem:
     def _validate(self):
         n, N = self.n_sentences, self.n_tokens
         if n < 1:
-            raise InvalidInputError("the training data has no sentences")
+            raise DataContentError("the training data has no sentences")
         if self.n_labels < 2:
-            raise InvalidInputError(f"need at least two labels, got {self.n_labels}")
+            raise DataContentError(f"need at least two labels, got {self.n_labels}")
         if self.seq_ptr[0] != 0 or self.seq_ptr[-1] != N or np.any(np.diff(self.seq_ptr) < 0):
             raise InvalidInputError("sentence offsets are inconsistent with the number of tokens")
         if len(self.gold) != N:

@@ -22,6 +22,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..errors import InvalidInputError
+from ..limits import MAX_BEAM
 from ..features.extract import FeatureExtractor, Tokens
 from ..kernels.maxent import context_scores, log_softmax_inplace
 
@@ -193,8 +194,8 @@ def beam_decode(extractor: FeatureExtractor, w, map_ptr, map_label, map_feat, da
     ``iob_constraint`` forbids ``I-X`` except after ``B-X``/``I-X`` (chunking).
     """
     beam = int(beam)
-    if beam < 1:
-        raise InvalidInputError(f"beam size must be >= 1, got {beam}")
+    if not 1 <= beam <= MAX_BEAM:
+        raise InvalidInputError(f"beam size must be from 1 to {MAX_BEAM}, got {beam}")
     tables = extractor.history_tables()
     out = np.empty(data.n_tokens, dtype=np.int32)
     dict_rows = data.dict_rows if tag_dictionary else np.empty(0, dtype=np.int64)

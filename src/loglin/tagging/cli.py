@@ -17,11 +17,11 @@ import sys
 import time
 from pathlib import Path
 
-from ..cli_options import regularization, report, training_keywords, training_options
-from ..errors import InvalidInputError
+from ..cli_options import check_numbers, regularization, report, training_keywords, training_options
+from ..errors import DataContentError, InvalidInputError, about_file
 from ..outputs import check_writable
 from ..structured.model import MODELS as CHAIN_MODELS
-from ..training import DEFAULT_SOLVERS
+from ..training import default_solver
 from .tagger import DEFAULT_BEAM, TASK_DEFAULTS, Tagger
 
 SUBCOMMANDS = ("train", "evaluate", "run")
@@ -53,15 +53,32 @@ def _read_gold(path, fmt: str, task: str, split: str | None = None) -> list:
     return [[t[:need] for t in s] for s in sentences]
 
 
-def _read_input(path, fmt: str, task: str):
+def _detect_format(path, lines, task: str, labels) -> str:
+    """'conll' or 'text' for ``--input-format auto``, decided on evidence, never on line widths alone: CoNLL
+    columns need a constant width <= 3 and either blank lines between sentences or a gold column whose values
+    are all labels of the model; "I love you" lines stay text."""
+    rows = [line.split() for line in lines if line.strip()]
+    widths = {len(r) for r in rows}
+    if len(widths) != 1 or widths.copy().pop() > 3:
+        return "text"
+    width = widths.pop()
+    gold = 1 if task == "pos" else 2          # the column a labelled file carries the model's labels in
+    if width > gold:
+        known = set(str(y) for y in labels)
+        return "conll" if all(r[gold] in known for r in rows) else "text"
+    blank = any(not line.strip() for line in lines)
+    if blank or (width == 1 and len(rows) > 1):
+        return "conll"
+    return "text"
+
+
+def _read_input(path, fmt: str, task: str, labels=()):
     """(token tuples for Tagger.tag, raw lines to echo, 'conll' or 'text')."""
     from ..data._files import read_text_lines
     from ..data import read_columns
     lines = read_text_lines(path)
     if fmt == "auto":
-        blank = any(not line.strip() for line in lines)
-        widths = {len(line.split()) for line in lines if line.strip()}
-        fmt = "conll" if blank or (len(widths) == 1 and widths.pop() <= 3 and len(lines) > 1) else "text"
+        fmt = _detect_format(path, lines, task, labels)
     if fmt == "conll":
         sentences = read_columns(path)
         need = 1 if task == "pos" else 2
@@ -74,7 +91,8 @@ def _read_input(path, fmt: str, task: str):
         for k, s in enumerate(sentences):
             row = [tok.rpartition("/") for tok in s]
             if any(not (w and sep and pos) for w, sep, pos in row):
-                raise InvalidInputError(f"{path}: sentence {k + 1}: chunking input tokens must be word/POS")
+                raise InvalidInputError(f"{path}: sentence {k + 1}: chunking input tokens must be word/POS "
+                                        "(for CoNLL columns give --input-format conll)")
             pairs.append([(w, pos) for w, _, pos in row])
         return pairs, sentences, "text"
     return sentences, sentences, "text"
@@ -163,6 +181,7 @@ def tag_main(argv) -> int:
     if args.tag_command is None:
         _parser().parse_args(["tag", "--help"])
         return 0
+    check_numbers(args)
     return {"train": _train, "evaluate": _evaluate, "run": _run}[args.tag_command](args)
 
 
@@ -183,15 +202,17 @@ def train_tagger(args) -> int:
     check_writable(args.output, args.trace)
     kind = "tagger" if args.model == "maxent" else "chain"
     C = regularization(args, kind)
-    args.solver = args.solver or DEFAULT_SOLVERS[kind]
+    args.solver = args.solver or default_solver(kind, "mm" if args.model == "m3n" else "ll")
     check(args.solver, "maxent" if kind == "tagger" else "chain", "mm" if args.model == "m3n" else "ll")
     sentences = _read_gold(args.train, args.format, args.task, args.split)
     if kind == "chain":
-        return _train_chain(args, C, sentences)
-    tagger = Tagger.train(sentences, args.task, C=C, solver=args.solver, cutoff=args.cutoff,
-                          rare_threshold=args.rare_threshold, beam=args.beam, tag_dictionary=args.tag_dictionary,
-                          iob_constraint=args.iob_constraint, all_pairs=args.all_pairs,
-                          **training_keywords(args, kind, args.solver))
+        with about_file(args.train):
+            return _train_chain(args, C, sentences)
+    with about_file(args.train):
+        tagger = Tagger.train(sentences, args.task, C=C, solver=args.solver, cutoff=args.cutoff,
+                              rare_threshold=args.rare_threshold, beam=args.beam, tag_dictionary=args.tag_dictionary,
+                              iob_constraint=args.iob_constraint, all_pairs=args.all_pairs,
+                              **training_keywords(args, kind, args.solver))
     tagger.save(args.output)
     if args.trace is not None:
         tagger.result.trace.save(args.trace)    # replaces the partial JSON lines
@@ -220,7 +241,7 @@ def _train_chain(args, C, sentences) -> int:
     from ..structured.model import train_chain_model
     options = training_keywords(args, "chain", args.solver)
     if args.eta != "auto":
-        options.setdefault("eta", float(args.eta))
+        options.setdefault("eta", args.eta)     # text: the option check converts and bounds it
     model, result = train_chain_model(sentences, args.task, model=args.model, solver=args.solver, C=C,
                                       return_result=True, **options)
     model.save(args.output)
@@ -241,6 +262,8 @@ def _train_chain(args, C, sentences) -> int:
 def _chain_scores(model, gold_sentences, task) -> dict:
     """Scores of a chain model on gold sentences, in the same keys as Tagger.evaluate."""
     from .conlleval import conlleval
+    if not gold_sentences:
+        raise DataContentError("no sentences to evaluate")
     inputs = [[tuple(t[:-1]) for t in s] for s in gold_sentences]
     gold = [[t[-1] for t in s] for s in gold_sentences]
     t0 = time.perf_counter()
@@ -268,12 +291,13 @@ def _evaluate(args) -> int:
 def evaluate_model(model, path, fmt="conll2000", split=None, **decoding) -> tuple[dict, str]:
     """(scores, one line of text) of a Tagger or ChainModel on the gold file ``path``."""
     from ..structured.model import ChainModel
-    if isinstance(_tagging_model(model), ChainModel):
-        task = model.space.task
-        scores = _chain_scores(model, _read_gold(path, fmt, task, split), task)
-    else:
-        task = model.task
-        scores = model.evaluate(_read_gold(path, fmt, task, split), **decoding)
+    with about_file(path):
+        if isinstance(_tagging_model(model), ChainModel):
+            task = model.space.task
+            scores = _chain_scores(model, _read_gold(path, fmt, task, split), task)
+        else:
+            task = model.task
+            scores = model.evaluate(_read_gold(path, fmt, task, split), **decoding)
     return {"task": task, **scores}, _score_text(task, scores)
 
 
@@ -289,11 +313,11 @@ def run_model(model, path, input_format="auto", output=None, **decoding) -> None
     """Tag the file ``path`` with a Tagger or ChainModel; write to ``output`` (a path) or standard output."""
     from ..structured.model import ChainModel
     if isinstance(_tagging_model(model), ChainModel):
-        tokens, raw, fmt = _read_input(path, input_format, model.space.task)
+        tokens, raw, fmt = _read_input(path, input_format, model.space.task, model.labels)
         t0 = time.perf_counter()
         predicted = model.tag([[(t,) if isinstance(t, str) else tuple(t) for t in s] for s in tokens])
     else:
-        tokens, raw, fmt = _read_input(path, input_format, model.task)
+        tokens, raw, fmt = _read_input(path, input_format, model.task, model.labels)
         t0 = time.perf_counter()
         predicted = model.tag(tokens, **decoding)
     seconds = time.perf_counter() - t0

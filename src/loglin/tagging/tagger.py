@@ -17,7 +17,8 @@ import time
 
 import numpy as np
 
-from ..errors import InvalidInputError, ModelFormatError
+from ..errors import DataContentError, InvalidInputError, ModelFormatError
+from ..limits import MAX_BEAM
 from ..features.extract import SPECIALS, FeatureExtractor
 from ..model_io import load_npz_model, save_npz_model
 from ..training import DEFAULT_SOLVERS, DEFAULT_TOL as TRAINING_TOL
@@ -68,6 +69,8 @@ class Tagger:
         self.w = np.asarray(w, dtype=np.float64)
         self.map_ptr, self.map_label, self.map_feat = map_ptr, map_label, map_feat
         self.beam = int(beam)
+        if not 1 <= self.beam <= MAX_BEAM:     # checked here, so that no model is written that cannot decode
+            raise InvalidInputError(f"beam size must be from 1 to {MAX_BEAM}, got {beam}")
         self.tag_dictionary = bool(tag_dictionary)
         # OpenNLP's chunker allows I-X only after B-X / I-X
         self.iob_constraint = extractor.task == "chunk" if iob_constraint is None else bool(iob_constraint)
@@ -108,7 +111,7 @@ class Tagger:
             raise InvalidInputError(f"C must be positive and finite, got {C}")
         words, tags, labels = _split(sentences, task, with_labels=True)
         if not words:
-            raise InvalidInputError("no training sentences")
+            raise DataContentError("no training sentences")
         t0 = time.perf_counter()
         extractor = FeatureExtractor(task, cutoff=cutoff, rare_threshold=rare_threshold)
         problem, fit_stats = extractor.fit(words, labels, tags, all_pairs=all_pairs)
@@ -168,7 +171,7 @@ class Tagger:
         """
         words, tags, gold = _split(list(sentences), self.task, with_labels=True)
         if not words:
-            raise InvalidInputError("no sentences to evaluate")
+            raise DataContentError("no sentences to evaluate")
         # compile / load the kernels first, so the speed is that of tagging
         self._decode(words[:1], None if tags is None else tags[:1], beam, tag_dictionary, iob_constraint)
         t0 = time.perf_counter()
