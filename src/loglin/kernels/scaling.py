@@ -218,32 +218,101 @@ def _column_moments(p, y, cols, S, R):
     return E, V2, M2
 
 
-# ---------------------------------------------- GIS / SCGIS: O(1) Newton steps
+# ---------------------------------- Table 1: A_t^GIS, A_t^SCGIS, A_t^IIS on one Newton loop
+# A_t(z) = Q_t(z) + C sum_{x,y} c(x) P_w(y|x) f_t(x,y) (e^{z f^s(x,y)} - 1) / f^s(x,y), eq. (72), with
+# f^s = f^# (GIS), f_t^# (SCGIS) or f^#(x,y) (IIS). For GIS and SCGIS f^s is one number and the sum is
+# E (e^{z f^s} - 1) / f^s, E of eq. (41) / (32): O(1) per evaluation (Table 2). For IIS it runs over
+# the (x, y) of feature t: O(l-bar) exps per evaluation, eq. (28). ``iis`` is None for GIS and SCGIS,
+# else IIS's data (occ_ptr, occ_entry, map_pred, map_label, cols, ctx_count, prob, fsharp_xy).
+
+
+@njit(cache=True, inline="always")
+def _growth(z, fs):
+    """(e^{z fs} - 1) / fs, and its limit z at fs = 0."""
+    return math.expm1(z * fs) / fs if fs > 0 else z
 
 
 @njit(cache=True)
-def newton_exp_surrogate(r, w_t, C, emp_t, E, fs, tol, counters):
-    """Minimize A_t(z) = Q_t(z) + C E (e^{z fs} - 1) / fs by Newton's method (26)-(27).
+def _iis_sums(t, z, iis, excess, counters):
+    """Over the (x, y) of feature t, with f# = f^#(x, y): (sum c P f_t e^{z f#}, sum c P f_t f# e^{z f#}),
+    the sums of eq. (28); with ``excess``, (sum c P f_t (e^{z f#} - 1) / f#, 0) of A_t^IIS (Table 1)."""
+    occ_ptr, occ_entry, map_pred, map_label, cols, ctx_count, prob, fsharp_xy = iis
+    col_ptr, col_ctx, col_val = cols
+    binary = col_val.shape[0] == 0
+    a = b = 0.0
+    for o in range(occ_ptr[t], occ_ptr[t + 1]):
+        j = occ_entry[o]
+        p, y = map_pred[j], map_label[j]
+        for k in range(col_ptr[p], col_ptr[p + 1]):
+            x = col_ctx[k]
+            v = 1.0 if binary else col_val[k]
+            fs = fsharp_xy[x, y]
+            weight = ctx_count[x] * prob[x, y] * v
+            if excess:
+                if fs > 0:
+                    counters[N_EXP] += 1
+                a += weight * _growth(z, fs)
+                continue
+            e = 1.0
+            if z != 0.0:
+                e = math.exp(z * fs)
+                counters[N_EXP] += 1
+            term = weight * e
+            a += term
+            b += term * fs
+    return a, b
 
-    A_t^GIS (fs = f^#) and A_t^SCGIS (fs = f_t^#) of Table 1: after E is known
-    each step costs O(1) (Table 2). At least one step is taken, then steps
-    continue until |A_t'(z)| <= tol. Guards: a step moves z fs by at most
-    MAX_EXP_STEP and the result by at most MAX_EXP_TOTAL (E may have
-    underflowed to 0 while the true E is tiny; the surrogate is then only
-    trustworthy for moderate z), and z is halved until A_t(z) <= 0, so the
-    update never increases f whatever Newton did.
-    """
-    z = 0.0
-    limit = MAX_EXP_TOTAL / fs if fs > 0 else np.inf
-    for it in range(MAX_NEWTON):
+
+@njit(cache=True)
+def _surrogate_slopes(t, z, C, E, fs, iis, counters):
+    """C times the sums of A_t'(z) and A_t''(z) beyond Q_t' and Q_t'' (eqs. 26-28)."""
+    if iis is None:
         ez = 1.0
         if z != 0.0 and fs > 0:
             ez = math.exp(z * fs)
             counters[N_EXP] += 1
-        g = r * (w_t + z) - C * emp_t + C * E * ez
-        if it > 0 and abs(g) <= tol:
+        return C * E * ez, C * E * fs * ez
+    a, b = _iis_sums(t, z, iis, False, counters)
+    return C * a, C * b
+
+
+@njit(cache=True)
+def _surrogate_excess(t, z, C, E, fs, iis, counters):
+    """A_t(z) - Q_t(z): C times the sum of Table 1."""
+    if iis is None:
+        if fs > 0:
+            counters[N_EXP] += 1
+        return C * E * _growth(z, fs)
+    return C * _iis_sums(t, z, iis, True, counters)[0]
+
+
+@njit(cache=True)
+def minimize_surrogate(t, r, w_t, C, emp_t, E, fs, tol, iis, counters):
+    """Minimize A_t(z) of Table 1 by Newton's method (26)-(28), safeguarded so that A_t(z) <= 0.
+
+    ``fs``: f^# (GIS), f_t^# (SCGIS), or the largest f^#(x, y) (IIS, which reads its own
+    f^#(x, y) from ``iis``). At least one step is taken, then steps continue until
+    |A_t'(z)| <= tol. Guards: a step moves z fs by at most MAX_EXP_STEP and the result by
+    at most MAX_EXP_TOTAL (E may have underflowed to 0 while the true E is tiny; the
+    surrogate is then only trustworthy for moderate z), and z is halved until
+    A_t(z) <= A_t(0) = 0, so that the update never increases f (the bound (33)).
+
+    Where A_t costs O(l-bar) exps (IIS), the slopes Newton already has certify A_t(z) <= 0
+    first, and A_t itself is evaluated only when they do not: A_t is convex, so
+    A_t(z) <= z A_t'(z); and its third derivative is non-negative (f >= 0, assumption (5)),
+    so A_t' is convex and, for z > 0, A_t(z) <= z (A_t'(0) + A_t'(z)) / 2 (trapezoid rule).
+    """
+    z = z_seen = g0 = g = 0.0
+    limit = MAX_EXP_TOTAL / fs if fs > 0 else np.inf
+    for it in range(MAX_NEWTON):
+        slope, curvature = _surrogate_slopes(t, z, C, E, fs, iis, counters)
+        g = r * (w_t + z) - C * emp_t + slope
+        z_seen = z
+        if it == 0:
+            g0 = g
+        elif abs(g) <= tol:
             break
-        h = r + C * E * fs * ez
+        h = r + curvature
         if not h > 0.0:
             break
         counters[NEWTON] += 1
@@ -254,13 +323,10 @@ def newton_exp_surrogate(r, w_t, C, emp_t, E, fs, tol, counters):
         if z_new == z:
             break
         z = z_new
+    if iis is not None and z == z_seen and (z * g <= 0.0 or (z > 0.0 and g0 + g <= 0.0)):
+        return z
     for k in range(MAX_LINE_SEARCH):
-        if fs > 0:
-            grow = math.expm1(z * fs) / fs
-            counters[N_EXP] += 1
-        else:
-            grow = z
-        if r * (w_t * z + 0.5 * z * z) - C * emp_t * z + C * E * grow <= 0.0:
+        if r * (w_t * z + 0.5 * z * z) - C * emp_t * z + _surrogate_excess(t, z, C, E, fs, iis, counters) <= 0.0:
             return z
         z *= 0.5
     return 0.0
@@ -272,8 +338,8 @@ def gis_pass(w, reg, C, emp, expect, f_sharp, tol, z_out, counters):
     n = w.shape[0]
     per = np.zeros((n, 2), dtype=np.int64)
     for t in prange(n):
-        c = np.zeros(7, dtype=np.int64)
-        z_out[t] = newton_exp_surrogate(reg[t], w[t], C, emp[t], expect[t], f_sharp, tol, c)
+        c = np.zeros(len(COUNTER_NAMES), dtype=np.int64)
+        z_out[t] = minimize_surrogate(t, reg[t], w[t], C, emp[t], expect[t], f_sharp, tol, None, c)
         per[t, 0] = c[N_EXP]
         per[t, 1] = c[NEWTON]
     counters[N_EXP] += per[:, 0].sum()
@@ -283,30 +349,6 @@ def gis_pass(w, reg, C, emp, expect, f_sharp, tol, z_out, counters):
 # ----------------------------------------------------------------------- IIS
 
 
-@njit(cache=True)
-def _iis_sums(t, z, occ_ptr, occ_entry, map_pred, map_label, cols, ctx_count, prob, fsharp_xy):
-    """sum c P f_t e^{z f#(x,y)} and sum c P f_t f#(x,y) e^{z f#(x,y)}, eq. (28)."""
-    col_ptr, col_ctx, col_val = cols
-    binary = col_val.shape[0] == 0
-    a = b = 0.0
-    n_exp = 0
-    for o in range(occ_ptr[t], occ_ptr[t + 1]):
-        j = occ_entry[o]
-        p, y = map_pred[j], map_label[j]
-        for k in range(col_ptr[p], col_ptr[p + 1]):
-            x = col_ctx[k]
-            v = 1.0 if binary else col_val[k]
-            fs = fsharp_xy[x, y]
-            e = 1.0
-            if z != 0.0:
-                e = math.exp(z * fs)
-                n_exp += 1
-            term = ctx_count[x] * prob[x, y] * v * e
-            a += term
-            b += term * fs
-    return a, b, n_exp
-
-
 @njit(cache=True, parallel=True)
 def iis_pass(w, reg, C, emp, occ_ptr, occ_entry, map_pred, map_label, cols, ctx_count, prob, fsharp_xy,
              f_sharp, tol, z_out, counters):
@@ -314,32 +356,11 @@ def iis_pass(w, reg, C, emp, occ_ptr, occ_entry, map_pred, map_label, cols, ctx_
     n = w.shape[0]
     per = np.zeros((n, 2), dtype=np.int64)
     for t in prange(n):
-        z = 0.0
-        n_exp = 0
-        steps = 0
-        for it in range(MAX_NEWTON):
-            a, b, k = _iis_sums(t, z, occ_ptr, occ_entry, map_pred, map_label, cols, ctx_count, prob,
-                                fsharp_xy)
-            n_exp += k
-            g = reg[t] * (w[t] + z) - C * emp[t] + C * a
-            if it > 0 and abs(g) <= tol:
-                break
-            h = reg[t] + C * b
-            if not h > 0.0:
-                break
-            steps += 1
-            step = -g / h
-            if f_sharp > 0 and abs(step) * f_sharp > MAX_EXP_STEP:
-                step = math.copysign(MAX_EXP_STEP / f_sharp, step)
-            z_new = z + step
-            if f_sharp > 0:
-                z_new = min(max(z_new, -MAX_EXP_TOTAL / f_sharp), MAX_EXP_TOTAL / f_sharp)
-            if z_new == z:
-                break
-            z = z_new
-        z_out[t] = z
-        per[t, 0] = n_exp
-        per[t, 1] = steps
+        iis = (occ_ptr, occ_entry, map_pred, map_label, cols, ctx_count, prob, fsharp_xy)   # (a parfor takes no tuple)
+        c = np.zeros(len(COUNTER_NAMES), dtype=np.int64)
+        z_out[t] = minimize_surrogate(t, reg[t], w[t], C, emp[t], 0.0, f_sharp, tol, iis, c)
+        per[t, 0] = c[N_EXP]
+        per[t, 1] = c[NEWTON]
     counters[N_EXP] += per[:, 0].sum()
     counters[NEWTON] += per[:, 1].sum()
 
@@ -597,7 +618,7 @@ def sequential_pass(method, order, w, reg, C, emp, newton_tol, gamma, beta, use_
         y = feat_label[t]
         if method == SCGIS:
             E, V2, M2 = _column_moments(p, y, cols, S, R)
-            z = newton_exp_surrogate(r, w[t], C, emp[t], E, pred_max[p], newton_tol, counters)
+            z = minimize_surrogate(t, r, w[t], C, emp[t], E, pred_max[p], newton_tol, None, counters)
             if z != 0.0 and math.isfinite(z):
                 _update_column(t, z, w, rows, cols, S, R, scores, counters, p, y)
         else:
