@@ -171,7 +171,7 @@ def iis_pass(w, reg, C, emp, occ_ptr, occ_entry, map_pred, map_label, cols, ctx_
     n = w.shape[0]
     per = np.zeros((n, 2), dtype=np.int64)
     for t in prange(n):
-        iis = (occ_ptr, occ_entry, map_pred, map_label, cols, ctx_count, prob, fsharp_xy)   # (a parfor takes no tuple)
+        iis = (occ_ptr, occ_entry, map_pred, map_label, cols, ctx_count, prob, fsharp_xy)   # per t: prange takes no tuple
         c = np.zeros(len(COUNTER_NAMES), dtype=np.int64)
         z_out[t] = minimize_surrogate(t, reg[t], w[t], C, emp[t], 0.0, f_sharp, tol, iis, c)
         per[t, 0] = c[N_EXP]
