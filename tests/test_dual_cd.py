@@ -184,6 +184,24 @@ def test_subproblem_solvers_reach_the_root(variant):
         assert np.isclose(out[0], Z1s, rtol=1e-8) and np.isclose(out[1], Z2s, rtol=1e-8)
 
 
+def test_each_subproblem_solver_is_its_own_function():
+    """Algorithm 4, Algorithm 9 and CDdual-ls, called by name, solve what the variant code dispatches."""
+    rng = np.random.default_rng(3)
+    by_code, by_name = np.empty(2), np.empty(2)
+    for _ in range(20):
+        s = 10.0 ** rng.uniform(-3, 3)
+        c1 = s * rng.uniform(0.001, 0.999)
+        c2 = s - c1
+        a, b = 10.0 ** rng.uniform(-2, 2), rng.normal() * 5
+        g0 = b + np.log(c1 / c2)
+        for code, call in ((dk.ALG4, lambda out: dk.modified_newton(a, b, c1, c2, s, g0, 1e-10, 0.1, 100, out)),
+                           (dk.BISECTION, lambda out: dk.bisection_newton(a, b, c1, c2, s, g0, 1e-10, 0.1, 100, out)),
+                           (dk.LINE_SEARCH, lambda out: dk.newton_line_search(a, b, c1, c2, s, g0, out))):
+            steps = dk.solve_subproblem(a, b, c1, c2, s, g0, 1e-10, 0.1, 100, code, by_code)
+            assert call(by_name) == steps
+            assert np.allclose(by_name, by_code, rtol=1e-12, atol=0)
+
+
 def test_naive_newton_fails_where_the_Z1_Z2_form_does_not():
     """C = 1e5 and an optimum 1e-25 away from the upper bound (section 3.3)."""
     s = 1e5

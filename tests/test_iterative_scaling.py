@@ -161,3 +161,34 @@ def test_gis_handles_an_unregularized_bias():
     for solver in ("gis", "scgis", "cd"):
         r = _run_to(obj, solver, f_star, max_iter=8000)
         assert (r.f - f_star) / f_star <= 1e-6, solver
+
+
+@pytest.mark.parametrize("surrogate", [surrogate_gis, surrogate_iis, surrogate_scgis])
+def test_surrogate_slopes_bound_the_surrogate(surrogate):
+    """The certificates minimize_surrogate uses in place of evaluating A_t^IIS (slopes by central
+    differences): A_t(z) <= z A_t'(z) (convexity) and, as the third derivative of A_t is
+    non-negative for non-negative features, A_t(z) <= z (A_t'(0) + A_t'(z)) / 2 for z > 0."""
+    prob = _problem("real", seed=16)
+    C, h = 1.3, 1e-6
+    rng = np.random.default_rng(4)
+    w = rng.normal(scale=0.8, size=prob.n_features)
+    slope = lambda t, z: (surrogate(prob, C, w, t, z + h) - surrogate(prob, C, w, t, z - h)) / (2 * h)
+    for t in rng.choice(prob.n_features, size=6, replace=False):
+        for z in (-2.0, -0.3, 0.05, 0.7, 2.5):
+            A = surrogate(prob, C, w, t, z)
+            slack = 1e-6 * (1 + abs(A))
+            assert A <= z * slope(t, z) + slack
+            if z > 0:
+                assert A <= z * (slope(t, 0.0) + slope(t, z)) / 2 + slack
+
+
+def test_iis_steps_never_increase_their_surrogate_from_a_far_start():
+    """The descent safeguard shared with GIS and SCGIS: A_t^IIS(z_t) <= A_t^IIS(0) = 0 for every t."""
+    prob = _problem("real", seed=18)
+    C = 1.0
+    w0 = np.random.default_rng(6).normal(scale=4.0, size=prob.n_features)
+    r = minimize(prob.objective(C), "iis", w0=w0, tol=0, max_iter=1, warn=False)
+    z = r.w - w0
+    assert np.any(z != 0.0)
+    for t in range(prob.n_features):
+        assert surrogate_iis(prob, C, w0, t, z[t]) <= 1e-9 * C * prob.total_count

@@ -182,25 +182,27 @@ def test_huang2010_fig4_quick_writes_plots_traces_and_summary(tmp_path):
 
 def test_power_series_of_the_cd_surrogate_matches_direct_logs():
     """For 0/1 features A_t^CD's data part sum_x c log(1 + P_x (e^z - 1)) is an O(1) series in M_k = sum c P^k."""
-    from loglin.kernels import scaling as ks
+    from loglin.kernels import primal_cd as kcd
+    from loglin.kernels import scaled_scores as ss
     rng = np.random.default_rng(7)
     n = 300
     S = rng.random((n, 4)) ** 3
-    R = ks.context_records(rng.integers(1, 4, size=n).astype(float))
-    R[:, ks.TOTAL] = S.sum(axis=1)
+    R = ss.context_records(rng.integers(1, 4, size=n).astype(float))
+    R[:, ss.TOTAL] = S.sum(axis=1)
     cols = (np.array([0, n], dtype=np.int64), np.arange(n, dtype=np.int32), np.empty(0))
-    sums = np.zeros(ks.SERIES_TERMS)
-    ks._column_power_sums(0, 2, cols, S, R, sums)
+    sums = np.zeros(kcd.SERIES_TERMS)
+    kcd._column_power_sums(0, 2, cols, S, R, sums)
     P = S[:, 2] / S.sum(axis=1)
     for z in (-0.06, -1e-3, 1e-7, 0.02, 0.06):
         em1 = np.expm1(z)
-        direct = float(np.sum(R[:, ks.COUNT] * np.log1p(P * em1)))
-        assert ks._series_log_ratio(em1, sums) == pytest.approx(direct, rel=1e-13, abs=1e-300)
+        direct = float(np.sum(R[:, ss.COUNT] * np.log1p(P * em1)))
+        assert kcd._series_log_ratio(em1, sums) == pytest.approx(direct, rel=1e-13, abs=1e-300)
 
 
 def test_rejected_cd_step_leaves_the_state_exactly_as_it_was():
     """The fused evaluate-and-update pass of CD must be undone bit for bit when (35) fails."""
-    from loglin.kernels import scaling as ks
+    from loglin.kernels import primal_cd as kcd
+    from loglin.kernels import scaled_scores as ss
     from loglin.solvers.iterative_scaling import SequentialData
     X = random_sparse(80, 10, 0.4, seed=3, binary=False)
     y = np.random.default_rng(3).integers(0, 3, size=80)
@@ -208,14 +210,14 @@ def test_rejected_cd_step_leaves_the_state_exactly_as_it_was():
     data = SequentialData.from_maxent(prob, 1.0, "cd")
     w = np.random.default_rng(1).normal(size=prob.n_features)
     S = np.empty((data.n_contexts, data.n_labels))
-    R = ks.context_records(data.ctx_count)
-    ks.init_scores(w, data.rows, S, R)
+    R = ss.context_records(data.ctx_count)
+    ss.init_scores(w, data.rows, S, R)
     t = int(np.flatnonzero(data.feat_pred >= 0)[0])
     p, lab = data.feat_pred[t], data.feat_label[t]
     S0, R0, w0 = S.copy(), R.copy(), w.copy()
     saved = np.empty((80, 4))
-    counters = np.zeros(len(ks.COUNTER_NAMES), dtype=np.int64)
-    ks._step_and_measure(t, p, lab, 0.7, w, data.rows, data.cols, S, R, saved, np.empty(3), counters)
+    counters = np.zeros(len(ss.COUNTER_NAMES), dtype=np.int64)
+    kcd._step_and_measure(t, p, lab, 0.7, w, data.rows, data.cols, S, R, saved, np.empty(3), counters)
     assert w[t] != w0[t] and not np.array_equal(S, S0)
-    ks._undo_step(t, p, lab, w0[t], w, data.cols, S, R, saved)
+    kcd._undo_step(t, p, lab, w0[t], w, data.cols, S, R, saved)
     assert np.array_equal(S, S0) and np.array_equal(R, R0) and np.array_equal(w, w0)

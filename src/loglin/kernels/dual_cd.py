@@ -9,10 +9,13 @@ and is solved on the distance to the nearer bound, Z1 = c1 + z or Z2 = c2 - z
 (section 3.3), so that neither C - alpha nor a log of a cancelled difference
 is ever computed. The solvers return both Z1 and Z2.
 
-Three sub-problem solvers (the variants the paper compares):
-    ALG4        - Algorithm 4, modified Newton, xi-shrink for steps leaving (0, s)
-    LINE_SEARCH - one Newton step with backtracking line search, eq. (21)
-    BISECTION   - Algorithm 9, bisection to the "correct" side, then Newton
+Three sub-problem solvers (the variants the paper compares), one function each:
+    modified_newton    (ALG4)        - Algorithm 4, Newton with the xi-shrink for steps leaving (0, s)
+    newton_line_search (LINE_SEARCH) - one Newton step with backtracking line search, eq. (21)
+    bisection_newton   (BISECTION)   - Algorithm 9, bisection to the "correct" side (57), then Newton
+solve_subproblem dispatches on the variant code for the LR pass. The solvers are inlined into
+the passes (inline="always"): under FAST, how LLVM fuses and reorders the arithmetic depends on
+the surrounding code, and the last bits of Z feed the next sub-problem.
 """
 import numpy as np
 from numba import njit
@@ -38,49 +41,76 @@ def _gprime(Z, s, a, c, bt):
 
 
 @njit(cache=True, inline="always")
-def _side(a, b, c1, c2):
-    """t of (34): 1 if z_m >= -b/a, i.e. g'(z_m) = a z_m + b >= 0 (also right for a = 0)."""
-    return 1 if a * 0.5 * (c2 - c1) + b >= 0.0 else 2
+def _nearer_side(a, b, c1, c2, g0):
+    """t of (34) and g_t's data: (t, c_t, c_other, b_t, g_t'(c_t)); g_2'(Z2) = -g'(z), so b and g0 flip for t = 2.
+
+    t = 1 if z_m >= -b/a, i.e. g'(z_m) = a z_m + b >= 0 (also right for a = 0)."""
+    if a * 0.5 * (c2 - c1) + b >= 0.0:
+        return 1, c1, c2, b, g0
+    return 2, c2, c1, -b, -g0
 
 
-@njit(cache=True, fastmath=FAST)
-def solve_subproblem(a, b, c1, c2, s, g0, eps, xi, max_newton, variant, out):
-    """Solve (18); write (Z1, Z2) into out[0], out[1]; return #Newton steps.
+@njit(cache=True, inline="always")
+def _initial_point(a, c, bt, s, gt0):
+    """Z_t^0 of (35) and g_t'(Z_t^0); at Z_t^0 = c_t (z = 0) the caller's g'(0) is reused."""
+    Z = c if c < 0.5 * s else XI0 * c
+    return Z, (gt0 if Z == c else _gprime(Z, s, a, c, bt))    # this form compiles as before: same bits
+
+
+@njit(cache=True, inline="always")
+def _both_distances(t, Z, s, out):
+    """(Z1, Z2) into out from Z_t, the last step of Algorithms 4 and 9."""
+    if t == 1:
+        out[0], out[1] = Z, s - Z
+    else:
+        out[0], out[1] = s - Z, Z
+
+
+@njit(cache=True, inline="always")
+def _newton_on_g_t(Z, gp, a, c, bt, s, eps, xi, max_newton):
+    """Newton on g_t until |g_t'| <= eps; a step leaving (0, s) is replaced by Algorithm 4's shrink."""
+    steps = 0
+    while abs(gp) > eps and steps < max_newton:
+        d = -gp / (a + s / (Z * (s - Z)))           # g_t''(Z) = a + s / (Z (s - Z))
+        if Z + d <= 0.0:                            # Algorithm 4: Z <- xi Z
+            Z = max(xi * Z, TINY * s)
+        elif Z + d >= s:                            # cannot happen in exact arithmetic
+            Z = s - xi * (s - Z)
+        else:
+            Z += d
+        gp = _gprime(Z, s, a, c, bt)
+        steps += 1
+    return Z, steps
+
+
+@njit(cache=True, fastmath=FAST, inline="always")
+def modified_newton(a, b, c1, c2, s, g0, eps, xi, max_newton, out):
+    """Algorithm 4: solve (18) by Newton on g_t of the nearer bound, shrinking Z_t <- xi Z_t
+    whenever a step would leave (0, s); write (Z1, Z2) into out, return #Newton steps.
 
     ``s`` is c1 + c2 given by the caller (C_i for LR, so that alpha_i +
     (C_i - alpha_i) = C_i holds exactly); ``g0`` = g'(0) = b + log(c1/c2),
     which the caller has already computed (and found larger than ``eps``).
     """
-    t = _side(a, b, c1, c2)
-    if t == 1:
-        c, other, bt = c1, c2, b
-    else:
-        c, other, bt = c2, c1, -b
-    steps = 0
-    if variant == LINE_SEARCH:
-        Z = _one_newton_with_line_search(a, bt, c, other, s, g0 if t == 1 else -g0)
-        steps = 1
-    else:
-        Z = c if c < 0.5 * s else XI0 * c          # (35)
-        gp = (g0 if t == 1 else -g0) if Z == c else _gprime(Z, s, a, c, bt)   # g_2'(Z2) = -g'(z)
-        if variant == BISECTION:                    # Algorithm 9: reach g_t' <= 0 (57)
-            while gp > 0.0 and Z > TINY * s:
-                Z *= 0.5
-                gp = _gprime(Z, s, a, c, bt)
-        while abs(gp) > eps and steps < max_newton:
-            d = -gp / (a + s / (Z * (s - Z)))
-            if Z + d <= 0.0:                        # Algorithm 4: Z <- xi Z
-                Z = max(xi * Z, TINY * s)
-            elif Z + d >= s:                        # cannot happen in exact arithmetic
-                Z = s - xi * (s - Z)
-            else:
-                Z += d
-            gp = _gprime(Z, s, a, c, bt)
-            steps += 1
-    if t == 1:
-        out[0], out[1] = Z, s - Z
-    else:
-        out[0], out[1] = s - Z, Z
+    t, c, other, bt, gt0 = _nearer_side(a, b, c1, c2, g0)
+    Z, gp = _initial_point(a, c, bt, s, gt0)
+    Z, steps = _newton_on_g_t(Z, gp, a, c, bt, s, eps, xi, max_newton)
+    _both_distances(t, Z, s, out)
+    return steps
+
+
+@njit(cache=True, fastmath=FAST, inline="always")
+def bisection_newton(a, b, c1, c2, s, g0, eps, xi, max_newton, out):
+    """Algorithm 9 (solver ``bn``): halve Z_t from (35) until g_t'(Z_t) <= 0, the "correct" side (57),
+    then Newton; arguments and result as :func:`modified_newton`, whose shrink never fires from there
+    in exact arithmetic."""
+    t, c, other, bt, gt0 = _nearer_side(a, b, c1, c2, g0)
+    Z, gp = _initial_point(a, c, bt, s, gt0)
+    while gp > 0.0 and Z > TINY * s:
+        Z *= 0.5
+        gp = _gprime(Z, s, a, c, bt)
+    Z, steps = _newton_on_g_t(Z, gp, a, c, bt, s, eps, xi, max_newton)
+    _both_distances(t, Z, s, out)
     return steps
 
 
@@ -93,17 +123,32 @@ def _g_t_change(step, a, c, other, bt):
             + 0.5 * a * step * step + bt * step)
 
 
-@njit(cache=True, fastmath=FAST)
-def _one_newton_with_line_search(a, bt, c, other, s, gp):
-    """CDdual-ls: one Newton step from z = 0 with the sufficient decrease (21)."""
-    d = -gp / (a + s / (c * other))
+@njit(cache=True, fastmath=FAST, inline="always")
+def newton_line_search(a, b, c1, c2, s, g0, out):
+    """CDdual-ls (section 6.1): one Newton step on g_t from z = 0, backtracked until the
+    sufficient decrease (21) holds; (Z1, Z2) into out, returns 1 (one Newton step)."""
+    t, c, other, bt, gt0 = _nearer_side(a, b, c1, c2, g0)
+    d = -gt0 / (a + s / (c * other))
+    Z = c
     lam = 1.0
     for _ in range(LS_MAX):
         step = lam * d
-        if -c < step < other and _g_t_change(step, a, c, other, bt) <= LS_GAMMA * lam * gp * d:
-            return c + step
+        if -c < step < other and _g_t_change(step, a, c, other, bt) <= LS_GAMMA * lam * gt0 * d:
+            Z = c + step
+            break
         lam *= LS_BETA
-    return c
+    _both_distances(t, Z, s, out)
+    return 1
+
+
+@njit(cache=True, fastmath=FAST)
+def solve_subproblem(a, b, c1, c2, s, g0, eps, xi, max_newton, variant, out):
+    """Solve (18) by the sub-problem solver ``variant`` (ALG4, LINE_SEARCH or BISECTION)."""
+    if variant == LINE_SEARCH:
+        return newton_line_search(a, b, c1, c2, s, g0, out)
+    if variant == BISECTION:
+        return bisection_newton(a, b, c1, c2, s, g0, eps, xi, max_newton, out)
+    return modified_newton(a, b, c1, c2, s, g0, eps, xi, max_newton, out)
 
 
 # ------------------------------------------------------------ LR, Algorithm 5
@@ -243,8 +288,7 @@ def maxent_dual_pass(order, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_
             a = kd[y1] + kd[y2]                                          # (47)
             b = kd[y1] * (zhat[y1] - beta[x, y1]) - kd[y2] * (zhat[y2] - beta[x, y2]) - v[y1] + v[y2]
             c1, c2 = zhat[y1], zhat[y2]
-            newton += solve_subproblem(a, b, c1, c2, c1 + c2, G[y1] - G[y2], inner_eps, xi, max_newton,
-                                       ALG4, out)
+            newton += modified_newton(a, b, c1, c2, c1 + c2, G[y1] - G[y2], inner_eps, xi, max_newton, out)
             pairs += 1
             zhat[y1], zhat[y2] = out[0], out[1]
             G[y1] = np.log(zhat[y1]) + kd[y1] * (zhat[y1] - beta[x, y1]) - v[y1]
@@ -352,8 +396,7 @@ def maxent_dual_pass_general(order, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_lab
             a = Kmat[y1, y1] + Kmat[y2, y2] - 2.0 * Kmat[y1, y2]
             b = Kz[y1] - Kz[y2] - v[y1] + v[y2]
             c1, c2 = zhat[y1], zhat[y2]
-            newton += solve_subproblem(a, b, c1, c2, c1 + c2, G[y1] - G[y2], inner_eps, xi, max_newton,
-                                       ALG4, out)
+            newton += modified_newton(a, b, c1, c2, c1 + c2, G[y1] - G[y2], inner_eps, xi, max_newton, out)
             pairs += 1
             d = out[0] - c1 if c1 <= c2 else c2 - out[1]
             zhat[y1], zhat[y2] = out[0], out[1]

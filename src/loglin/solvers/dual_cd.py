@@ -4,15 +4,15 @@ Yu, Huang & Lin (2011), "Dual coordinate descent methods for logistic
 regression and maximum entropy models", Machine Learning 85:41-75.
 
 * ``cddual`` - LR: Algorithm 5, each one-variable sub-problem (18) solved by
-  the modified Newton method of Algorithm 4 on Z1 = alpha_i or
+  the modified Newton method of Algorithm 4 (``kernels.dual_cd.modified_newton``) on Z1 = alpha_i or
   Z2 = C_i - alpha_i (whichever side (34) says is nearer the optimum); both
   are kept, so C_i - alpha_i is never formed by cancellation.
   Maxent: the two-level method, Algorithm 7 over contexts with Algorithm 6
   (maximal violating pair, gradient (49) under (48), Algorithm 4 per pair)
   inside; when (48) fails the full K^i of (46) is used instead.
 * ``cddual-ls`` - LR with one Newton step plus line search per sub-problem
-  (CDdual-ls of section 6.1, beta = 0.5, gamma = 0.01).
-* ``bn`` - LR with bisection then Newton (Algorithm 9, section 6.3).
+  (CDdual-ls of section 6.1, beta = 0.5, gamma = 0.01; ``newton_line_search``).
+* ``bn`` - LR with bisection then Newton (Algorithm 9, section 6.3; ``bisection_newton``).
 
 One outer iteration = one pass over a random permutation of the instances
 (contexts). The sub-problem tolerance eps' starts at 1e-2 and is divided by

@@ -26,6 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import InvalidInputError
+from ..kernels import scaled_scores as ss
 from ..kernels import scaling as ks
 from ..kernels.maxent import decision_rows
 from .base import Step
@@ -217,7 +218,7 @@ class SequentialData:
 
 
 def counters_dict(counters) -> dict:
-    return {name: int(v) for name, v in zip(ks.COUNTER_NAMES, counters)}
+    return {name: int(v) for name, v in zip(ss.COUNTER_NAMES, counters)}
 
 
 # ================================================================ Algorithm 1
@@ -236,18 +237,18 @@ def sequential_update(data, w, rng, method, *, shuffle=False, newton_tol=NEWTON_
     for data with negative values.
     """
     use_bound = bool(use_bound) and not data.negative
-    S = np.empty((data.n_contexts, data.n_labels))          # context-major, see kernels.scaling
-    R = ks.context_records(data.ctx_count)                   # T_w(x), its guard, c(x)
-    ks.init_scores(w, data.rows, S, R)
+    S = np.empty((data.n_contexts, data.n_labels))          # context-major, see kernels.scaled_scores
+    R = ss.context_records(data.ctx_count)                   # T_w(x), its guard, c(x)
+    ss.init_scores(w, data.rows, S, R)
     first = True
     tol = newton_tol * data.C * data.total_count
     n = len(w)
     while True:
-        counters = np.zeros(len(ks.COUNTER_NAMES), dtype=np.int64)
+        counters = np.zeros(len(ss.COUNTER_NAMES), dtype=np.int64)
         if first:
-            counters[ks.N_EXP] += S.size
+            counters[ss.N_EXP] += S.size
             first = False
-        ks.resum_totals(S, R)
+        ss.resum_totals(S, R)
         order = rng.permutation(n) if shuffle else np.arange(n)
         ks.sequential_pass(method, order, w, data.reg, data.C, data.emp, tol, gamma, beta, use_bound,
                            data.rows, data.cols, data.feat_pred, data.feat_label, data.pred_max,
@@ -274,10 +275,10 @@ def parallel_update(objective, w, rng, surrogate, *, newton_tol=NEWTON_TOL):
     tol = newton_tol * C * problem.total_count
     z = np.empty(problem.n_features)
     while True:
-        counters = np.zeros(len(ks.COUNTER_NAMES), dtype=np.int64)
+        counters = np.zeros(len(ss.COUNTER_NAMES), dtype=np.int64)
         _, expect = objective.loss_and_expectation(w, prob, surrogate == "gis")     # eq. (41): the objective's pass
-        counters[ks.N_EXP] += 2 * X * K                     # softmax, then P itself
-        counters[ks.N_LOG] += X
+        counters[ss.N_EXP] += 2 * X * K                     # softmax, then P itself
+        counters[ss.N_LOG] += X
         if surrogate == "gis":
             ks.gis_pass(w, problem.reg, C, problem.emp, expect, f_sharp, tol, z, counters)
         else:

@@ -1,0 +1,240 @@
+"""Algorithm 3 of Huang, Hsieh, Chang & Lin (2010): the CD sub-problem, one Newton step plus line search.
+
+Scale and storage of S_w, T_w as in :mod:`loglin.kernels.scaled_scores`.
+CD evaluates A_t^CD (eq. 17) and applies (18)-(19) in the same column pass
+and undoes the step from a saved copy in the rare case that (35) fails.
+In the line search, 1 + P (e^{zf} - 1) is re-formed without cancellation
+when it is below 1e-4 (P near 1 and a large negative step).
+"""
+import math
+
+import numpy as np
+from numba import njit
+
+from .scaled_scores import (COUNT, LINE_SEARCH, N_EXP, N_LOG, NEWTON, SERIES, SKIP, TOP, TOTAL, UNIT, _repair_row,
+                            _scale_entry, _update_column, _column_moments)
+
+SMALL_ARG = 1e-4                 # below this 1 + P (e^{zf} - 1) is re-formed without cancellation
+MAX_LINE_SEARCH = 60             # lambda = 1, beta, ..., beta^59
+SERIES_TERMS = 12                # (unrolled in _column_power_sums) A_t^CD of 0/1 features by its power series when |e^z - 1| <= SERIES_MAX:
+SERIES_MAX = 0.0625              # the truncation error is below 0.0625^12 / 13 ~ 3e-16 of the first term
+SERIES_NEGLIGIBLE = 1e-6         # P_w(y|x) below this adds only to M_1 and M_2 of the series
+
+
+@njit(cache=True, inline="always")
+def _log_ratio_term(x, y, v, z, em1, S, R, counters):
+    """log(T_{w+z e_t}(x) / T_w(x)) = log(1 + P_w(y|x)(e^{z v} - 1)), the summand of eq. (17).
+
+    Where 1 + P (e^{zv} - 1) is small (P near 1, large negative step) it is
+    re-formed as (sum_{y' != y} S + S e^{zv}) / T without cancellation; a zero
+    or non-finite ratio gives -inf / nan, which rejects the step.
+    """
+    u = S[x, y] / R[x, TOTAL] * em1
+    if 1.0 + u >= SMALL_ARG or not u == u:
+        return math.log1p(u)
+    rest = 0.0
+    for yy in range(S.shape[1]):
+        if yy != y:
+            rest += S[x, yy]
+    arg = (rest + S[x, y] * math.exp(z * v)) / R[x, TOTAL]     # not em1 + 1: it rounds to 0
+    counters[N_EXP] += 1
+    if not (arg > 0.0 and arg < np.inf):
+        return np.nan
+    return math.log(arg)
+
+
+@njit(cache=True, inline="always")
+def _column_power_sums(p, y, cols, S, R, sums):
+    """sums[k-1] = M_k = sum_x c(x) P_w(y|x)^k over column p, k = 1..SERIES_TERMS (0/1 data).
+
+    M_1 = E of eq. (32) and M_1 - M_2 the data part of A_t^CD''(0), eq. (31);
+    the rest make A_t^CD(z) an O(1) sum (:func:`_series_log_ratio`). A context
+    with P <= SERIES_NEGLIGIBLE adds only to M_1 and M_2: its later terms in
+    the series are below (P SERIES_MAX)^2 < 1e-15 of its first. Accumulators
+    are locals (registers), not the output array.
+    """
+    col_ptr, col_ctx, _ = cols
+    m1 = m2 = m3 = m4 = m5 = m6 = m7 = m8 = m9 = m10 = m11 = m12 = 0.0
+    for k in range(col_ptr[p], col_ptr[p + 1]):
+        x = col_ctx[k]
+        P = S[x, y] / R[x, TOTAL]
+        a = R[x, COUNT] * P
+        m1 += a
+        a *= P
+        m2 += a
+        if P > SERIES_NEGLIGIBLE:
+            a *= P
+            m3 += a
+            a *= P
+            m4 += a
+            a *= P
+            m5 += a
+            a *= P
+            m6 += a
+            a *= P
+            m7 += a
+            a *= P
+            m8 += a
+            a *= P
+            m9 += a
+            a *= P
+            m10 += a
+            a *= P
+            m11 += a
+            a *= P
+            m12 += a
+    sums[0], sums[1], sums[2], sums[3], sums[4], sums[5] = m1, m2, m3, m4, m5, m6
+    sums[6], sums[7], sums[8], sums[9], sums[10], sums[11] = m7, m8, m9, m10, m11, m12
+
+
+@njit(cache=True, inline="always")
+def _series_log_ratio(em1, sums):
+    """sum_x c(x) log(1 + P_x (e^z - 1)) = sum_k (-1)^(k+1) (e^z - 1)^k M_k / k, eq. (17) for 0/1 data.
+
+    The alternating series converges for |e^z - 1| < 1 (P_x <= 1); used only for
+    |e^z - 1| <= SERIES_MAX, where the omitted terms are below rounding. O(1) per
+    line-search step instead of O(|Omega_t|) logs.
+    """
+    total = 0.0
+    power = 1.0
+    for j in range(SERIES_TERMS):
+        power *= em1
+        term = power * sums[j] / (j + 1)
+        total += term if j % 2 == 0 else -term
+    return total
+
+
+@njit(cache=True, inline="always")
+def _expm1_and_exp(a, counters):
+    """(e^a - 1, e^a), both to full relative precision: one exp unless a < -1/2."""
+    counters[N_EXP] += 1
+    em1 = math.expm1(a)
+    if a > -0.5:
+        return em1, 1.0 + em1
+    counters[N_EXP] += 1
+    return em1, math.exp(a)
+
+
+@njit(cache=True)
+def _step_and_measure(t, p, y, z, w, rows, cols, S, R, saved, scores, counters):
+    """w_t += z with (18)-(19) *and* sum_x c(x) log(T_new(x) / T_w(x)) of eq. (17), in one column pass.
+
+    Near the optimum lambda = 1 is accepted almost always (Theorem 6), so the
+    O(|Omega_t|) evaluation of A_t^CD and the update share one pass over the
+    column instead of two. ``saved`` keeps the old S[x, y], T[x], T_top[x] so
+    that :func:`_undo_step` can put them back when (35) fails. Rows that need a
+    repair (:func:`_repair_row`) are marked in ``saved[k, 3]`` and repaired only
+    once the step is accepted. Returns the sum (nan if a ratio was not finite).
+    """
+    col_ptr, col_ctx, col_val = cols
+    binary = col_val.shape[0] == 0
+    w[t] += z
+    factor = em1 = 0.0
+    if binary:
+        em1, factor = _expm1_and_exp(z, counters)      # for the whole column (section 4.3)
+    lo, hi = col_ptr[p], col_ptr[p + 1]
+    total = 0.0
+    v = 1.0
+    for k in range(lo, hi):
+        x = col_ctx[k]
+        if not binary:
+            v = col_val[k]
+            em1, factor = _expm1_and_exp(z * v, counters)
+        total += R[x, COUNT] * _log_ratio_term(x, y, v, z, em1, S, R, counters)
+        i = k - lo
+        saved[i, 0] = S[x, y]
+        saved[i, 1] = R[x, TOTAL]
+        saved[i, 2] = R[x, TOP]
+        saved[i, 3] = _scale_entry(x, y, factor, S, R)
+    counters[N_LOG] += hi - lo
+    return total
+
+
+@njit(cache=True)
+def _finish_step(p, y, w, rows, cols, S, R, saved, scores, counters):
+    """The step is accepted: repair the rows :func:`_step_and_measure` marked."""
+    col_ptr, col_ctx, _ = cols
+    lo = col_ptr[p]
+    for k in range(lo, col_ptr[p + 1]):
+        status = saved[k - lo, 3]
+        if status != 0.0:
+            _repair_row(col_ctx[k], int(status), w, rows, S, R, scores, counters)
+
+
+@njit(cache=True)
+def _undo_step(t, p, y, w_t, w, cols, S, R, saved):
+    """The step is rejected: w_t, S[x, y], T[x], T_top[x] exactly as they were."""
+    w[t] = w_t
+    col_ptr, col_ctx, _ = cols
+    lo = col_ptr[p]
+    for k in range(lo, col_ptr[p + 1]):
+        x = col_ctx[k]
+        S[x, y] = saved[k - lo, 0]
+        R[x, TOTAL] = saved[k - lo, 1]
+        R[x, TOP] = saved[k - lo, 2]
+
+
+@njit(cache=True)
+def cd_step(t, p, y, w, r, C, emp_t, gamma, beta, use_bound, f_max, omega, rows, cols, S, R, saved, sums,
+            scores, counters):
+    """Algorithm 3 for coordinate t: Newton direction (34), backtracking on (35), w_t += z, (18)-(19).
+
+    With ``use_bound`` the O(1) test (38) on the upper bound (39) is tried
+    first at each lambda; when it holds the O(|Omega_t|) evaluation of
+    A_t^CD(z), eq. (17), is skipped. Otherwise the evaluation and the update
+    share one column pass (:func:`_step_and_measure`), undone if (35) fails.
+    For 0/1 data e^{z f_t(x,y)} = e^z: one exp per line-search step (section
+    4.3), and for small steps A_t^CD(z) is the O(1) power series of
+    :func:`_series_log_ratio` over sums gathered with E in the same pass.
+    Returns the accepted z (0 when no lambda passes).
+    """
+    w_t = w[t]
+    binary = cols[2].shape[0] == 0
+    if binary:
+        _column_power_sums(p, y, cols, S, R, sums)
+        E, V2, M2 = sums[0], sums[0], sums[1]
+    else:
+        E, V2, M2 = _column_moments(p, y, cols, S, R)
+    g = r * w_t + C * (E - emp_t)            # A_t^CD'(0), eq. (30)
+    h = r + C * (V2 - M2)                    # A_t^CD''(0), eq. (31)
+    if g == 0.0 or not h > 0.0:
+        return 0.0
+    counters[NEWTON] += 1
+    d = -g / h                               # eq. (34)
+    lam = 1.0
+    for trial in range(MAX_LINE_SEARCH):
+        z = lam * d
+        counters[LINE_SEARCH] += 1
+        q = r * (w_t * z + 0.5 * z * z) - C * z * emp_t      # Q_t(z), eq. (11)
+        target = gamma * z * g                                # right side of (35)
+        if use_bound and omega > 0.0 and f_max > 0.0:
+            counters[N_EXP] += 1
+            counters[N_LOG] += 1
+            arg = 1.0 + math.expm1(z * f_max) * E / (f_max * omega)
+            if arg >= SMALL_ARG and q + C * omega * math.log(arg) <= target:   # (38)-(39)
+                counters[SKIP] += 1
+                if trial == 0:
+                    counters[UNIT] += 1
+                _update_column(t, z, w, rows, cols, S, R, scores, counters, p, y)
+                return z
+        if binary:
+            counters[N_EXP] += 1
+            em1 = math.expm1(z)              # one exp per line-search step (section 4.3)
+            if abs(em1) <= SERIES_MAX:
+                counters[SERIES] += 1
+                if q + C * _series_log_ratio(em1, sums) <= target:      # (35), A_t^CD by its series
+                    if trial == 0:
+                        counters[UNIT] += 1
+                    _update_column(t, z, w, rows, cols, S, R, scores, counters, p, y)
+                    return z
+                lam *= beta
+                continue
+        total = _step_and_measure(t, p, y, z, w, rows, cols, S, R, saved, scores, counters)
+        if q + C * total <= target:                            # (35) with A_t^CD of (17)
+            if trial == 0:
+                counters[UNIT] += 1
+            _finish_step(p, y, w, rows, cols, S, R, saved, scores, counters)
+            return z
+        _undo_step(t, p, y, w_t, w, cols, S, R, saved)
+        lam *= beta
+    return 0.0

@@ -1,0 +1,188 @@
+"""S_w(x, y) and T_w(x) of Huang, Hsieh, Chang & Lin (2010), eq. (1), kept by eqs. (18)-(19).
+
+Sequential methods (SCGIS, CD) keep S_w(x, y) and T_w(x) and update them
+after each sub-problem. To keep them finite for any w they are stored *per
+context up to a positive factor*:
+
+    S[x, y] = S_w(x, y) / m(x),   T[x] = T_w(x) / m(x),
+
+(only the ratio P_w(y|x) = S / T is ever used). S is X x K. T[x], the
+largest T[x] since its last exact sum (T_top) and the count c(x) share one
+32-byte record R[x], so a column pass touches two cache lines per (x, y).
+Guards (:func:`_scale_entry`, :func:`_repair_row`):
+
+* a context whose T[x] exceeds 1e150 is rescaled to T[x] = 1;
+* T[x] is a running sum with absolute error ~ eps * T_top, so it is
+  re-summed from S once it falls below 1e-6 of T_top; all of T is re-summed
+  at the start of every outer iteration;
+* entries that underflowed (S < 1e-290) cannot be scaled back up, so a
+  context is rebuilt from w (its scores, K exps) when such an entry is about
+  to grow, or when the exact T[x] is below 1e-150 or not finite.
+
+Counters (one int64 array per pass, of every scaling and CD kernel) are
+indexed by the constants below.
+"""
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from .maxent import context_scores
+
+N_EXP, N_LOG, NEWTON, LINE_SEARCH, UNIT, SKIP, RESCALE, SERIES = range(8)
+COUNTER_NAMES = ("n_exp", "n_log", "newton_steps", "line_search_steps", "unit_steps",
+                 "upper_bound_skips", "rescaled_rows", "series_evaluations")
+
+TINY_T, HUGE_T = 1e-150, 1e150   # rebuild / rescale a row of S outside this range
+TINY_S = 1e-290                  # an S entry below this has lost precision to underflow
+CANCEL = 1e-6                    # re-sum T[x] if it drops below CANCEL * old T[x]
+
+
+# ------------------------------------------------------------ S_w and T_w
+# Per-context record R[x] = (T[x], T_top[x], c(x), unused): one 32-byte record, so a
+# column pass touches two cache lines per (x, y), S[x, y] and R[x], not four.
+
+TOTAL, TOP, COUNT = 0, 1, 2      # fields of a context record
+RECORD = 4
+
+
+def context_records(ctx_count):
+    """R with c(x) filled in; T and T_top are set by :func:`init_scores`."""
+    R = np.zeros((ctx_count.shape[0], RECORD))
+    R[:, COUNT] = ctx_count
+    return R
+
+
+@njit(cache=True)
+def _fill_row(x, w, rows, S, R, scores):
+    """S[x, :] = exp(sum_t w_t f_t(x, .) - max), T[x] = T_top[x] = sum_y S[x, y]."""
+    ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat = rows
+    context_scores(x, w, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, scores)
+    m = scores.max()
+    total = 0.0
+    for y in range(scores.shape[0]):
+        S[x, y] = math.exp(scores[y] - m)
+        total += S[x, y]
+    R[x, TOTAL] = total
+    R[x, TOP] = total
+
+
+@njit(cache=True, parallel=True)
+def init_scores(w, rows, S, R):
+    """S_w and T_w of eq. (1) for every context (X * K exp operations)."""
+    n_labels = S.shape[1]
+    n_ctx = S.shape[0]
+    nb = min(n_ctx, 64)
+    for b in prange(nb):
+        scores = np.empty(n_labels)
+        for x in range(b * n_ctx // nb, (b + 1) * n_ctx // nb):
+            _fill_row(x, w, rows, S, R, scores)
+
+
+@njit(cache=True, parallel=True)
+def resum_totals(S, R):
+    """T[x] = sum_y S[x, y] exactly (undoes drift from repeated eq. (19))."""
+    n_ctx = S.shape[0]
+    nb = min(n_ctx, 64)
+    for b in prange(nb):
+        lo, hi = b * n_ctx // nb, (b + 1) * n_ctx // nb
+        for x in range(lo, hi):
+            _resum_row(x, S, R)
+
+
+@njit(cache=True)
+def _resum_row(x, S, R):
+    total = 0.0
+    for k in range(S.shape[1]):
+        total += S[x, k]
+    R[x, TOTAL] = total
+    R[x, TOP] = total
+    return total
+
+
+@njit(cache=True, inline="always")
+def _scale_entry(x, y, factor, S, R):
+    """Eqs. (18)-(19) for one (x, y) on the fast path: S *= factor, T += S_old (factor - 1).
+
+    Returns 0 when done, or the repair the row needs first (nothing written):
+    1 re-sum T from S after writing S (the running sum would lose its relative
+    accuracy: T[x] < CANCEL * T_top, or T left [TINY_T, HUGE_T]), 2 rebuild the
+    row from w (an entry that underflowed, S < TINY_S, is about to grow: its true
+    value may matter now).
+    """
+    s_old = S[x, y]
+    if s_old < TINY_S and factor > 1.0:
+        return 2
+    s_new = s_old * factor
+    S[x, y] = s_new
+    t_new = R[x, TOTAL] + (s_new - s_old)
+    if t_new > CANCEL * R[x, TOP] and t_new > TINY_T and t_new < HUGE_T:
+        R[x, TOTAL] = t_new
+        if t_new > R[x, TOP]:
+            R[x, TOP] = t_new
+        return 0
+    return 1
+
+
+@njit(cache=True)
+def _repair_row(x, status, w, rows, S, R, scores, counters):
+    """Finish eq. (19) for a row :func:`_scale_entry` left: re-sum, rescale, or rebuild from w.
+
+    A row whose T exceeds HUGE_T is rescaled to T = 1 (small entries may
+    underflow to 0); one whose T fell below TINY_T or is not finite (entries
+    that underflowed may no longer be negligible) is rebuilt (K exps).
+    """
+    counters[RESCALE] += 1
+    if status == 1:
+        total = _resum_row(x, S, R)
+        if total > HUGE_T and total < np.inf:
+            inv = 1.0 / total
+            for k in range(S.shape[1]):
+                S[x, k] *= inv
+            R[x, TOTAL] = R[x, TOP] = 1.0
+            return
+        if total > TINY_T and total < np.inf:
+            return
+    _fill_row(x, w, rows, S, R, scores)
+    counters[N_EXP] += S.shape[1]
+
+
+@njit(cache=True)
+def _update_column(t, z, w, rows, cols, S, R, scores, counters, p, y):
+    """w_t += z and the matching updates (18)-(19) of S_w, T_w on column p, label y."""
+    w[t] += z
+    col_ptr, col_ctx, col_val = cols
+    binary = col_val.shape[0] == 0
+    factor = 1.0
+    if binary:
+        factor = math.exp(z)     # one exp for the whole column (section 4.3)
+        counters[N_EXP] += 1
+    for k in range(col_ptr[p], col_ptr[p + 1]):
+        if not binary:
+            factor = math.exp(z * col_val[k])
+            counters[N_EXP] += 1
+        x = col_ctx[k]
+        status = _scale_entry(x, y, factor, S, R)
+        if status != 0:
+            _repair_row(x, status, w, rows, S, R, scores, counters)
+
+
+@njit(cache=True, inline="always")
+def _column_moments(p, y, cols, S, R):
+    """E = sum c(x) P v,  V2 = sum c(x) P v^2,  M2 = sum c(x) (P v)^2 over column p.
+
+    With f_t(x, y) = v on the column, E is sum_{x,y} c(x) P_w(y|x) f_t(x,y)
+    (eq. 32 / 41), and V2 - M2 the data part of A_t^CD''(0), eq. (31).
+    """
+    col_ptr, col_ctx, col_val = cols
+    binary = col_val.shape[0] == 0
+    E = V2 = M2 = 0.0
+    for k in range(col_ptr[p], col_ptr[p + 1]):
+        x = col_ctx[k]
+        v = 1.0 if binary else col_val[k]
+        pv = S[x, y] / R[x, TOTAL] * v
+        c = R[x, COUNT]
+        E += c * pv
+        V2 += c * pv * v
+        M2 += c * pv * pv
+    return E, V2, M2
