@@ -32,7 +32,7 @@ DEFAULT_GAP_TOL = 1e-4          # dual solvers on chain / tree problems: relativ
 # C (LIBLINEAR scale) and outer iterations when not given, per model kind: the papers' sigma^2 = 10 for
 # taggers and chain models, 0.1 for parsers (Collins et al.'s C' = 10); a parser's iteration is an epoch of EG.
 DEFAULT_C = {"maxent": 1.0, "binary": 1.0, "tagger": 10.0, "chain": 10.0, "tree": 0.1}
-DEFAULT_MAX_ITER = {"maxent": 1000, "binary": 1000, "tagger": 1000, "chain": 1000, "tree": 25}
+DEFAULT_MAX_ITER = {"maxent": 1000, "binary": 1000, "tagger": 1000, "chain": 1000, "tree": 200}
 LOSSES = ("ll", "mm")
 
 

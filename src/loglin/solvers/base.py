@@ -140,8 +140,12 @@ def minimize(objective, solver: str = "tron", w0=None, *, tol: float = 1e-3, max
     if stop.requested:
         result.signal = stop.name
     if not result.converged:
+        last = trace.records[-1] if trace.records else {}
+        gap, f_last = last.get("duality_gap"), last.get("objective")
+        rel_gap = abs(gap) / abs(f_last) if gap is not None and f_last else None
         result.advice = advice(solver, state.reason, state.it, result.f, result.grad_norm, g0_norm, tol,
-                               state.scale_blocked, result.signal, flat=kind in ("maxent", "binary"))
+                               state.scale_blocked, result.signal, flat=kind in ("maxent", "binary"),
+                               rel_gap=rel_gap, gap_tol=gap_tol)
         if warn:
             warnings.warn(result.advice, ConvergenceWarning, stacklevel=2)
     return result

@@ -97,11 +97,18 @@ class StoppingRule:
 
 
 def advice(solver: str, reason: str, iterations: int, f: float, gnorm: float, g0_norm: float, tol: float,
-           scale_blocked: bool, signal_name: str | None = None, flat: bool = True) -> str:
-    """The ConvergenceWarning's text: what happened and what the user can do about it."""
+           scale_blocked: bool, signal_name: str | None = None, flat: bool = True, rel_gap: float | None = None,
+           gap_tol: float | None = None) -> str:
+    """The ConvergenceWarning's text: what happened and what the user can do about it. A dual solver
+    (``rel_gap`` known) is described by its relative duality gap, and by the gradient only if tol > 0."""
     rel = gnorm / g0_norm if g0_norm > 0 and math.isfinite(g0_norm) else float("nan")
+    measures = []
+    if rel_gap is not None:
+        measures.append(f"relative duality gap = {rel_gap:.2e}" + (f" (gap_tol = {gap_tol:g})" if gap_tol else ""))
+    if rel_gap is None or tol > 0:
+        measures.append(f"||grad|| = {gnorm:.3g}, ||grad|| / ||grad(0)|| = {rel:.2e} (tol = {tol:g})")
     head = (f"{solver} stopped ({reason}) after {iterations} iterations without a verified optimum: "
-            f"f = {f:.8g}, ||grad|| = {gnorm:.3g}, ||grad|| / ||grad(0)|| = {rel:.2e} (tol = {tol:g}).")
+            f"f = {f:.8g}, {', '.join(measures)}.")
     tips = []
     if scale_blocked:
         tips.append("the relative gradient test held but the gradient is still large for this objective, "
@@ -122,5 +129,7 @@ def advice(solver: str, reason: str, iterations: int, f: float, gnorm: float, g0
         tips.append("try TRON with diagonal preconditioning (-O precondition=0.01), which copes with "
                     "badly scaled features, or another solver (lbfgs) as a cross-check")
     elif reason != "interrupted":
-        tips.append("try another solver" + (" (tron: second order)" if flat else ""))
+        others = (" (tron: second order)" if flat else " (eg: the dual, with a gap certificate)" if solver == "lbfgs"
+                  else " (lbfgs for a CRF; eg or cutting-plane for an M3N)")
+        tips.append("try another solver" + others)
     return head + " " + "; ".join(tips) + "."
