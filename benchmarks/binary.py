@@ -46,11 +46,10 @@ def load(name, quick):
 
 # ----------------------------------------------------------------------------- loglin
 def run_ours(obj, solver, p_ref, seed, stop=STOP_BELOW):
-    from loglin.solvers.base import SOLVERS, _load_all_solvers
-    _load_all_solvers()
+    from loglin.solvers import resolve
     w = np.zeros(obj.n)
     opts = {"eps": 0.0, "report_dual": False} if solver == "cddual" else {}
-    gen = SOLVERS[solver].func(obj, w, np.random.default_rng(seed), **opts)
+    gen = resolve(solver, obj)(obj, w, np.random.default_rng(seed), **opts)
     wall = cpu = 0.0
     points = [(0.0, 0.0, obj.fun(w))]
     with common.PeakMemory() as mem:

@@ -115,17 +115,16 @@ def timed(call, repeats):
 
 
 def solver_costs(obj, solvers, iterations, nnz, limit):
-    from loglin.solvers.base import SOLVERS, _load_all_solvers
-    _load_all_solvers()
+    from loglin.solvers import TABLE, resolve
     out = {}
     for s in solvers:
-        if s not in SOLVERS:
-            out[s] = {"error": "not registered"}
+        if s not in TABLE:
+            out[s] = {"error": "not in the solver table"}
             continue
         opts = {"eps": 0.0, "report_dual": False} if s == "cddual" else {}
         try:
             w = np.zeros(obj.n)
-            gen = SOLVERS[s].func(obj, w, np.random.default_rng(0), **opts)
+            gen = resolve(s, obj)(obj, w, np.random.default_rng(0), **opts)
             next(gen)                               # first iteration: set-up and compile, not counted
             before = (obj.n_fun, obj.n_grad, obj.n_hess_vec)
             times = []

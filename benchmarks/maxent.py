@@ -113,11 +113,10 @@ def reference(obj, limit):
 
 
 def run_ours(obj, solver, limit, stop_at):
-    from loglin.solvers.base import SOLVERS, _load_all_solvers
-    _load_all_solvers()
+    from loglin.solvers import resolve
     w = np.zeros(obj.n)
     name, opts = solver_spec(solver)
-    gen = SOLVERS[name].func(obj, w, np.random.default_rng(0), **opts)
+    gen = resolve(name, obj)(obj, w, np.random.default_rng(0), **opts)
     wall = cpu = 0.0
     points = [(0.0, 0.0, obj.fun(w))]
     with common.PeakMemory() as mem:

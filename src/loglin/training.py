@@ -76,8 +76,9 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
     relative gradient norm ``tol``; dual solvers on chain / tree problems stop at
     a relative duality gap ``gap_tol`` (default :data:`DEFAULT_GAP_TOL`; their
     primal is not smooth for M3N). ``space``: the feature space of a chain / tree
-    problem, kept in the model so that it can decode new input. ``warn``: a
-    :class:`ConvergenceWarning` when the solver stopped on a limit.
+    problem, kept in the model so that it can decode new input. ``warn``: let
+    :func:`~loglin.solvers.base.minimize` issue its :class:`ConvergenceWarning` when the run
+    stopped before its optimality test held.
 
     Returns a :class:`~loglin.model.LinearModel` (maxent, binary), a
     :class:`~loglin.structured.model.ChainModel` (chain) or a

@@ -264,9 +264,9 @@ def times_to_levels(objective, solver, f_star, levels, seed=0, max_passes=500, *
     other jobs on a shared machine) can be read around each pass; the primal
     objective is evaluated outside both clocks.
     """
-    from ..solvers.base import SOLVERS
+    from ..solvers import resolve
     w = np.zeros(objective.n)
-    gen = SOLVERS[solver].func(objective, w, np.random.default_rng(seed), eps=0.0, report_dual=False, **options)
+    gen = resolve(solver, objective)(objective, w, np.random.default_rng(seed), eps=0.0, report_dual=False, **options)
     cpu = wall = 0.0
     reached = [None] * len(levels)
     try:

@@ -316,13 +316,3 @@ def _progress_bar(progress, total, solver):
     from tqdm.auto import tqdm
     return tqdm(total=total, desc=f"loglin {solver}", unit="it", leave=False, file=sys.stderr)
 
-
-def __getattr__(name):
-    """Old import paths (``from loglin.solvers.base import SOLVERS, _load_all_solvers``) kept for callers
-    not yet moved to :mod:`loglin.solvers`; the table needs no loading."""
-    if name == "SOLVERS":
-        from . import SOLVERS
-        return SOLVERS
-    if name == "_load_all_solvers":
-        return lambda: None
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
