@@ -243,8 +243,8 @@ def cmd_evaluate(args):
         from .parsing.cli import evaluate_model as parser_scores
         from .tagging.cli import evaluate_model as tagging_scores
         with about_file(args.data):
-            report, text = (tagging_scores if family == "tagging" else parser_scores)(model, args.data)
-        _report(args, {"model": str(args.model), **report}, text)
+            scores, text = (tagging_scores if family == "tagging" else parser_scores)(model, args.data)
+        report(args, {"model": str(args.model), **scores}, text)
         return 0
     X, y = _load_inputs(model, args.data, args.format)
     if len(y) == 0:
@@ -255,10 +255,10 @@ def cmd_evaluate(args):
     gold = _gold_as_model_labels(model, y)
     acc = 100.0 * float(np.mean(pred == gold))
     unseen = sorted(set(np.unique(gold).tolist()) - set(model.labels.tolist()))
-    report = {"n": int(len(gold)), "accuracy": acc, "predict_seconds": seconds}
+    scores = {"n": int(len(gold)), "accuracy": acc, "predict_seconds": seconds}
     if unseen:
-        report["unseen_labels"] = [str(u) for u in unseen[:20]]
-    _report(args, report, f"accuracy {acc:.2f}% on {len(gold)} instances"
+        scores["unseen_labels"] = [str(u) for u in unseen[:20]]
+    report(args, scores, f"accuracy {acc:.2f}% on {len(gold)} instances"
             + (f" ({len(unseen)} gold labels never seen in training)" if unseen else ""))
     return 0
 
@@ -411,13 +411,6 @@ def _train_tagger(args):
     args.train, args.format = args.data, "brown" if args.format == "brown" else "conll2000"
     args.all_pairs = True if args.all_pairs else None
     return train_tagger(args)
-
-
-def _report(args, report, text):
-    if getattr(args, "json", False):
-        print(json.dumps(report, default=float))
-    else:
-        print(text)
 
 
 COMMANDS = {"train": cmd_train, "predict": cmd_predict, "evaluate": cmd_evaluate, "info": cmd_info,

@@ -147,8 +147,8 @@ def training_keywords(args, kind: str, solver: str) -> dict:
 
 
 def report(args, result: dict, text: str) -> None:
-    """--json: one JSON object; else the text, unless --quiet."""
-    if args.json:
+    """--json: one JSON object; else the text, unless --quiet (commands without these flags print the text)."""
+    if getattr(args, "json", False):
         print(json.dumps(result, default=float))
-    elif not args.quiet:
+    elif not getattr(args, "quiet", False):
         print(text)

@@ -12,7 +12,6 @@ back with the prediction appended as a last column; text as ``word/LABEL``.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -185,13 +184,6 @@ def tag_main(argv) -> int:
     return {"train": _train, "evaluate": _evaluate, "run": _run}[args.tag_command](args)
 
 
-def _report(args, result: dict, text: str):
-    if args.json:
-        print(json.dumps(result, default=float))
-    else:
-        print(text)
-
-
 def _train(args) -> int:
     return train_tagger(args)
 
@@ -282,9 +274,9 @@ def _chain_scores(model, gold_sentences, task) -> dict:
 
 def _evaluate(args) -> int:
     from ..model_io import load_model
-    report, text = evaluate_model(load_model(args.model), args.input, args.format, args.split, beam=args.beam,
+    scores, text = evaluate_model(load_model(args.model), args.input, args.format, args.split, beam=args.beam,
                                   tag_dictionary=args.tag_dictionary, iob_constraint=args.iob_constraint)
-    _report(args, {"model": str(args.model), **report}, text)
+    report(args, {"model": str(args.model), **scores}, text)
     return 0
 
 
