@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .cli_options import check_numbers, regularization, report, training_keywords, training_options
+from .cli_options import check_numbers, regularization, report, solver_options, training_keywords, training_options
 from .errors import DataFormatError, LoglinError, about_file
 from .outputs import check_writable
 
@@ -126,12 +126,14 @@ def cmd_train(args):
         return _train_tagger(args)
     problem_kind = "binary" if args.model == "lr" else "maxent"
     C = regularization(args, problem_kind)
+    kinds = ("maxent", "binary") if args.model == "auto" else (problem_kind,)
+    options = solver_options(args, args.solver or default_solver(problem_kind), kinds)   # before the data is read
     with about_file(args.data):
         problem, kind = _training_problem(args, C)
     problem_kind = "binary" if kind == "lr" else "maxent"
     solver = args.solver or default_solver(problem_kind)
     model, result = train(problem, C, solver, warn=False, info={"data_format": args.format, "kind": kind},
-                          **training_keywords(args, problem_kind, solver))
+                          **training_keywords(args, problem_kind, options))
     model.save(args.output)
     if args.trace:
         result.trace.save(args.trace)

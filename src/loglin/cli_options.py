@@ -138,12 +138,12 @@ def trace_writer(path):
     return write
 
 
-def training_keywords(args, kind: str, solver: str) -> dict:
-    """The keyword arguments of :func:`loglin.training.train` that the shared options give."""
+def training_keywords(args, kind: str, options: dict) -> dict:
+    """The keyword arguments of :func:`loglin.training.train` that the shared options give; ``options``:
+    the solver options from :func:`solver_options`, checked before any data was read."""
     return {"tol": args.tol, "gap_tol": args.gap_tol, "max_iter": max_iter(args, kind),
             "time_limit": args.time_limit, "clock": args.clock, "random_state": args.seed,
-            "progress": progress(args), "callback": trace_writer(args.trace),
-            **solver_options(args, solver, (kind if kind != "tagger" else "maxent",))}
+            "progress": progress(args), "callback": trace_writer(args.trace), **options}
 
 
 def report(args, result: dict, text: str) -> None:

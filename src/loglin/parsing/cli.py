@@ -67,19 +67,20 @@ def write_with_heads(path, out, heads) -> None:
 
 def _train(args):
     check_writable(args.output)
-    from ..cli_options import regularization, report, training_keywords
+    from ..cli_options import regularization, report, solver_options, training_keywords
     from ..training import default_solver
     from .model import check_options, train_parser
     C = regularization(args, "tree")
     solver = args.solver or default_solver("tree", "mm" if args.model == "m3n" else "ll")
     check_options(args.model, solver)
+    options = solver_options(args, solver, ("tree",))              # before the treebank is read
     train = _read(args.train)
     dev = _read(args.dev) if args.dev else None
     start = time.perf_counter()
     with about_file(args.train):
         model, result = train_parser(train, model=args.model, solver=solver, C=C, cutoff=args.cutoff,
                                      dev_sentences=dev, return_result=True,
-                                     **training_keywords(args, "tree", solver))
+                                     **training_keywords(args, "tree", options))
     seconds = time.perf_counter() - start
     model.save(args.output)
     if args.trace is not None:

@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..cli_options import check_numbers, regularization, report, training_keywords, training_options
+from ..cli_options import check_numbers, regularization, report, solver_options, training_keywords, training_options
 from ..errors import DataContentError, InvalidInputError, about_file
 from ..outputs import check_writable
 from ..structured.model import MODELS as CHAIN_MODELS
@@ -196,15 +196,16 @@ def train_tagger(args) -> int:
     C = regularization(args, kind)
     args.solver = args.solver or default_solver(kind, "mm" if args.model == "m3n" else "ll")
     check(args.solver, "maxent" if kind == "tagger" else "chain", "mm" if args.model == "m3n" else "ll")
+    options = solver_options(args, args.solver, ("maxent" if kind == "tagger" else "chain",))   # before reading
     sentences = _read_gold(args.train, args.format, args.task, args.split)
     if kind == "chain":
         with about_file(args.train):
-            return _train_chain(args, C, sentences)
+            return _train_chain(args, C, sentences, options)
     with about_file(args.train):
         tagger = Tagger.train(sentences, args.task, C=C, solver=args.solver, cutoff=args.cutoff,
                               rare_threshold=args.rare_threshold, beam=args.beam, tag_dictionary=args.tag_dictionary,
                               iob_constraint=args.iob_constraint, all_pairs=args.all_pairs,
-                              **training_keywords(args, kind, args.solver))
+                              **training_keywords(args, kind, options))
     tagger.save(args.output)
     if args.trace is not None:
         tagger.result.trace.save(args.trace)    # replaces the partial JSON lines
@@ -228,10 +229,10 @@ def _score_text(task, s):
     return f"precision {s['precision']:.2f}%, recall {s['recall']:.2f}%, F1 {s['f1']:.2f} ({speed})"
 
 
-def _train_chain(args, C, sentences) -> int:
+def _train_chain(args, C, sentences, checked) -> int:
     """CRF / M3N chain models (loglin.structured) behind the same command."""
     from ..structured.model import train_chain_model
-    options = training_keywords(args, "chain", args.solver)
+    options = training_keywords(args, "chain", checked)
     if args.eta != "auto":
         options.setdefault("eta", args.eta)     # text: the option check converts and bounds it
     model, result = train_chain_model(sentences, args.task, model=args.model, solver=args.solver, C=C,
