@@ -21,7 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .cli_options import check_numbers, regularization, report, solver_options, training_keywords, training_options
+from .cli_options import (check_numbers, chosen_solver, regularization, report, solver_options, training_keywords,
+                          training_options)
 from .errors import DataFormatError, LoglinError, about_file
 from .outputs import check_writable
 
@@ -121,17 +122,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 def cmd_train(args):
     check_writable(args.output, args.trace)
-    from .training import default_solver, train
+    from .training import train
     if args.format in ("conll2000-chunk", "conll2000-pos", "brown"):
         return _train_tagger(args)
     problem_kind = "binary" if args.model == "lr" else "maxent"
     C = regularization(args, problem_kind)
     kinds = ("maxent", "binary") if args.model == "auto" else (problem_kind,)
-    options = solver_options(args, args.solver or default_solver(problem_kind), kinds)   # before the data is read
+    options = solver_options(args, chosen_solver(args, problem_kind), kinds)   # before the data is read
     with about_file(args.data):
         problem, kind = _training_problem(args, C)
     problem_kind = "binary" if kind == "lr" else "maxent"
-    solver = args.solver or default_solver(problem_kind)
+    solver = chosen_solver(args, problem_kind)
     model, result = train(problem, C, solver, warn=False, info={"data_format": args.format, "kind": kind},
                           **training_keywords(args, problem_kind, options))
     model.save(args.output)

@@ -34,6 +34,12 @@ def training_options() -> argparse.ArgumentParser:
                           f"kind: {_per_kind(DEFAULT_C)}")
     reg.add_argument("--sigma2", type=float, default=None,
                      help="Gaussian prior variance on the unnormalized log-likelihood; the same as -C S")
+    g.add_argument("--penalty", choices=("l2", "l1", "elasticnet"), default="l2",
+                   help="l2: 1/2||w||^2 + C*sum loss; l1: ||w||_1 + C*sum loss (LIBLINEAR -s 6's scale, sparse "
+                        "models); elasticnet: R||w||_1 + (1-R)/2||w||^2 + C*sum loss with R = --l1-ratio "
+                        "(scikit-learn's scale); an L1 term trains with owlqn by default; default %(default)s")
+    g.add_argument("--l1-ratio", type=float, default=None, metavar="R",
+                   help="the L1 share R in [0, 1] of --penalty elasticnet")
     g.add_argument("--solver", default=None,
                    help=f"solver name (`loglin solvers` lists them with the model kinds they serve); default per "
                         f"model kind: {_per_kind(DEFAULT_SOLVERS)}")
@@ -69,6 +75,7 @@ NUMERIC_OPTIONS = {
     "seed": ("--seed", True, 0, True, 2 ** 63 - 1), "cutoff": ("--cutoff", True, 0, True, MAX_COUNT),
     "bias": ("--bias", False, 0.0, True, math.inf), "beam": ("--beam", True, 1, True, MAX_BEAM),
     "rare_threshold": ("--rare-threshold", True, 0, True, MAX_COUNT),
+    "l1_ratio": ("--l1-ratio", False, 0.0, True, 1.0),
 }
 
 
@@ -138,12 +145,26 @@ def trace_writer(path):
     return write
 
 
+def chosen_solver(args, kind: str, loss: str = "ll") -> str:
+    """--solver, or the default for the model kind, loss and --penalty; checked (penalty, and that the solver
+    serves them) before any data is read. ``kind``: a model kind of loglin.training ("tagger" included)."""
+    from .penalty import check_penalty
+    from .solvers import check
+    from .training import default_solver
+    rho = check_penalty(args.penalty, args.l1_ratio, loss)
+    penalty = "l2" if rho == 0 else "l1" if rho == 1 else "elasticnet"
+    solver = default_solver(kind, loss, penalty) if args.solver in (None, "auto") else args.solver
+    check(solver, "maxent" if kind == "tagger" else kind, loss, penalty)
+    return solver
+
+
 def training_keywords(args, kind: str, options: dict) -> dict:
     """The keyword arguments of :func:`loglin.training.train` that the shared options give; ``options``:
     the solver options from :func:`solver_options`, checked before any data was read."""
     return {"tol": args.tol, "gap_tol": args.gap_tol, "max_iter": max_iter(args, kind),
             "time_limit": args.time_limit, "clock": args.clock, "random_state": args.seed,
-            "progress": progress(args), "callback": trace_writer(args.trace), **options}
+            "progress": progress(args), "callback": trace_writer(args.trace), "penalty": args.penalty,
+            "l1_ratio": args.l1_ratio, **options}
 
 
 def report(args, result: dict, text: str) -> None:

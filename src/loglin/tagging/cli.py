@@ -16,11 +16,11 @@ import sys
 import time
 from pathlib import Path
 
-from ..cli_options import check_numbers, regularization, report, solver_options, training_keywords, training_options
+from ..cli_options import (check_numbers, chosen_solver, regularization, report, solver_options, training_keywords,
+                           training_options)
 from ..errors import DataContentError, InvalidInputError, about_file
 from ..outputs import check_writable
 from ..structured.model import MODELS as CHAIN_MODELS
-from ..training import default_solver
 from .tagger import DEFAULT_BEAM, TASK_DEFAULTS, Tagger
 
 SUBCOMMANDS = ("train", "evaluate", "run")
@@ -190,12 +190,10 @@ def _train(args) -> int:
 
 def train_tagger(args) -> int:
     """Train the model that ``args`` (the tag train options, shared training options included) describe."""
-    from ..solvers import check
     check_writable(args.output, args.trace)
     kind = "tagger" if args.model == "maxent" else "chain"
     C = regularization(args, kind)
-    args.solver = args.solver or default_solver(kind, "mm" if args.model == "m3n" else "ll")
-    check(args.solver, "maxent" if kind == "tagger" else "chain", "mm" if args.model == "m3n" else "ll")
+    args.solver = chosen_solver(args, kind, "mm" if args.model == "m3n" else "ll")
     options = solver_options(args, args.solver, ("maxent" if kind == "tagger" else "chain",))   # before reading
     sentences = _read_gold(args.train, args.format, args.task, args.split)
     if kind == "chain":
