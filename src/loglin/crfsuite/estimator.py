@@ -261,16 +261,16 @@ class CRF(_BaseEstimator):
                                                         min_freq)
         space = ChainFeatureSpace(task="crfsuite", attributes=attributes, labels=np.asarray(labels),
                                   map_ptr=map_ptr, map_label=map_label, map_feat=map_feat, n_state=n_state)
-        self._set_model(space, np.zeros(problem.n_features))
         evaluate = None
         if X_dev is not None:
             X_dev, y_dev = _check_sequences(X_dev, y_dev, "fit (dev set)")
-            dev = self._encode(X_dev)
+            dev_ptr, *dev_tokens = encode_sequences(X_dev, index, grow=False)
+            dev = (dev_ptr, *drop_zero_values(*dev_tokens))
             gold_dev = np.concatenate([np.asarray(s, dtype=object) for s in y_dev]) if y_dev else np.zeros(0)
             names = np.asarray(labels, dtype=object)
 
             def evaluate(w):
-                pred = names[F.decode(w, *self._space_arrays(), *dev)]
+                pred = names[F.decode(w, n_state, K, map_ptr, map_label, map_feat, *dev)]
                 return float(np.mean(pred == gold_dev)) if len(gold_dev) else 0.0
             if solver == "sgd":
                 options.setdefault("validation", lambda w: 1.0 - evaluate(w))
@@ -295,8 +295,7 @@ class CRF(_BaseEstimator):
     def _set_model(self, space, w, C=None):
         self.space_ = space
         self.model_w_ = np.asarray(w, dtype=np.float64)
-        if C is not None:
-            self.C_ = C
+        self.C_ = C
         self.__dict__.pop("_info", None)
 
     # ------------------------------------------------------------------ prediction
@@ -304,7 +303,7 @@ class CRF(_BaseEstimator):
         if "model_w_" not in self.__dict__:
             if self.model_filename:                  # sklearn-crfsuite: model_filename names a model to use
                 fitted = type(self).load(self.model_filename)
-                self._set_model(fitted.space_, fitted.model_w_, C=getattr(fitted, "C_", None))
+                self._set_model(fitted.space_, fitted.model_w_, C=fitted.C_)
             else:
                 raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet. Call 'fit' "
                                      "with appropriate arguments before using this estimator.")
@@ -457,7 +456,7 @@ class CRF(_BaseEstimator):
         params = {k: v for k, v in self.get_params().items()
                   if v is None or isinstance(v, (bool, int, float, str))}
         meta = {"loglin_format": FORMAT, "format_version": VERSION, "n_state": int(space.n_state),
-                "C": float(getattr(self, "C_", 0.0)), "params": params}
+                "C": self.C_, "params": params}
         save_npz_model(path, meta, {"w": w, "labels": np.asarray(self.classes_, dtype=str),
                                     "attributes": np.asarray(space.attributes, dtype=str),
                                     "map_ptr": space.map_ptr, "map_label": space.map_label,
@@ -487,7 +486,8 @@ class CRF(_BaseEstimator):
         crf = cls(**{k: v for k, v in params.items() if k in valid and k != "model_filename"})
         space = ChainFeatureSpace(task="crfsuite", attributes=attributes, labels=labels, map_ptr=map_ptr,
                                   map_label=map_label, map_feat=map_feat, n_state=n_state)
-        crf._set_model(space, w, C=float(meta.get("C", 0.0)) or None)
+        C = meta.get("C")
+        crf._set_model(space, w, C=float(C) if isinstance(C, (int, float)) else None)
         return crf
 
     def __getstate__(self):
