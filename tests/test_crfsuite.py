@@ -246,10 +246,19 @@ def test_clone_pickle_save_load_round_trip(tutorial_features, tmp_path):
 
 def test_load_refuses_other_files(tmp_path):
     from loglin.errors import ModelFormatError
+    from loglin.model_io import load_npz_model, save_npz_model
     bad = tmp_path / "x.crfsuite"
     bad.write_bytes(b"lCRF not a loglin model")
     with pytest.raises(ModelFormatError):
         CRF.load(bad)
+    good = tmp_path / "good.npz"
+    CRF(c2=0.1, max_iterations=10).fit(MIXED, MIXED_Y).save(good)
+    meta, arrays = load_npz_model(good, "loglin-crfsuite", 1)
+    for name, broken in [("labels", np.array(["D", "D", "V"])), ("map_feat", arrays["map_feat"] + 10 ** 6),
+                         ("w", arrays["w"][:-1]), ("map_ptr", arrays["map_ptr"][::-1])]:
+        save_npz_model(tmp_path / "bad.npz", meta, {**arrays, name: broken})
+        with pytest.raises(ModelFormatError):
+            CRF.load(tmp_path / "bad.npz")
 
 
 # ------------------------------------------------------------------ parameters

@@ -476,7 +476,7 @@ class CRF(_BaseEstimator):
         except (KeyError, TypeError, ValueError) as exc:
             raise ModelFormatError(f"{path}: invalid CRF model ({exc})") from None
         K = len(labels)
-        ok = (K >= 2 and w.ndim == 1 and len(w) == n_state + K * K and len(map_ptr) == len(attributes) + 1
+        ok = (K >= 2 and len(set(labels.tolist())) == K and w.ndim == 1 and len(w) == n_state + K * K and len(map_ptr) == len(attributes) + 1
               and map_ptr[0] == 0 and np.all(np.diff(map_ptr) >= 0) and map_ptr[-1] == len(map_label) == len(map_feat)
               and (len(map_label) == 0 or (map_label.min() >= 0 and map_label.max() < K))
               and (len(map_feat) == 0 or (map_feat.min() >= 0 and map_feat.max() < n_state)))
