@@ -1,6 +1,7 @@
 """sklearn-crfsuite vs loglin.crfsuite: one tutorial-style script, only its import line differs.
 
     PYTHONPATH=src python -m benchmarks.crfsuite_dropin [--train-sentences N] [--runs 3] [--max-iterations 100]
+        [--out benchmarks/results/crfsuite_dropin.json]
 
 The script (``TUTORIAL``) is written the way sklearn-crfsuite's tutorial is: a
 ``word2features`` function (word identity, suffixes, shape flags, POS tags of a
@@ -15,7 +16,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
+from pathlib import Path
 
 TUTORIAL = '''
 import time
@@ -106,7 +109,9 @@ def main(argv=None):
     parser.add_argument("--max-iterations", type=int, default=100)
     parser.add_argument("--c1", type=float, default=0.0)
     parser.add_argument("--c2", type=float, default=0.1)
+    parser.add_argument("--out", default=None, help="also write the summary and every run as JSON here")
     args = parser.parse_args(argv)
+    load_before = os.getloadavg()
     train, test = conll2000()
     if args.train_sentences:
         train = train[:args.train_sentences]
@@ -121,7 +126,10 @@ def main(argv=None):
                "max_iterations": args.max_iterations, "runs": args.runs}
     for tool, rs in runs.items():
         summary[tool] = {k: statistics.median(r[k] for r in rs) for k in ("fit_cpu", "fit_wall", "f1")}
+    summary["load_average_before_after"] = [load_before[0], os.getloadavg()[0]]
     print(json.dumps(summary, indent=1))
+    if args.out:
+        Path(args.out).write_text(json.dumps({"summary": summary, "runs": runs}, indent=1))
     return summary
 
 
