@@ -7,6 +7,7 @@ tutorial script; brute-force enumeration for marginals on tiny inputs.
 import inspect
 import itertools
 import pickle
+import sys
 import tempfile
 import warnings
 from pathlib import Path
@@ -14,7 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmarks.crfsuite_dropin import TUTORIAL, run_tutorial
+try:
+    from benchmarks.crfsuite_dropin import TUTORIAL, run_tutorial
+except ImportError:                     # pytest run from elsewhere than the repository root
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from benchmarks.crfsuite_dropin import TUTORIAL, run_tutorial
 from loglin.crfsuite import CRF, CRFsuiteCompatibilityWarning, crfsuite_regularization, metrics
 from loglin.data.conll import read_conll2000
 from loglin.tagging.datasets import bundled_conll2000_small
