@@ -4,7 +4,6 @@ References are independent of loglin: python-crfsuite (CRFsuite's own L-BFGS / O
 for the objective, the feature names and the marginals; sklearn-crfsuite for the
 tutorial script; brute-force enumeration for marginals on tiny inputs.
 """
-import inspect
 import itertools
 import pickle
 import sys
@@ -23,13 +22,8 @@ except ImportError:                     # pytest run from elsewhere than the rep
 from loglin.crfsuite import CRF, CRFsuiteCompatibilityWarning, crfsuite_regularization, metrics
 from loglin.data.conll import read_conll2000
 from loglin.tagging.datasets import bundled_conll2000_small
-from loglin.training import train
 
 pycrfsuite = pytest.importorskip("pycrfsuite")
-
-HAVE_PENALTY = "penalty" in inspect.signature(train).parameters
-needs_penalty = pytest.mark.skipif(not HAVE_PENALTY, reason="c1 > 0 needs train(penalty=...) (L1 / elastic-net), "
-                                                            "not in this build yet")
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +102,6 @@ def test_objective_equals_crfsuite_tutorial(tutorial_features, c2, transitions, 
     assert set(crf.transition_features_) == set(info.transitions)
 
 
-@needs_penalty
 def test_objective_equals_crfsuite_owlqn(tutorial_features):
     X, y, _, _ = tutorial_features
     crf = CRF(c1=0.2, c2=0.05, all_possible_transitions=True, **tight()).fit(X, y)
@@ -117,13 +110,6 @@ def test_objective_equals_crfsuite_owlqn(tutorial_features):
     info = tagger.info()
     theirs = crf.objective(X, y, crf.weights_from(info.state_features, info.transitions))
     assert crf.objective_ == pytest.approx(theirs, rel=1e-5)
-
-
-def test_c1_without_l1_support_says_so():
-    if HAVE_PENALTY:
-        pytest.skip("this build has train(penalty=...)")
-    with pytest.raises(NotImplementedError, match="c1 > 0"):
-        CRF(c1=0.1).fit(MIXED, MIXED_Y)
 
 
 def test_regularization_mapping():
@@ -201,7 +187,6 @@ def test_tutorial_runs_with_only_the_import_changed(conll):
 
 
 @pytest.mark.slow
-@needs_penalty
 def test_tutorial_with_c1(conll):
     pytest.importorskip("sklearn_crfsuite")
     train, test = conll[0][:300], conll[1][:100]

@@ -14,7 +14,6 @@ docs/decisions/0015-crfsuite-drop-in.md lists every parameter and where it diffe
 """
 from __future__ import annotations
 
-import inspect
 import numbers
 import warnings
 
@@ -191,10 +190,10 @@ class CRF(_BaseEstimator):
         for name in given:
             warnings.warn(f"CRF parameter {name}={getattr(self, name)!r} is ignored: {IGNORED[name]}",
                           CRFsuiteCompatibilityWarning, stacklevel=3)
-        if self.num_memories is not None and solver != "lbfgs":
+        if self.num_memories is not None and solver not in ("lbfgs", "owlqn"):
             warnings.warn("num_memories is ignored: only the lbfgs algorithm uses it",
                           CRFsuiteCompatibilityWarning, stacklevel=3)
-        if not self.all_possible_transitions and solver != "lbfgs":
+        if not self.all_possible_transitions and solver not in ("lbfgs", "owlqn"):
             warnings.warn(f"algorithm {self.algorithm!r} learns a weight for every label bigram, as "
                           "all_possible_transitions=True; only lbfgs keeps unseen bigrams at weight 0",
                           CRFsuiteCompatibilityWarning, stacklevel=3)
@@ -223,10 +222,9 @@ class CRF(_BaseEstimator):
         C, penalty, l1_ratio = crfsuite_regularization(self.c1, self.c2)
         extra = {}
         if penalty != "l2":
-            if "penalty" not in inspect.signature(train).parameters:
-                raise NotImplementedError("c1 > 0 (L1 / elastic-net, CRFsuite's OWL-QN) needs loglin's "
-                                          "train(penalty=...), which this build does not have; use c1=0")
             extra = {"penalty": penalty, "l1_ratio": l1_ratio}
+            if solver == "lbfgs":
+                solver = "owlqn"            # CRFsuite's lbfgs with c1 > 0 is OWL-QN too
         min_freq = float(self._number("min_freq", 0.0))
         max_iter = int(self._number("max_iterations", DEFAULT_MAX_ITERATIONS, integral=True))
         tol = float(self._number("epsilon", DEFAULT_TOL))
@@ -234,7 +232,7 @@ class CRF(_BaseEstimator):
         delta = float(self._number("delta", DEFAULT_DELTA))
         self._warn_ignored(solver)
         options = dict(self.solver_options or {})
-        if self.num_memories is not None and solver == "lbfgs":
+        if self.num_memories is not None and solver in ("lbfgs", "owlqn"):
             options["memory"] = int(self._number("num_memories", 6, low=1, integral=True))
 
         X, y = _check_sequences(X, y, "fit")
