@@ -115,10 +115,12 @@ def test_objective_equals_crfsuite_owlqn(tutorial_features):
 def test_regularization_mapping():
     for c1, c2 in [(0, 0.5), (0.3, 0), (0.2, 0.1)]:
         C, penalty, r = crfsuite_regularization(c1, c2)
+        r = {"l2": 0.0, "l1": 1.0}.get(penalty, r)
         # loglin's objective divided by C is CRFsuite's: l1 / C = c1, (1 - r) / (2C) = c2
         assert r / C == pytest.approx(c1) and (1 - r) / (2 * C) == pytest.approx(c2)
         assert penalty == {(True, False): "l2", (False, True): "l1", (False, False): "elasticnet"}[(c1 == 0, c2 == 0)]
-    assert crfsuite_regularization(None, None) == (0.5, "l2", 0.0)
+    assert crfsuite_regularization(None, None) == (0.5, "l2", None)
+    assert crfsuite_regularization(0.3, 0) == (pytest.approx(1 / 0.3), "l1", None)
     with pytest.raises(ValueError):
         crfsuite_regularization(0, 0)
 
@@ -324,3 +326,10 @@ def test_metrics_against_definitions():
     assert "A" in metrics.flat_classification_report(y_true, y_pred)
     with pytest.raises(ValueError):
         metrics.flat_accuracy_score(y_true, y_pred[:2])
+
+
+def test_c1_alone_trains_a_sparse_l1_crf():
+    dense = CRF(c1=0.0, c2=0.05, max_iterations=500).fit(MIXED, MIXED_Y)
+    sparse = CRF(c1=0.5, c2=0.0, max_iterations=2000).fit(MIXED, MIXED_Y)
+    assert 0 < len(sparse.state_features_) < len(dense.state_features_)
+    assert sparse.objective_ == pytest.approx(sparse.objective(MIXED, MIXED_Y), rel=1e-9)

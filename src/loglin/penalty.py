@@ -56,7 +56,8 @@ def from_crfsuite(c1: float, c2: float) -> tuple[float, str, float | None]:
     """(C, penalty, l1_ratio) minimizing CRFsuite's -loglik + c1 ||w||_1 + c2 ||w||^2 (same minimizer)."""
     c1, c2 = float(c1), float(c2)
     if not (c1 >= 0 and c2 >= 0 and c1 + c2 > 0) or not np.isfinite(c1 + c2):
-        raise InvalidInputError(f"c1 and c2 must be non-negative and finite, not both 0; got c1={c1}, c2={c2}")
+        raise InvalidInputError(f"c1 and c2 must be non-negative and finite, not both 0 (loglin's objectives are "
+                                f"regularized: use a small c2 such as 1e-6); got c1={c1}, c2={c2}")
     scale = c1 + 2.0 * c2
     if c1 == 0:
         return 1.0 / scale, "l2", None

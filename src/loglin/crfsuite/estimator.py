@@ -22,6 +22,7 @@ import numpy as np
 from ..errors import ConvergenceWarning, ModelFormatError
 from ..estimators import NotFittedError, _BaseEstimator
 from ..model_io import load_npz_model, save_npz_model
+from ..penalty import from_crfsuite
 from ..structured.crf_features import ChainFeatureSpace
 from . import features as F
 from .items import drop_zero_values, encode_sequences
@@ -51,22 +52,9 @@ class CRFsuiteCompatibilityWarning(UserWarning):
 
 
 def crfsuite_regularization(c1, c2):
-    """(C, penalty, l1_ratio) of loglin's train() for CRFsuite's c1 ||w||_1 + c2 ||w||^2.
-
-    Dividing l1_ratio ||w||_1 + (1 - l1_ratio)/2 ||w||^2 + C L by C gives
-    L + c1 ||w||_1 + c2 ||w||^2 with c1 = l1_ratio / C, c2 = (1 - l1_ratio) / (2 C).
-    """
-    c1 = 0.0 if c1 is None else float(c1)
-    c2 = DEFAULT_C2 if c2 is None else float(c2)
-    if not (np.isfinite(c1) and np.isfinite(c2)) or c1 < 0 or c2 < 0:
-        raise ValueError(f"c1 and c2 must be finite and non-negative, got c1={c1}, c2={c2}")
-    total = c1 + 2.0 * c2
-    if total == 0:
-        raise ValueError("c1 = c2 = 0 (no regularization) is not supported: loglin's objectives are "
-                         "regularized; use a small c2 such as 1e-6")
-    if c1 == 0:
-        return 1.0 / total, "l2", 0.0
-    return 1.0 / total, ("l1" if c2 == 0 else "elasticnet"), c1 / total
+    """(C, penalty, l1_ratio) of loglin's train() for CRFsuite's c1 ||w||_1 + c2 ||w||^2, None meaning
+    CRFsuite's defaults (:func:`loglin.penalty.from_crfsuite`)."""
+    return from_crfsuite(0.0 if c1 is None else c1, DEFAULT_C2 if c2 is None else c2)
 
 
 def _check_sequences(X, y, what):

@@ -8,8 +8,10 @@ F(w) = sum_t l1_t |w_t| + s(w), s(w) = 1/2 sum_t l2_t w_t^2 + sum_i C_i log(1 + 
   (weights that are non-zero or violate their optimality condition; the rest are optimal for the
   current gradient and stay at 0), each coordinate in closed form (soft thresholding, eq. (11) of
   the paper), keeping X d up to date so a coordinate costs one pass over its column;
-* the inner passes stop once their largest coordinate change is small next to the outer
-  violation, or after MAX_INNER passes;
+* the inner passes stop once the model's violation (1-norm of its minimum-norm subgradient) is at
+  most inner_tol times the outer violation at w0, or after MAX_INNER passes; inner_tol starts at
+  1 and shrinks 4x whenever one pass met it, so early Newton steps are solved loosely and late
+  ones accurately (the adaptive inner stopping of section 5);
 * a backtracking line search on F with the sufficient decrease sigma * lambda * Delta,
   Delta = grad s.d + sum_t l1_t (|w_t + d_t| - |w_t|) (eq. (20), gamma = 0); near the optimum,
   where that decrease is below F's rounding, a smaller pseudo-gradient decides instead.
@@ -30,7 +32,9 @@ BACKTRACK = 0.5
 MAX_LINE_SEARCH = 40
 MAX_INNER = 100       # coordinate passes per Newton step
 ROUNDING = 16 * np.finfo(float).eps     # |F(x) - F(w)| this small relative to F is rounding noise
-INNER_FRACTION = 0.1  # inner passes stop when their largest step is below this share of the first's
+INNER_SHRINK = 0.25   # the inner tolerance tightens by this factor when one pass met it
+RETRY_SHRINK = 0.01   # ... and by this one when the step it gave failed the line search
+MAX_RETRIES = 5
 
 
 @njit(cache=True)
@@ -64,8 +68,8 @@ def _gradient(indptr, indices, data, sig_weight, w, l2, out):
 
 @njit(cache=True)
 def _violation(g, w, l1):
-    """The pseudo-gradient's largest magnitude (the outer optimality measure, infinity norm)."""
-    worst = 0.0
+    """sum_t |v_t| for the pseudo-gradient v (the outer optimality measure in the 1-norm)."""
+    total = 0.0
     for j in range(g.shape[0]):
         if w[j] > 0:
             v = abs(g[j] + l1[j])
@@ -73,14 +77,16 @@ def _violation(g, w, l1):
             v = abs(g[j] - l1[j])
         else:
             v = max(g[j] - l1[j], -g[j] - l1[j], 0.0)
-        worst = max(worst, v)
-    return worst
+        total += v
+    return total
 
 
 @njit(cache=True)
-def _newton_direction(indptr, indices, data, D, g, w, l1, l2, working, seed, max_inner, d, Xd, outer_violation):
+def _newton_direction(indptr, indices, data, D, g, w, l1, l2, working, seed, max_inner, threshold, d, Xd):
     """Coordinate descent on the quadratic model over ``working`` in a fresh random order per pass;
-    d and Xd (= X d) start at 0. Returns the number of inner passes."""
+    d and Xd (= X d) start at 0. A pass measures the model's violation sum_j |v_j| (its
+    minimum-norm subgradient at the d it had when visiting j); the passes stop once it is
+    <= threshold. Returns the number of passes."""
     np.random.seed(seed)
     n_work = working.shape[0]
     Hdiag = np.empty(n_work)
@@ -90,13 +96,12 @@ def _newton_direction(indptr, indices, data, D, g, w, l1, l2, working, seed, max
         for k in range(indptr[j], indptr[j + 1]):
             h += D[indices[k]] * data[k] * data[k]
         Hdiag[a] = h + l2[j] + NU
-    first_max = -1.0
     passes = 0
     order = np.arange(n_work)
     for _ in range(max_inner):
         passes += 1
         np.random.shuffle(order)
-        largest = 0.0
+        violation = 0.0
         for a in order:
             j = working[a]
             H = Hdiag[a]
@@ -105,6 +110,12 @@ def _newton_direction(indptr, indices, data, D, g, w, l1, l2, working, seed, max
                 i = indices[k]
                 G += D[i] * data[k] * Xd[i]
             u = w[j] + d[j]
+            if u > 0:
+                violation += abs(G + l1[j])
+            elif u < 0:
+                violation += abs(G - l1[j])
+            else:
+                violation += max(G - l1[j], -G - l1[j], 0.0)
             if G + l1[j] <= H * u:
                 z = -(G + l1[j]) / H
             elif G - l1[j] >= H * u:
@@ -115,10 +126,7 @@ def _newton_direction(indptr, indices, data, D, g, w, l1, l2, working, seed, max
                 d[j] += z
                 for k in range(indptr[j], indptr[j + 1]):
                     Xd[indices[k]] += z * data[k]
-                largest = max(largest, abs(z) * H)
-        if first_max < 0:
-            first_max = largest
-        if largest <= INNER_FRACTION * first_max or largest <= 1e-3 * outer_violation or largest == 0.0:
+        if violation <= threshold:
             break
     return passes
 
@@ -170,13 +178,16 @@ def newglmnet(objective, w, rng, max_inner: int = MAX_INNER):
     loss = _margins_and_curvature(z, y, cost, sig_weight, D)
     _gradient(indptr, indices, data, sig_weight, w, l2, g)
     F = loss + 0.5 * float(np.dot(l2 * w, w)) + _l1_terms(w, w, l1, 0.0)[0]
+    inner_tol, retries = 1.0, 0
+    first_violation = _violation(g, w, l1)
     while True:
-        violation = _violation(g, w, l1)
         working = np.flatnonzero((w != 0) | (g > l1) | (g < -l1)).astype(np.int64)
         d[:] = 0.0
         Xd[:] = 0.0
         passes = _newton_direction(indptr, indices, data, D, g, w, l1, l2, working,
-                                   int(rng.integers(0, 2 ** 31)), max_inner, d, Xd, violation)
+                                   int(rng.integers(0, 2 ** 31)), max_inner, inner_tol * first_violation, d, Xd)
+        if passes == 1:                 # the model was solved loosely at once: ask more of the next one
+            inner_tol *= INNER_SHRINK
         l1_now, l1_full = _l1_terms(w, d, l1, 1.0)
         delta = float(np.dot(g, d)) + l1_full - l1_now
         step, accepted = 1.0, False
@@ -194,10 +205,15 @@ def newglmnet(objective, w, rng, max_inner: int = MAX_INNER):
                     accepted = True
                     break
             step *= BACKTRACK
+        if (not accepted or delta >= 0) and retries < MAX_RETRIES and passes < max_inner:
+            retries += 1                # a loosely solved model misled the step: solve it more accurately
+            inner_tol *= RETRY_SHRINK
+            continue
         if not accepted or delta >= 0:
             yield Step(w=w, f=F, grad_norm=_pseudo_norm(g, w, l1), counters={"inner_passes": passes,
                        "line_search_evals": trial + 1, "nonzeros": nonzeros(w)}, done=True)
             return
+        retries = 0
         w[:] = wd
         z, z_trial = z_trial, z
         F = F_t
