@@ -25,6 +25,7 @@ from .cli_options import (check_numbers, chosen_solver, regularization, report, 
                           training_options)
 from .errors import DataFormatError, LoglinError, about_file
 from .outputs import check_writable
+from .training import DEFAULT_C, DEFAULT_MAX_ITER
 
 SCALE_HELP = ("-C is LIBLINEAR's scale (1/2||w||^2 + C*sum loss); --sigma2 S is the Gaussian-prior variance "
               "on the unnormalized log-likelihood, identical to C = S (the papers' sigma^2 = 10 on NLP data "
@@ -59,6 +60,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bias", type=float, nargs="?", const=1.0, default=0.0,
                    help="append a constant feature of value B (default 1 when given without a value)")
     p.add_argument("--no-regularize-bias", action="store_true", help="leave the bias weight unregularized")
+    p.add_argument("--cv", type=int, default=None, metavar="K",
+                   help="K-fold cross-validation (stratified): of the given C, or of the path of -C auto "
+                        "(default 5 folds there); prints the table, --json reports it")
+    p.add_argument("--cv-plot", type=Path, default=None, metavar="FILE.png",
+                   help="with --cv / -C auto: a plot of the cross-validated accuracy against C")
     p.add_argument("--cutoff", type=int, default=None,
                    help="events and tagging corpora: drop predicates seen in fewer events; default 1")
     p.add_argument("--all-pairs", action="store_true",
@@ -121,14 +127,26 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_train(args):
-    check_writable(args.output, args.trace)
+    check_writable(args.output, args.trace, getattr(args, "cv_plot", None))
     from .training import train
     if args.format in ("conll2000-chunk", "conll2000-pos", "brown"):
         return _train_tagger(args)
     problem_kind = "binary" if args.model == "lr" else "maxent"
-    C = regularization(args, problem_kind)
+    searching = args.C == "auto"
+    if (searching or args.cv) and args.format != "svmlight":
+        raise LoglinError("-C auto and --cv need svmlight data")
+    C = DEFAULT_C[problem_kind] if searching else regularization(args, problem_kind)
     kinds = ("maxent", "binary") if args.model == "auto" else (problem_kind,)
     options = solver_options(args, chosen_solver(args, problem_kind), kinds)   # before the data is read
+    cv = None
+    if searching or args.cv:
+        with about_file(args.data):
+            cv = _cross_validate(args, C, options)
+        C = cv.best_C if searching else C
+        if not args.json and not args.quiet:
+            print(f"{args.cv or DEFAULT_FOLDS}-fold cross-validation:\n{cv.table()}")
+        if args.cv_plot:
+            cv.plot(args.cv_plot)
     with about_file(args.data):
         problem, kind = _training_problem(args, C)
     problem_kind = "binary" if kind == "lr" else "maxent"
@@ -138,14 +156,40 @@ def cmd_train(args):
     model.save(args.output)
     if args.trace:
         result.trace.save(args.trace)
-    report(args, {"solver": solver, "model": kind, "C": C, "objective": result.f, "grad_norm": result.grad_norm,
-                  "iterations": result.iterations, "train_seconds": result.train_seconds,
-                  "converged": result.converged, "stop_reason": result.stop_reason, "model_file": str(args.output)},
-           f"trained {kind} with {solver}: objective {result.f:.8g}, {result.iterations} iterations, "
-           f"{result.train_seconds:.2f} s ({result.stop_reason})")
+    summary = {"solver": solver, "model": kind, "C": C, "objective": result.f, "grad_norm": result.grad_norm,
+               "iterations": result.iterations, "train_seconds": result.train_seconds,
+               "converged": result.converged, "stop_reason": result.stop_reason, "model_file": str(args.output),
+               "nonzero_weights": int(np.count_nonzero(result.w))}
+    if cv is not None:
+        summary["cv"] = {"folds": args.cv or DEFAULT_FOLDS, "scoring": cv.scoring, "Cs": cv.Cs.tolist(),
+                         "mean": cv.mean.tolist(), "best_C": cv.best_C}
+    report(args, summary, f"trained {kind} with {solver}: objective {result.f:.8g}, {result.iterations} iterations, "
+                          f"{result.train_seconds:.2f} s ({result.stop_reason})")
     if not result.converged:
         print(f"loglin: warning: {result.advice}", file=sys.stderr)
     return 0
+
+
+DEFAULT_FOLDS = 5
+
+
+def _cross_validate(args, C, options):
+    """The cross-validated path of the model `loglin train` would fit: -C auto searches AUTO_CS, --cv alone
+    scores the given C."""
+    from .data import read_svmlight
+    from .estimators import LogisticRegression, MaxentClassifier
+    from .selection import AUTO_CS, DEFAULT_PATIENCE, cross_validation_path
+    X, y = read_svmlight(args.data)
+    binary = args.model == "lr" or (args.model == "auto" and len(np.unique(y)) == 2)
+    bias = args.bias if args.bias and args.bias > 0 else 0.0
+    estimator = (LogisticRegression if binary else MaxentClassifier)(
+        C=C, penalty=args.penalty, l1_ratio=args.l1_ratio, solver=args.solver or "auto", tol=args.tol,
+        max_iter=args.max_iter or DEFAULT_MAX_ITER["binary" if binary else "maxent"], fit_intercept=bias > 0,
+        intercept_scaling=bias or 1.0, regularize_intercept=not args.no_regularize_bias, random_state=args.seed,
+        solver_options=options or None)
+    searching = args.C == "auto"
+    return cross_validation_path(estimator, X, y, AUTO_CS if searching else [C], cv=args.cv or DEFAULT_FOLDS,
+                                 random_state=args.seed, patience=DEFAULT_PATIENCE if searching else None)
 
 
 def _training_problem(args, C):

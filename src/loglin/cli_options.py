@@ -24,14 +24,25 @@ def _per_kind(table) -> str:
                      for kind, value in table.items())
 
 
+def c_value(text):
+    """-C's value: a number, or 'auto' (cross-validated)."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number or 'auto', got {text!r}") from None
+
+
 def training_options() -> argparse.ArgumentParser:
     """The parent parser (``parents=[training_options()]``) of every train command."""
     p = argparse.ArgumentParser(add_help=False)
     g = p.add_argument_group("training (the same for train, tag train and parse train)")
     reg = g.add_mutually_exclusive_group()
-    reg.add_argument("-C", dest="C", type=float, default=None,
+    reg.add_argument("-C", dest="C", type=c_value, default=None,
                      help=f"regularization constant, LIBLINEAR scale (1/2||w||^2 + C*sum loss); default per model "
-                          f"kind: {_per_kind(DEFAULT_C)}")
+                          f"kind: {_per_kind(DEFAULT_C)}; 'auto' (loglin train on svmlight data): chosen by "
+                          f"cross-validation (--cv folds) along a warm-started path of C = 2^-6 ... 2^10")
     reg.add_argument("--sigma2", type=float, default=None,
                      help="Gaussian prior variance on the unnormalized log-likelihood; the same as -C S")
     g.add_argument("--penalty", choices=("l2", "l1", "elasticnet"), default="l2",
@@ -75,7 +86,7 @@ NUMERIC_OPTIONS = {
     "seed": ("--seed", True, 0, True, 2 ** 63 - 1), "cutoff": ("--cutoff", True, 0, True, MAX_COUNT),
     "bias": ("--bias", False, 0.0, True, math.inf), "beam": ("--beam", True, 1, True, MAX_BEAM),
     "rare_threshold": ("--rare-threshold", True, 0, True, MAX_COUNT),
-    "l1_ratio": ("--l1-ratio", False, 0.0, True, 1.0),
+    "l1_ratio": ("--l1-ratio", False, 0.0, True, 1.0), "cv": ("--cv", True, 2, True, MAX_COUNT),
 }
 
 
@@ -95,6 +106,9 @@ def check_numbers(args) -> None:
 
 def regularization(args, kind: str) -> float:
     """C from -C / --sigma2, or the kind's default."""
+    if args.C == "auto":
+        raise LoglinError("-C auto (cross-validated C) is available in `loglin train` on svmlight data; "
+                          "here give a number")
     C = args.sigma2 if args.sigma2 is not None else (args.C if args.C is not None else DEFAULT_C[kind])
     if not np.isfinite(C) or C <= 0:
         raise LoglinError(f"the regularization constant must be positive, got {C}")
