@@ -85,9 +85,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("svmlight", "events"), default=None)
     p.add_argument("--json", action="store_true", help="print one JSON object {n, accuracy (percent), ...}")
 
-    p = sub.add_parser("info", help="describe a model file")
+    p = sub.add_parser("info", help="describe a model file (any kind)")
     p.add_argument("model", type=Path)
+    p.add_argument("--top", type=int, default=None, metavar="N",
+                   help="also the N largest and N most negative weights per label (chain models: transitions)")
     p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("dump", help="every non-zero weight of a model file: label, feature, weight")
+    p.add_argument("model", type=Path)
+    p.add_argument("-o", "--output", type=Path, default=None, help="output file (default: standard output)")
+    p.add_argument("--json", action="store_true", help="JSON lines {label, feature, weight} instead of TSV")
 
     p = sub.add_parser("solvers", help="list the solvers, the model kinds they serve and their papers")
     p.add_argument("--json", action="store_true", help="print one JSON list of {name, kinds, summary, paper, ...}")
@@ -331,12 +338,36 @@ def model_info(model) -> dict:
 
 
 def cmd_info(args):
-    info = model_info(_load_model(args.model))
+    from .inspection import top, top_text
+    model = _load_model(args.model)
+    info = model_info(model)
+    if args.top is not None and args.top < 1:
+        raise LoglinError(f"--top must be a positive count, got {args.top}")
     if args.json:
+        if args.top:
+            info["top"] = top(model, args.top)
         print(json.dumps(info, default=str))
     else:
         for k, v in info.items():
             print(f"{k}: {v}")
+        if args.top:
+            print(f"top {args.top} weights per label:\n{top_text(model, args.top)}")
+    return 0
+
+
+def cmd_dump(args):
+    from .inspection import weights
+    if args.output is not None:
+        check_writable(args.output)
+    rows = weights(_load_model(args.model))
+    lines = (json.dumps({"label": a, "feature": f, "weight": v}) if args.json else f"{a}\t{f}\t{v!r}"
+             for a, f, v in rows)
+    if args.output is None:
+        for line in lines:
+            print(line)
+    else:
+        with open(args.output, "w", encoding="utf-8") as out:
+            out.writelines(line + "\n" for line in lines)
     return 0
 
 
@@ -460,7 +491,7 @@ def _train_tagger(args):
     return train_tagger(args)
 
 
-COMMANDS = {"train": cmd_train, "predict": cmd_predict, "evaluate": cmd_evaluate, "info": cmd_info,
+COMMANDS = {"train": cmd_train, "predict": cmd_predict, "evaluate": cmd_evaluate, "info": cmd_info, "dump": cmd_dump,
             "solvers": cmd_solvers, "demo": cmd_demo, "reproduce": cmd_reproduce}
 
 
