@@ -38,7 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="loglin",
         description="Train log-linear models (Maxent, logistic regression) with IS, CD, dual CD, EG, TRON, "
-                    "L-BFGS and SGD.\n\n" + SCALE_HELP,
+                    "L-BFGS and SGD.\n\n" + SCALE_HELP + "\n\nEvery command takes --encoding ENC: the text "
+                    "encoding of its input files (default UTF-8; e.g. latin-1).",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"loglin {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -497,27 +498,56 @@ COMMANDS = {"train": cmd_train, "predict": cmd_predict, "evaluate": cmd_evaluate
 
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        argv, encoding = _encoding_option(argv)
+    except ValueError as exc:
+        print(f"loglin: error: {exc}", file=sys.stderr)
+        return 2
     parser = build_parser()
     if argv and argv[0] == "tag":
         from .tagging.cli import tag_main
-        return _guard(lambda: tag_main(argv[1:]))
+        return _guard(lambda: tag_main(argv[1:]), encoding)
     if argv and argv[0] == "parse":
         from .parsing.cli import parse_main
-        return _guard(lambda: parse_main(argv[1:]))
+        return _guard(lambda: parse_main(argv[1:]), encoding)
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
         return 0
-    return _guard(lambda: check_numbers(args) or COMMANDS[args.command](args))
+    return _guard(lambda: check_numbers(args) or COMMANDS[args.command](args), encoding)
 
 
-def _guard(run) -> int:
+def _encoding_option(argv):
+    """(argv without ``--encoding ENC``, ENC or None): every command's text inputs are read in ENC."""
+    from .data._files import check_encoding
+    out, encoding, i = [], None, 0
+    while i < len(argv):
+        item = argv[i]
+        if item == "--":
+            out += argv[i:]
+            break
+        if item == "--encoding" or item.startswith("--encoding="):
+            if "=" in item:
+                encoding = item.partition("=")[2]
+            elif i + 1 < len(argv):
+                encoding, i = argv[i + 1], i + 1
+            else:
+                raise ValueError("--encoding needs a value (e.g. latin-1)")
+            check_encoding(encoding)
+        else:
+            out.append(item)
+        i += 1
+    return out, encoding
+
+
+def _guard(run, encoding=None) -> int:
     """Errors we raise on purpose become one line and exit code 2; a run stopped by SIGINT / SIGTERM
     (its model kept) exits with 128 + the signal's number, as the shell reports a killed command."""
     from .signals import exit_status, received, received_count
     mark = received_count()
     try:
-        with warnings.catch_warnings():
+        from .data._files import reading_encoding
+        with warnings.catch_warnings(), reading_encoding(encoding):
             warnings.showwarning = _show_warning
             code = int(run() or 0)
         return code if received(mark) is None else exit_status(received(mark))

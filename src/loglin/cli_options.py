@@ -73,6 +73,9 @@ def training_options() -> argparse.ArgumentParser:
                    help="a solver option, repeatable; e.g. -O order=blocks for eg (a wrong name lists the "
                         "solver's options)")
     g.add_argument("--json", action="store_true", help="print one JSON object with the results")
+    g.add_argument("--encoding", default=None, metavar="ENC",
+                   help="text encoding of the input files (any loglin command takes it), e.g. latin-1 for the "
+                        "CoNLL-2007 Basque treebank; default UTF-8")
     g.add_argument("--quiet", action="store_true", help="no progress bar and no summary text (--json still prints)")
     return p
 
