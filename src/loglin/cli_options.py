@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -123,7 +122,8 @@ def max_iter(args, kind: str) -> int:
 
 
 def progress(args) -> bool:
-    return not args.quiet and not args.json and sys.stderr.isatty()
+    """A progress bar in a terminal, a line every few seconds in a log; none with --quiet / --json."""
+    return not args.quiet and not args.json
 
 
 def option_value(text):
