@@ -310,11 +310,13 @@ def cmd_evaluate(args):
     gold = _gold_as_model_labels(model, y)
     acc = 100.0 * float(np.mean(pred == gold))
     unseen = sorted(set(np.unique(gold).tolist()) - set(model.labels.tolist()))
+    from .metrics import classification_scores, scores_text
     scores = {"n": int(len(gold)), "accuracy": acc, "predict_seconds": seconds}
     if unseen:
         scores["unseen_labels"] = [str(u) for u in unseen[:20]]
+    scores.update(classification_scores(gold, pred))
     report(args, scores, f"accuracy {acc:.2f}% on {len(gold)} instances"
-            + (f" ({len(unseen)} gold labels never seen in training)" if unseen else ""))
+            + (f" ({len(unseen)} gold labels never seen in training)" if unseen else "") + "\n" + scores_text(scores))
     return 0
 
 

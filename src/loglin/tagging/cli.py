@@ -224,7 +224,11 @@ def _score_text(task, s):
     if task == "pos":
         unk = "" if s["unknown_accuracy"] is None else f", unknown words {s['unknown_accuracy']:.2f}%"
         return f"accuracy {s['accuracy']:.2f}% on {s['tokens']:,} tokens{unk} ({speed})"
-    return f"precision {s['precision']:.2f}%, recall {s['recall']:.2f}%, F1 {s['f1']:.2f} ({speed})"
+    text = f"precision {s['precision']:.2f}%, recall {s['recall']:.2f}%, F1 {s['f1']:.2f} ({speed})"
+    for kind, t in (s.get("by_type") or {}).items():       # conlleval's per-type lines
+        text += (f"\n  {kind:>10}: precision {t['precision']:6.2f}%, recall {t['recall']:6.2f}%, "
+                 f"F1 {t['f1']:6.2f}  ({t['gold']} gold, {t['guessed']} guessed)")
+    return text
 
 
 def _train_chain(args, C, sentences, checked) -> int:
@@ -267,7 +271,7 @@ def _chain_scores(model, gold_sentences, task) -> dict:
         out.update(accuracy=100.0 * hits / n, unknown_accuracy=None)
     else:
         scores = conlleval(gold, guess)
-        out.update({k: scores[k] for k in ("precision", "recall", "f1", "accuracy")})
+        out.update({k: scores[k] for k in ("precision", "recall", "f1", "accuracy", "by_type")})
     return out
 
 
