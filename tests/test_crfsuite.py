@@ -4,7 +4,6 @@ References are independent of loglin: python-crfsuite (CRFsuite's own L-BFGS / O
 for the objective, the feature names and the marginals; sklearn-crfsuite for the
 tutorial script; brute-force enumeration for marginals on tiny inputs.
 """
-import inspect
 import itertools
 import pickle
 import sys
@@ -23,13 +22,8 @@ except ImportError:                     # pytest run from elsewhere than the rep
 from loglin.crfsuite import CRF, CRFsuiteCompatibilityWarning, crfsuite_regularization, metrics
 from loglin.data.conll import read_conll2000
 from loglin.tagging.datasets import bundled_conll2000_small
-from loglin.training import train
 
 pycrfsuite = pytest.importorskip("pycrfsuite")
-
-HAVE_PENALTY = "penalty" in inspect.signature(train).parameters
-needs_penalty = pytest.mark.skipif(not HAVE_PENALTY, reason="c1 > 0 needs train(penalty=...) (L1 / elastic-net), "
-                                                            "not in this build yet")
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +102,6 @@ def test_objective_equals_crfsuite_tutorial(tutorial_features, c2, transitions, 
     assert set(crf.transition_features_) == set(info.transitions)
 
 
-@needs_penalty
 def test_objective_equals_crfsuite_owlqn(tutorial_features):
     X, y, _, _ = tutorial_features
     crf = CRF(c1=0.2, c2=0.05, all_possible_transitions=True, **tight()).fit(X, y)
@@ -119,20 +112,15 @@ def test_objective_equals_crfsuite_owlqn(tutorial_features):
     assert crf.objective_ == pytest.approx(theirs, rel=1e-5)
 
 
-def test_c1_without_l1_support_says_so():
-    if HAVE_PENALTY:
-        pytest.skip("this build has train(penalty=...)")
-    with pytest.raises(NotImplementedError, match="c1 > 0"):
-        CRF(c1=0.1).fit(MIXED, MIXED_Y)
-
-
 def test_regularization_mapping():
     for c1, c2 in [(0, 0.5), (0.3, 0), (0.2, 0.1)]:
         C, penalty, r = crfsuite_regularization(c1, c2)
+        r = {"l2": 0.0, "l1": 1.0}.get(penalty, r)
         # loglin's objective divided by C is CRFsuite's: l1 / C = c1, (1 - r) / (2C) = c2
         assert r / C == pytest.approx(c1) and (1 - r) / (2 * C) == pytest.approx(c2)
         assert penalty == {(True, False): "l2", (False, True): "l1", (False, False): "elasticnet"}[(c1 == 0, c2 == 0)]
-    assert crfsuite_regularization(None, None) == (0.5, "l2", 0.0)
+    assert crfsuite_regularization(None, None) == (0.5, "l2", None)
+    assert crfsuite_regularization(0.3, 0) == (pytest.approx(1 / 0.3), "l1", None)
     with pytest.raises(ValueError):
         crfsuite_regularization(0, 0)
 
@@ -201,7 +189,6 @@ def test_tutorial_runs_with_only_the_import_changed(conll):
 
 
 @pytest.mark.slow
-@needs_penalty
 def test_tutorial_with_c1(conll):
     pytest.importorskip("sklearn_crfsuite")
     train, test = conll[0][:300], conll[1][:100]
@@ -339,3 +326,10 @@ def test_metrics_against_definitions():
     assert "A" in metrics.flat_classification_report(y_true, y_pred)
     with pytest.raises(ValueError):
         metrics.flat_accuracy_score(y_true, y_pred[:2])
+
+
+def test_c1_alone_trains_a_sparse_l1_crf():
+    dense = CRF(c1=0.0, c2=0.05, max_iterations=500).fit(MIXED, MIXED_Y)
+    sparse = CRF(c1=0.5, c2=0.0, max_iterations=2000).fit(MIXED, MIXED_Y)
+    assert 0 < len(sparse.state_features_) < len(dense.state_features_)
+    assert sparse.objective_ == pytest.approx(sparse.objective(MIXED, MIXED_Y), rel=1e-9)

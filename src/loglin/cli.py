@@ -21,9 +21,11 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .cli_options import check_numbers, regularization, report, solver_options, training_keywords, training_options
+from .cli_options import (check_numbers, chosen_solver, regularization, report, solver_options, training_keywords,
+                          training_options)
 from .errors import DataFormatError, LoglinError, about_file
 from .outputs import check_writable
+from .training import DEFAULT_C, DEFAULT_MAX_ITER
 
 SCALE_HELP = ("-C is LIBLINEAR's scale (1/2||w||^2 + C*sum loss); --sigma2 S is the Gaussian-prior variance "
               "on the unnormalized log-likelihood, identical to C = S (the papers' sigma^2 = 10 on NLP data "
@@ -36,7 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="loglin",
         description="Train log-linear models (Maxent, logistic regression) with IS, CD, dual CD, EG, TRON, "
-                    "L-BFGS and SGD.\n\n" + SCALE_HELP,
+                    "L-BFGS and SGD.\n\n" + SCALE_HELP + "\n\nEvery command takes --encoding ENC: the text "
+                    "encoding of its input files (default UTF-8; e.g. latin-1).",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"loglin {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -58,6 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bias", type=float, nargs="?", const=1.0, default=0.0,
                    help="append a constant feature of value B (default 1 when given without a value)")
     p.add_argument("--no-regularize-bias", action="store_true", help="leave the bias weight unregularized")
+    p.add_argument("--cv", type=int, default=None, metavar="K",
+                   help="K-fold cross-validation (stratified): of the given C, or of the path of -C auto "
+                        "(default 5 folds there); prints the table, --json reports it")
+    p.add_argument("--cv-plot", type=Path, default=None, metavar="FILE.png",
+                   help="with --cv / -C auto: a plot of the cross-validated accuracy against C")
     p.add_argument("--cutoff", type=int, default=None,
                    help="events and tagging corpora: drop predicates seen in fewer events; default 1")
     p.add_argument("--all-pairs", action="store_true",
@@ -78,9 +86,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("svmlight", "events"), default=None)
     p.add_argument("--json", action="store_true", help="print one JSON object {n, accuracy (percent), ...}")
 
-    p = sub.add_parser("info", help="describe a model file")
+    p = sub.add_parser("info", help="describe a model file (any kind)")
     p.add_argument("model", type=Path)
+    p.add_argument("--top", type=int, default=None, metavar="N",
+                   help="also the N largest and N most negative weights per label (chain models: transitions)")
     p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("dump", help="every non-zero weight of a model file: label, feature, weight")
+    p.add_argument("model", type=Path)
+    p.add_argument("-o", "--output", type=Path, default=None, help="output file (default: standard output)")
+    p.add_argument("--json", action="store_true", help="JSON lines {label, feature, weight} instead of TSV")
 
     p = sub.add_parser("solvers", help="list the solvers, the model kinds they serve and their papers")
     p.add_argument("--json", action="store_true", help="print one JSON list of {name, kinds, summary, paper, ...}")
@@ -120,31 +135,69 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_train(args):
-    check_writable(args.output, args.trace)
-    from .training import default_solver, train
+    check_writable(args.output, args.trace, getattr(args, "cv_plot", None))
+    from .training import train
     if args.format in ("conll2000-chunk", "conll2000-pos", "brown"):
         return _train_tagger(args)
     problem_kind = "binary" if args.model == "lr" else "maxent"
-    C = regularization(args, problem_kind)
+    searching = args.C == "auto"
+    if (searching or args.cv) and args.format != "svmlight":
+        raise LoglinError("-C auto and --cv need svmlight data")
+    C = DEFAULT_C[problem_kind] if searching else regularization(args, problem_kind)
     kinds = ("maxent", "binary") if args.model == "auto" else (problem_kind,)
-    options = solver_options(args, args.solver or default_solver(problem_kind), kinds)   # before the data is read
+    options = solver_options(args, chosen_solver(args, problem_kind), kinds)   # before the data is read
+    cv = None
+    if searching or args.cv:
+        with about_file(args.data):
+            cv = _cross_validate(args, C, options)
+        C = cv.best_C if searching else C
+        if not args.json and not args.quiet:
+            print(f"{args.cv or DEFAULT_FOLDS}-fold cross-validation:\n{cv.table()}")
+        if args.cv_plot:
+            cv.plot(args.cv_plot)
     with about_file(args.data):
         problem, kind = _training_problem(args, C)
     problem_kind = "binary" if kind == "lr" else "maxent"
-    solver = args.solver or default_solver(problem_kind)
+    solver = chosen_solver(args, problem_kind)
     model, result = train(problem, C, solver, warn=False, info={"data_format": args.format, "kind": kind},
                           **training_keywords(args, problem_kind, options))
     model.save(args.output)
     if args.trace:
         result.trace.save(args.trace)
-    report(args, {"solver": solver, "model": kind, "C": C, "objective": result.f, "grad_norm": result.grad_norm,
-                  "iterations": result.iterations, "train_seconds": result.train_seconds,
-                  "converged": result.converged, "stop_reason": result.stop_reason, "model_file": str(args.output)},
-           f"trained {kind} with {solver}: objective {result.f:.8g}, {result.iterations} iterations, "
-           f"{result.train_seconds:.2f} s ({result.stop_reason})")
+    summary = {"solver": solver, "model": kind, "C": C, "objective": result.f, "grad_norm": result.grad_norm,
+               "iterations": result.iterations, "train_seconds": result.train_seconds,
+               "converged": result.converged, "stop_reason": result.stop_reason, "model_file": str(args.output),
+               "nonzero_weights": int(np.count_nonzero(result.w))}
+    if cv is not None:
+        summary["cv"] = {"folds": args.cv or DEFAULT_FOLDS, "scoring": cv.scoring, "Cs": cv.Cs.tolist(),
+                         "mean": cv.mean.tolist(), "best_C": cv.best_C}
+    report(args, summary, f"trained {kind} with {solver}: objective {result.f:.8g}, {result.iterations} iterations, "
+                          f"{result.train_seconds:.2f} s ({result.stop_reason})")
     if not result.converged:
         print(f"loglin: warning: {result.advice}", file=sys.stderr)
     return 0
+
+
+DEFAULT_FOLDS = 5
+
+
+def _cross_validate(args, C, options):
+    """The cross-validated path of the model `loglin train` would fit: -C auto searches AUTO_CS, --cv alone
+    scores the given C."""
+    from .data import read_svmlight
+    from .estimators import LogisticRegression, MaxentClassifier
+    from .selection import AUTO_CS, DEFAULT_PATIENCE, cross_validation_path
+    X, y = read_svmlight(args.data)
+    binary = args.model == "lr" or (args.model == "auto" and len(np.unique(y)) == 2)
+    bias = args.bias if args.bias and args.bias > 0 else 0.0
+    estimator = (LogisticRegression if binary else MaxentClassifier)(
+        C=C, penalty=args.penalty, l1_ratio=args.l1_ratio, solver=args.solver or "auto", tol=args.tol,
+        max_iter=args.max_iter or DEFAULT_MAX_ITER["binary" if binary else "maxent"], fit_intercept=bias > 0,
+        intercept_scaling=bias or 1.0, regularize_intercept=not args.no_regularize_bias, random_state=args.seed,
+        solver_options=options or None)
+    searching = args.C == "auto"
+    return cross_validation_path(estimator, X, y, AUTO_CS if searching else [C], cv=args.cv or DEFAULT_FOLDS,
+                                 random_state=args.seed, patience=DEFAULT_PATIENCE if searching else None)
 
 
 def _training_problem(args, C):
@@ -257,11 +310,13 @@ def cmd_evaluate(args):
     gold = _gold_as_model_labels(model, y)
     acc = 100.0 * float(np.mean(pred == gold))
     unseen = sorted(set(np.unique(gold).tolist()) - set(model.labels.tolist()))
+    from .metrics import classification_scores, scores_text
     scores = {"n": int(len(gold)), "accuracy": acc, "predict_seconds": seconds}
     if unseen:
         scores["unseen_labels"] = [str(u) for u in unseen[:20]]
+    scores.update(classification_scores(gold, pred))
     report(args, scores, f"accuracy {acc:.2f}% on {len(gold)} instances"
-            + (f" ({len(unseen)} gold labels never seen in training)" if unseen else ""))
+            + (f" ({len(unseen)} gold labels never seen in training)" if unseen else "") + "\n" + scores_text(scores))
     return 0
 
 
@@ -286,12 +341,36 @@ def model_info(model) -> dict:
 
 
 def cmd_info(args):
-    info = model_info(_load_model(args.model))
+    from .inspection import top, top_text
+    model = _load_model(args.model)
+    info = model_info(model)
+    if args.top is not None and args.top < 1:
+        raise LoglinError(f"--top must be a positive count, got {args.top}")
     if args.json:
+        if args.top:
+            info["top"] = top(model, args.top)
         print(json.dumps(info, default=str))
     else:
         for k, v in info.items():
             print(f"{k}: {v}")
+        if args.top:
+            print(f"top {args.top} weights per label:\n{top_text(model, args.top)}")
+    return 0
+
+
+def cmd_dump(args):
+    from .inspection import weights
+    if args.output is not None:
+        check_writable(args.output)
+    rows = weights(_load_model(args.model))
+    lines = (json.dumps({"label": a, "feature": f, "weight": v}) if args.json else f"{a}\t{f}\t{v!r}"
+             for a, f, v in rows)
+    if args.output is None:
+        for line in lines:
+            print(line)
+    else:
+        with open(args.output, "w", encoding="utf-8") as out:
+            out.writelines(line + "\n" for line in lines)
     return 0
 
 
@@ -415,33 +494,62 @@ def _train_tagger(args):
     return train_tagger(args)
 
 
-COMMANDS = {"train": cmd_train, "predict": cmd_predict, "evaluate": cmd_evaluate, "info": cmd_info,
+COMMANDS = {"train": cmd_train, "predict": cmd_predict, "evaluate": cmd_evaluate, "info": cmd_info, "dump": cmd_dump,
             "solvers": cmd_solvers, "demo": cmd_demo, "reproduce": cmd_reproduce}
 
 
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        argv, encoding = _encoding_option(argv)
+    except ValueError as exc:
+        print(f"loglin: error: {exc}", file=sys.stderr)
+        return 2
     parser = build_parser()
     if argv and argv[0] == "tag":
         from .tagging.cli import tag_main
-        return _guard(lambda: tag_main(argv[1:]))
+        return _guard(lambda: tag_main(argv[1:]), encoding)
     if argv and argv[0] == "parse":
         from .parsing.cli import parse_main
-        return _guard(lambda: parse_main(argv[1:]))
+        return _guard(lambda: parse_main(argv[1:]), encoding)
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
         return 0
-    return _guard(lambda: check_numbers(args) or COMMANDS[args.command](args))
+    return _guard(lambda: check_numbers(args) or COMMANDS[args.command](args), encoding)
 
 
-def _guard(run) -> int:
+def _encoding_option(argv):
+    """(argv without ``--encoding ENC``, ENC or None): every command's text inputs are read in ENC."""
+    from .data._files import check_encoding
+    out, encoding, i = [], None, 0
+    while i < len(argv):
+        item = argv[i]
+        if item == "--":
+            out += argv[i:]
+            break
+        if item == "--encoding" or item.startswith("--encoding="):
+            if "=" in item:
+                encoding = item.partition("=")[2]
+            elif i + 1 < len(argv):
+                encoding, i = argv[i + 1], i + 1
+            else:
+                raise ValueError("--encoding needs a value (e.g. latin-1)")
+            check_encoding(encoding)
+        else:
+            out.append(item)
+        i += 1
+    return out, encoding
+
+
+def _guard(run, encoding=None) -> int:
     """Errors we raise on purpose become one line and exit code 2; a run stopped by SIGINT / SIGTERM
     (its model kept) exits with 128 + the signal's number, as the shell reports a killed command."""
     from .signals import exit_status, received, received_count
     mark = received_count()
     try:
-        with warnings.catch_warnings():
+        from .data._files import reading_encoding
+        with warnings.catch_warnings(), reading_encoding(encoding):
             warnings.showwarning = _show_warning
             code = int(run() or 0)
         return code if received(mark) is None else exit_status(received(mark))

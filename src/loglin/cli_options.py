@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -24,16 +23,33 @@ def _per_kind(table) -> str:
                      for kind, value in table.items())
 
 
+def c_value(text):
+    """-C's value: a number, or 'auto' (cross-validated)."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number or 'auto', got {text!r}") from None
+
+
 def training_options() -> argparse.ArgumentParser:
     """The parent parser (``parents=[training_options()]``) of every train command."""
     p = argparse.ArgumentParser(add_help=False)
     g = p.add_argument_group("training (the same for train, tag train and parse train)")
     reg = g.add_mutually_exclusive_group()
-    reg.add_argument("-C", dest="C", type=float, default=None,
+    reg.add_argument("-C", dest="C", type=c_value, default=None,
                      help=f"regularization constant, LIBLINEAR scale (1/2||w||^2 + C*sum loss); default per model "
-                          f"kind: {_per_kind(DEFAULT_C)}")
+                          f"kind: {_per_kind(DEFAULT_C)}; 'auto' (loglin train on svmlight data): chosen by "
+                          f"cross-validation (--cv folds) along a warm-started path of C = 2^-6 ... 2^10")
     reg.add_argument("--sigma2", type=float, default=None,
                      help="Gaussian prior variance on the unnormalized log-likelihood; the same as -C S")
+    g.add_argument("--penalty", choices=("l2", "l1", "elasticnet"), default="l2",
+                   help="l2: 1/2||w||^2 + C*sum loss; l1: ||w||_1 + C*sum loss (LIBLINEAR -s 6's scale, sparse "
+                        "models); elasticnet: R||w||_1 + (1-R)/2||w||^2 + C*sum loss with R = --l1-ratio "
+                        "(scikit-learn's scale); an L1 term trains with owlqn by default; default %(default)s")
+    g.add_argument("--l1-ratio", type=float, default=None, metavar="R",
+                   help="the L1 share R in [0, 1] of --penalty elasticnet")
     g.add_argument("--solver", default=None,
                    help=f"solver name (`loglin solvers` lists them with the model kinds they serve); default per "
                         f"model kind: {_per_kind(DEFAULT_SOLVERS)}")
@@ -56,6 +72,9 @@ def training_options() -> argparse.ArgumentParser:
                    help="a solver option, repeatable; e.g. -O order=blocks for eg (a wrong name lists the "
                         "solver's options)")
     g.add_argument("--json", action="store_true", help="print one JSON object with the results")
+    g.add_argument("--encoding", default=None, metavar="ENC",
+                   help="text encoding of the input files (any loglin command takes it), e.g. latin-1 for the "
+                        "CoNLL-2007 Basque treebank; default UTF-8")
     g.add_argument("--quiet", action="store_true", help="no progress bar and no summary text (--json still prints)")
     return p
 
@@ -69,6 +88,7 @@ NUMERIC_OPTIONS = {
     "seed": ("--seed", True, 0, True, 2 ** 63 - 1), "cutoff": ("--cutoff", True, 0, True, MAX_COUNT),
     "bias": ("--bias", False, 0.0, True, math.inf), "beam": ("--beam", True, 1, True, MAX_BEAM),
     "rare_threshold": ("--rare-threshold", True, 0, True, MAX_COUNT),
+    "l1_ratio": ("--l1-ratio", False, 0.0, True, 1.0), "cv": ("--cv", True, 2, True, MAX_COUNT),
 }
 
 
@@ -88,6 +108,9 @@ def check_numbers(args) -> None:
 
 def regularization(args, kind: str) -> float:
     """C from -C / --sigma2, or the kind's default."""
+    if args.C == "auto":
+        raise LoglinError("-C auto (cross-validated C) is available in `loglin train` on svmlight data; "
+                          "here give a number")
     C = args.sigma2 if args.sigma2 is not None else (args.C if args.C is not None else DEFAULT_C[kind])
     if not np.isfinite(C) or C <= 0:
         raise LoglinError(f"the regularization constant must be positive, got {C}")
@@ -99,7 +122,8 @@ def max_iter(args, kind: str) -> int:
 
 
 def progress(args) -> bool:
-    return not args.quiet and not args.json and sys.stderr.isatty()
+    """A progress bar in a terminal, a line every few seconds in a log; none with --quiet / --json."""
+    return not args.quiet and not args.json
 
 
 def option_value(text):
@@ -138,12 +162,26 @@ def trace_writer(path):
     return write
 
 
+def chosen_solver(args, kind: str, loss: str = "ll") -> str:
+    """--solver, or the default for the model kind, loss and --penalty; checked (penalty, and that the solver
+    serves them) before any data is read. ``kind``: a model kind of loglin.training ("tagger" included)."""
+    from .penalty import check_penalty
+    from .solvers import check
+    from .training import default_solver
+    rho = check_penalty(args.penalty, args.l1_ratio, loss)
+    penalty = "l2" if rho == 0 else "l1" if rho == 1 else "elasticnet"
+    solver = default_solver(kind, loss, penalty) if args.solver in (None, "auto") else args.solver
+    check(solver, "maxent" if kind == "tagger" else kind, loss, penalty)
+    return solver
+
+
 def training_keywords(args, kind: str, options: dict) -> dict:
     """The keyword arguments of :func:`loglin.training.train` that the shared options give; ``options``:
     the solver options from :func:`solver_options`, checked before any data was read."""
     return {"tol": args.tol, "gap_tol": args.gap_tol, "max_iter": max_iter(args, kind),
             "time_limit": args.time_limit, "clock": args.clock, "random_state": args.seed,
-            "progress": progress(args), "callback": trace_writer(args.trace), **options}
+            "progress": progress(args), "callback": trace_writer(args.trace), "penalty": args.penalty,
+            "l1_ratio": args.l1_ratio, **options}
 
 
 def report(args, result: dict, text: str) -> None:

@@ -107,7 +107,7 @@ except ImportError:                                     # pragma: no cover - exe
             return False
 
 # keyword arguments of train() that the estimator sets itself
-_RESERVED_OPTIONS = {"problem", "C", "solver", "w0", "tol", "max_iter", "time_limit", "random_state",
+_RESERVED_OPTIONS = {"problem", "C", "penalty", "l1_ratio", "solver", "w0", "tol", "max_iter", "time_limit", "random_state",
                      "progress", "evaluate", "callback", "warn", "info"}
 
 
@@ -232,10 +232,12 @@ def _seed(random_state):
 class _LoglinClassifier(_ClassifierMixin, _BaseEstimator):
     """Shared parameters, fitting and prediction; subclasses choose the model per number of classes."""
 
-    def __init__(self, C=1.0, *, solver="tron", tol=1e-4, max_iter=1000, fit_intercept=True,
-                 intercept_scaling=1.0, regularize_intercept=False, class_weight=None, warm_start=False,
-                 random_state=None, verbose=0, time_limit=None, solver_options=None):
+    def __init__(self, C=1.0, *, penalty="l2", l1_ratio=None, solver="auto", tol=1e-4, max_iter=1000,
+                 fit_intercept=True, intercept_scaling=1.0, regularize_intercept=False, class_weight=None,
+                 warm_start=False, random_state=None, verbose=0, time_limit=None, solver_options=None):
         self.C = C
+        self.penalty = penalty
+        self.l1_ratio = l1_ratio
         self.solver = solver
         self.tol = tol
         self.max_iter = max_iter
@@ -326,7 +328,7 @@ class _LoglinClassifier(_ClassifierMixin, _BaseEstimator):
 
     def _train(self, problem, kind, n_weights, classes):
         solvers = available_solvers(kind)
-        if self.solver not in solvers:
+        if self.solver != "auto" and self.solver not in solvers:
             raise ValueError(f"solver {self.solver!r} is not available for {kind} problems; "
                              f"valid solvers: {', '.join(solvers)}")
         w0 = None
@@ -334,7 +336,8 @@ class _LoglinClassifier(_ClassifierMixin, _BaseEstimator):
         if (self.warm_start and previous is not None and previous.kind == kind and len(previous.w) == n_weights
                 and len(previous.labels) == len(classes) and np.array_equal(previous.labels, classes)):
             w0 = previous.w
-        return train(problem, C=float(self.C), solver=self.solver, w0=w0, tol=float(self.tol),
+        return train(problem, C=float(self.C), solver=self.solver, penalty=self.penalty, l1_ratio=self.l1_ratio,
+                     w0=w0, tol=float(self.tol),
                      max_iter=int(self.max_iter), time_limit=self.time_limit,
                      random_state=_seed(self.random_state), progress=self.verbose > 0,
                      **(self.solver_options or {}))
@@ -442,9 +445,14 @@ class MaxentClassifier(_LoglinClassifier):
     ----------
     C : float, default 1.0
         LIBLINEAR's regularization constant (see the module docstring).
-    solver : str, default "tron"
-        Any registered solver for Maxent problems
-        (``loglin.training.available_solvers("maxent")``).
+    penalty : "l2", "l1" or "elasticnet", default "l2"
+        With an L1 term the objective is l1_ratio ||w||_1 + (1 - l1_ratio)/2 ||w||^2 + C sum loss
+        (scikit-learn's scale; "l1" is l1_ratio = 1, LIBLINEAR -s 6): sparse ``coef_``.
+    l1_ratio : float in [0, 1] or None
+        The L1 share of "elasticnet" (only there).
+    solver : str, default "auto"
+        "auto": loglin's default for the problem kind and penalty (:func:`loglin.training.default_solver`),
+        else any solver for Maxent problems (``loglin.training.available_solvers("maxent")``).
     tol : float, default 1e-4
         Stop when ||grad f(w)|| <= tol * ||grad f(0)||.
     max_iter : int, default 1000

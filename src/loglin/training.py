@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import ConvergenceWarning, InvalidInputError  # noqa: F401 (re-exported: loglin.training.ConvergenceWarning)
-from .solvers import TABLE, canonical, entry, serving
+from .penalty import check_penalty, penalized
+from .solvers import TABLE, canonical, check, entry, serving
 from .solvers.base import minimize
 from .solvers.options import check_solver_options
 
@@ -26,6 +27,7 @@ DEFAULT_SOLVERS = {"maxent": "tron", "binary": "tron", "chain": "lbfgs", "tree":
 DEFAULT_SOLVER = DEFAULT_SOLVERS["maxent"]
 # max-margin (loss "mm") objectives are not differentiable: their defaults are dual solvers
 DEFAULT_MM_SOLVERS = {"maxent": "eg-mm", "chain": "eg", "tree": "eg"}
+DEFAULT_L1_SOLVERS = {"binary": "newglmnet"}   # penalty "l1" / "elasticnet"; other kinds: owlqn
 # ||grad f(w)|| <= tol ||grad f(0)|| (LIBLINEAR's 1e-3 is loose on NLP data: docs/decisions/0010)
 DEFAULT_TOL = 1e-4
 DEFAULT_GAP_TOL = 1e-4          # dual solvers on chain / tree problems: relative duality gap
@@ -53,8 +55,10 @@ def problem_kind(problem) -> str:
                             f"TreeProblem")
 
 
-def default_solver(kind: str, loss: str = "ll") -> str:
-    """The solver used when none is named, for ``kind`` models with ``loss``."""
+def default_solver(kind: str, loss: str = "ll", penalty: str = "l2") -> str:
+    """The solver used when none is named, for ``kind`` models with ``loss`` and ``penalty``."""
+    if penalty != "l2":
+        return DEFAULT_L1_SOLVERS.get(kind, "owlqn")
     return DEFAULT_MM_SOLVERS[kind] if loss == "mm" else DEFAULT_SOLVERS[kind]
 
 
@@ -66,7 +70,7 @@ def available_solvers(kind=None) -> dict:
 def train(problem, C: float | None = None, solver: str | None = None, *, loss: str = "ll", space=None, w0=None,
           tol: float = DEFAULT_TOL, gap_tol: float | None = None, max_iter: int | None = None,
           time_limit=None, random_state=None, progress=False, evaluate=None, callback=None, clock: str = "wall",
-          warn=True, info=None, **options):
+          warn=True, info=None, penalty: str = "l2", l1_ratio: float | None = None, **options):
     """Fit ``problem`` and return (model, Result).
 
     ``C`` is LIBLINEAR's regularization constant (a BinaryProblem already has it
@@ -85,7 +89,9 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
     :class:`~loglin.parsing.model.ParserModel` (tree).
     """
     kind = problem_kind(problem)
-    solver = default_solver(kind, loss) if solver is None else solver
+    rho = check_penalty(penalty, l1_ratio, loss)
+    penalty = "l2" if rho == 0.0 else penalty
+    solver = default_solver(kind, loss, penalty) if solver in (None, "auto") else solver
     C = DEFAULT_C[kind] if C is None else C
     max_iter = DEFAULT_MAX_ITER[kind] if max_iter is None else max_iter
     name = canonical(solver)
@@ -93,8 +99,11 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
         raise InvalidInputError(f"loss must be one of {LOSSES}, got {loss!r}")
     if kind != "binary" and (not np.isfinite(C) or C <= 0):
         raise InvalidInputError(f"C must be positive and finite, got {C}")
+    check(name, kind, loss, "l1" if rho == 1.0 else "elasticnet" if rho > 0 else "l2")
     options = check_solver_options(name, kind, options)
-    objective = _objective(problem, kind, C, loss)
+    objective = penalized(_objective(problem, kind, C, loss), penalty, l1_ratio)
+    if rho > 0:
+        info = {**(info or {}), "penalty": penalty, "l1_ratio": rho}
     structured = kind in ("chain", "tree")
     if structured and name == "eg" and options.pop("anneal", loss == "ll"):
         from .structured.eg import collins_annealing     # section 7.1.1: C' annealed from 10/C down to 1/C

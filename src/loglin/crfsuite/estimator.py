@@ -14,7 +14,6 @@ docs/decisions/0015-crfsuite-drop-in.md lists every parameter and where it diffe
 """
 from __future__ import annotations
 
-import inspect
 import numbers
 import warnings
 
@@ -23,6 +22,7 @@ import numpy as np
 from ..errors import ConvergenceWarning, ModelFormatError
 from ..estimators import NotFittedError, _BaseEstimator
 from ..model_io import load_npz_model, save_npz_model
+from ..penalty import from_crfsuite
 from ..structured.crf_features import ChainFeatureSpace
 from . import features as F
 from .items import drop_zero_values, encode_sequences
@@ -52,22 +52,9 @@ class CRFsuiteCompatibilityWarning(UserWarning):
 
 
 def crfsuite_regularization(c1, c2):
-    """(C, penalty, l1_ratio) of loglin's train() for CRFsuite's c1 ||w||_1 + c2 ||w||^2.
-
-    Dividing l1_ratio ||w||_1 + (1 - l1_ratio)/2 ||w||^2 + C L by C gives
-    L + c1 ||w||_1 + c2 ||w||^2 with c1 = l1_ratio / C, c2 = (1 - l1_ratio) / (2 C).
-    """
-    c1 = 0.0 if c1 is None else float(c1)
-    c2 = DEFAULT_C2 if c2 is None else float(c2)
-    if not (np.isfinite(c1) and np.isfinite(c2)) or c1 < 0 or c2 < 0:
-        raise ValueError(f"c1 and c2 must be finite and non-negative, got c1={c1}, c2={c2}")
-    total = c1 + 2.0 * c2
-    if total == 0:
-        raise ValueError("c1 = c2 = 0 (no regularization) is not supported: loglin's objectives are "
-                         "regularized; use a small c2 such as 1e-6")
-    if c1 == 0:
-        return 1.0 / total, "l2", 0.0
-    return 1.0 / total, ("l1" if c2 == 0 else "elasticnet"), c1 / total
+    """(C, penalty, l1_ratio) of loglin's train() for CRFsuite's c1 ||w||_1 + c2 ||w||^2, None meaning
+    CRFsuite's defaults (:func:`loglin.penalty.from_crfsuite`)."""
+    return from_crfsuite(0.0 if c1 is None else c1, DEFAULT_C2 if c2 is None else c2)
 
 
 def _check_sequences(X, y, what):
@@ -191,10 +178,10 @@ class CRF(_BaseEstimator):
         for name in given:
             warnings.warn(f"CRF parameter {name}={getattr(self, name)!r} is ignored: {IGNORED[name]}",
                           CRFsuiteCompatibilityWarning, stacklevel=3)
-        if self.num_memories is not None and solver != "lbfgs":
+        if self.num_memories is not None and solver not in ("lbfgs", "owlqn"):
             warnings.warn("num_memories is ignored: only the lbfgs algorithm uses it",
                           CRFsuiteCompatibilityWarning, stacklevel=3)
-        if not self.all_possible_transitions and solver != "lbfgs":
+        if not self.all_possible_transitions and solver not in ("lbfgs", "owlqn"):
             warnings.warn(f"algorithm {self.algorithm!r} learns a weight for every label bigram, as "
                           "all_possible_transitions=True; only lbfgs keeps unseen bigrams at weight 0",
                           CRFsuiteCompatibilityWarning, stacklevel=3)
@@ -223,10 +210,9 @@ class CRF(_BaseEstimator):
         C, penalty, l1_ratio = crfsuite_regularization(self.c1, self.c2)
         extra = {}
         if penalty != "l2":
-            if "penalty" not in inspect.signature(train).parameters:
-                raise NotImplementedError("c1 > 0 (L1 / elastic-net, CRFsuite's OWL-QN) needs loglin's "
-                                          "train(penalty=...), which this build does not have; use c1=0")
             extra = {"penalty": penalty, "l1_ratio": l1_ratio}
+            if solver == "lbfgs":
+                solver = "owlqn"            # CRFsuite's lbfgs with c1 > 0 is OWL-QN too
         min_freq = float(self._number("min_freq", 0.0))
         max_iter = int(self._number("max_iterations", DEFAULT_MAX_ITERATIONS, integral=True))
         tol = float(self._number("epsilon", DEFAULT_TOL))
@@ -234,7 +220,7 @@ class CRF(_BaseEstimator):
         delta = float(self._number("delta", DEFAULT_DELTA))
         self._warn_ignored(solver)
         options = dict(self.solver_options or {})
-        if self.num_memories is not None and solver == "lbfgs":
+        if self.num_memories is not None and solver in ("lbfgs", "owlqn"):
             options["memory"] = int(self._number("num_memories", 6, low=1, integral=True))
 
         X, y = _check_sequences(X, y, "fit")

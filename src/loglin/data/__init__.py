@@ -10,12 +10,13 @@ line for malformed input, and reads ``.gz``, ``.bz2`` and ``.xz`` files.
 """
 
 from .brown import brown_corpus_files, read_brown, read_brown_files, simplify_brown_tag
+from ._files import reading_encoding
 from .conll import Sentence, is_projective, read_columns, read_conll2000, read_conllx, write_conllx
 from .events import Events, read_events, write_events
 from .paths import require_shared, shared_data_dir
 from .svmlight import read_svmlight, write_svmlight
 
-__all__ = [
+__all__ = ["reading_encoding", 
     "read_svmlight", "write_svmlight",
     "Events", "read_events", "write_events",
     "read_columns", "read_conll2000", "Sentence", "read_conllx", "write_conllx", "is_projective",

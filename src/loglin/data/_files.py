@@ -9,6 +9,10 @@ byte by counting newlines before it, which a streaming text decoder cannot do.
 from __future__ import annotations
 
 import bz2
+import codecs
+import contextlib
+import contextvars
+import functools
 import gzip
 import lzma
 import os
@@ -28,6 +32,30 @@ _DECOMPRESSORS = {
 _COMPRESSED_OPEN = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 
 PathLike = str | os.PathLike
+
+# The encoding text readers use when none is passed: UTF-8, or the CLI's --encoding for one command
+_ENCODING = contextvars.ContextVar("loglin_text_encoding", default="utf-8")
+
+
+def check_encoding(encoding: str) -> str:
+    """The codec's canonical name; an unknown name is a DataFormatError-free ValueError with one line."""
+    try:
+        return codecs.lookup(encoding).name
+    except LookupError:
+        raise ValueError(f"unknown text encoding {encoding!r} (e.g. utf-8, latin-1, cp1252)") from None
+
+
+@contextlib.contextmanager
+def reading_encoding(encoding: str | None):
+    """``with reading_encoding("latin-1"): ...``: text readers decode with it inside the block."""
+    if encoding is None:
+        yield
+        return
+    token = _ENCODING.set(check_encoding(encoding))
+    try:
+        yield
+    finally:
+        _ENCODING.reset(token)
 
 
 def read_bytes(path: PathLike) -> bytes:
@@ -65,12 +93,23 @@ def split_lines(data: bytes) -> list[bytes]:
     return lines
 
 
-def read_text_lines(path: PathLike, encoding: str = "utf-8") -> list[str]:
-    """Decode ``path`` and return its lines (without the ``\\n``).
+def takes_encoding(reader):
+    """Give a text reader an ``encoding=None`` keyword (None: UTF-8 or the one of :func:`reading_encoding`)."""
+    @functools.wraps(reader)
+    def read(*args, encoding: str | None = None, **kwargs):
+        with reading_encoding(encoding):
+            return reader(*args, **kwargs)
+    return read
+
+
+def read_text_lines(path: PathLike, encoding: str | None = None) -> list[str]:
+    """Decode ``path`` and return its lines (without the ``\\n``); ``encoding`` None: UTF-8 or the one
+    set by :func:`reading_encoding`.
 
     A leading UTF-8 byte-order mark is dropped. Undecodable bytes raise
     :class:`DataFormatError` naming the line and column of the first bad byte.
     """
+    encoding = _ENCODING.get() if encoding is None else check_encoding(encoding)
     data = read_bytes(path)
     try:
         text = data.decode(encoding)
@@ -81,7 +120,8 @@ def read_text_lines(path: PathLike, encoding: str = "utf-8") -> list[str]:
             path,
             line,
             f"expected {encoding.upper()} text, found undecodable byte "
-            f"0x{data[exc.start]:02x} at column {exc.start - line_start + 1}",
+            f"0x{data[exc.start]:02x} at column {exc.start - line_start + 1} (give the file's encoding with "
+            f"--encoding, e.g. latin-1)",
         ) from None
     if text.startswith("\ufeff"):
         text = text[1:]

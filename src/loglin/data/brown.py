@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..errors import DataFormatError
-from ._files import PathLike, read_text_lines, show
+from ._files import PathLike, read_text_lines, show, takes_encoding
 
 _CORPUS_FILE_RE = re.compile(r"c[a-r]\d\d")
 # Tag modifiers dropped by Huang et al. (2010) and Yu et al. (2011): foreign
@@ -66,6 +66,7 @@ def read_brown_files(directory: PathLike, simplify_tags: bool = False) -> dict[s
     return {path.name: _read_file(path, simplify_tags) for path in brown_corpus_files(directory)}
 
 
+@takes_encoding
 def read_brown(paths_or_dir: PathLike | Iterable[PathLike], simplify_tags: bool = False) -> list[TaggedSentence]:
     """Read Brown sentences as lists of ``(word, tag)`` pairs.
 

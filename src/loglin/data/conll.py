@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import DataFormatError, InvalidInputError
-from ._files import PathLike, open_text_for_write, read_text_lines, show
+from ._files import PathLike, open_text_for_write, read_text_lines, show, takes_encoding
 
 _IOB_RE = re.compile(r"O|[BI]-\S+")
 _MULTIWORD_RE = re.compile(r"\d+-\d+")   # CoNLL-U multiword token range, e.g. "3-4"
@@ -60,6 +60,7 @@ def _read_columns_numbered(path: PathLike, n_columns: int | None) -> list[list[t
     return sentences
 
 
+@takes_encoding
 def read_columns(path: PathLike, n_columns: int | None = None) -> list[list[tuple[str, ...]]]:
     """Read whitespace-separated columns, one token per line, sentences separated by blank lines.
 
@@ -72,6 +73,7 @@ def read_columns(path: PathLike, n_columns: int | None = None) -> list[list[tupl
     return [[fields for _, fields in sentence] for sentence in _read_columns_numbered(path, n_columns)]
 
 
+@takes_encoding
 def read_conll2000(path: PathLike) -> list[list[tuple[str, str, str]]]:
     """Read a ``word POS chunk`` file (CoNLL-2000 chunking; also CoNLL-2002-style NER).
 
@@ -105,6 +107,7 @@ class Sentence:
         return len(self.forms)
 
 
+@takes_encoding
 def read_conllx(path: PathLike, heads_required: bool = True) -> list[Sentence]:
     """Read a CoNLL-X or CoNLL-U dependency file.
 

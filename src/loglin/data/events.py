@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 
 from ..errors import DataFormatError, InvalidInputError
-from ._files import PathLike, open_text_for_write, read_text_lines, show
+from ._files import PathLike, open_text_for_write, read_text_lines, show, takes_encoding
 
 # Same spelling as OpenNLP's Float.parseFloat minus hex and type suffixes; the
 # non-finite spellings are included so that they are reported, not silently
@@ -57,6 +57,7 @@ class Events:
         return len(self.labels)
 
 
+@takes_encoding
 def read_events(path: PathLike) -> Events:
     """Read an event file (format in the module docstring) into :class:`Events`."""
     labels: list[str] = []

@@ -67,11 +67,10 @@ def write_with_heads(path, out, heads) -> None:
 
 def _train(args):
     check_writable(args.output)
-    from ..cli_options import regularization, report, solver_options, training_keywords
-    from ..training import default_solver
+    from ..cli_options import chosen_solver, regularization, report, solver_options, training_keywords
     from .model import check_options, train_parser
     C = regularization(args, "tree")
-    solver = args.solver or default_solver("tree", "mm" if args.model == "m3n" else "ll")
+    solver = chosen_solver(args, "tree", "mm" if args.model == "m3n" else "ll")
     check_options(args.model, solver)
     options = solver_options(args, solver, ("tree",))              # before the treebank is read
     train = _read(args.train)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator, Mapping
 
 from ..errors import InvalidInputError
+from ..penalty import PENALTIES
 from .base import Result, Step, minimize
 from .protocol import Objective, missing, objective_kind
 
@@ -37,6 +38,7 @@ class SolverEntry:
     needs: tuple = ("fun_grad",)
     losses: tuple | Mapping = ("ll",)    # per kind if a mapping; "mm": the max-margin (hinge) objectives
     dual: bool = False               # reports a duality gap; on chain / tree problems it stops on gap_tol
+    penalties: tuple = ("l2",)       # "l1" / "elasticnet": handles the L1 term of loglin.penalty
     _cache: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -75,6 +77,11 @@ TABLE: dict[str, SolverEntry] = {e.name: e for e in (
                 needs=("fun_grad", "accept", "hess_vec")),
     SolverEntry("lbfgs", "limited-memory BFGS with a strong-Wolfe line search",
                 "Liu & Nocedal 1989; baseline in all three papers", _flat("lbfgs", "lbfgs", KINDS)),
+    SolverEntry("owlqn", "orthant-wise L-BFGS for L1 / elastic-net penalties (the default with --penalty l1)",
+                "Andrew & Gao 2007", _flat("owlqn", "owlqn", KINDS), penalties=PENALTIES),
+    SolverEntry("newglmnet", "Newton steps solved by coordinate descent with a working set, for L1 / elastic-net "
+                "LR (LIBLINEAR -s 6's method; the default with --penalty l1 on binary LR)", "Yuan, Ho & Lin 2012",
+                _flat("newglmnet", "newglmnet", ("binary",)), penalties=PENALTIES),
     SolverEntry("sgd", "stochastic gradient descent, eta = eta0/(1 + k/n)", "Collins et al. 2008 sec. 7.1.3",
                 {**_flat("sgd", "sgd"), "chain": "loglin.structured.sgd:chain_sgd", "tree": f"{TREE}:tree_sgd"}),
     SolverEntry("cd", "primal coordinate descent: one Newton step + line search with bound (38)", HUANG,
@@ -137,9 +144,10 @@ def entry(name: str) -> SolverEntry:
     return TABLE[canonical(name)]
 
 
-def serving(kind: str, loss: str | None = None) -> list[str]:
-    """Names of the solvers that serve ``kind`` (and ``loss``, if given), in table order."""
-    return [n for n, e in TABLE.items() if kind in e.impl and (loss is None or loss in e.losses_for(kind))]
+def serving(kind: str, loss: str | None = None, penalty: str | None = None) -> list[str]:
+    """Names of the solvers that serve ``kind`` (and ``loss``, ``penalty``, if given), in table order."""
+    return [n for n, e in TABLE.items() if kind in e.impl and (loss is None or loss in e.losses_for(kind))
+            and (penalty is None or penalty in e.penalties)]
 
 
 def listed() -> list[tuple[str, SolverEntry]]:
@@ -147,8 +155,9 @@ def listed() -> list[tuple[str, SolverEntry]]:
     return list(TABLE.items())
 
 
-def check(name: str, kind: str, loss: str = "ll") -> SolverEntry:
-    """The entry of ``name`` if it serves ``kind`` models with ``loss``; else one error naming the choices."""
+def check(name: str, kind: str, loss: str = "ll", penalty: str = "l2") -> SolverEntry:
+    """The entry of ``name`` if it serves ``kind`` models with ``loss`` and ``penalty``; else one error
+    naming the choices."""
     e = entry(name)
     if kind not in e.impl:
         raise InvalidInputError(f"solver {name!r} does not serve {kind} models (it serves {', '.join(e.kinds)}); "
@@ -157,6 +166,9 @@ def check(name: str, kind: str, loss: str = "ll") -> SolverEntry:
         what = "needs a differentiable objective" if loss == "mm" else "trains max-margin (mm) objectives only"
         raise InvalidInputError(f"solver {name!r} {what}: for {kind} models with loss {loss!r} use "
                                 f"{', '.join(serving(kind, loss))}")
+    if penalty not in e.penalties:
+        raise InvalidInputError(f"solver {name!r} does not handle penalty {penalty!r}: for {kind} models with "
+                                f"penalty {penalty!r} use {', '.join(serving(kind, loss, penalty))}")
     return e
 
 
@@ -168,7 +180,7 @@ def resolve(name, objective) -> Callable[..., Iterator[Step]]:
     if callable(name):
         return name
     kind = objective_kind(objective)
-    e = check(name, kind, getattr(objective, "loss", "ll"))
+    e = check(name, kind, getattr(objective, "loss", "ll"), getattr(objective, "penalty", "l2"))
     lacking = missing(objective, e.needs)
     if lacking:
         raise InvalidInputError(f"solver {name!r} needs {', '.join(lacking)} of the objective, which "

@@ -29,6 +29,7 @@ import numpy as np
 from ..errors import ConvergenceWarning
 from ..signals import StopOnSignal
 from ..trace import Trace
+from .progress import Progress
 from .protocol import objective_kind  # noqa: F401  (the solver modules import it from here)
 from .stopping import StoppingRule, advice, safe_norm, strong_convexity
 
@@ -191,7 +192,8 @@ def _run(objective, gen, state, rule, trace, best, stop, *, g0_norm, max_iter, t
         state.scale_blocked = v.scale_blocked
         return v
 
-    bar = _progress_bar(progress, max_iter, solver)
+    bar = Progress(solver, rule.tol, rule.gap_tol) if progress else None
+    shown = 0                                   # iterations already counted by the progress display
     try:
         while state.it < max_iter:
             if stop.requested:
@@ -211,8 +213,6 @@ def _run(objective, gen, state, rule, trace, best, stop, *, g0_norm, max_iter, t
             if clock == "cpu":
                 wall_column["wall_seconds"] = wall
             state.it += 1
-            if bar is not None:
-                bar.update(1)
             if unrecorded is not None:              # the previous iteration stays out of the trace
                 skipped.add(unrecorded.counters)
                 unrecorded = None
@@ -226,7 +226,8 @@ def _run(objective, gen, state, rule, trace, best, stop, *, g0_norm, max_iter, t
             record = evaluate_and_record(step)
             f = record["objective"]
             if bar is not None:
-                bar.set_postfix(f=f"{f:.6g}", rel_grad=f"{record['rel_grad']:.2e}")
+                bar.update(record, state.it - shown)
+                shown = state.it
             if not math.isfinite(f):
                 state.reason = "diverged (objective is not finite)"
                 break
@@ -309,10 +310,4 @@ def _ratio(a, b):
 def _metric(evaluate, w):
     return None if evaluate is None else float(evaluate(w))
 
-
-def _progress_bar(progress, total, solver):
-    if not progress:
-        return None
-    from tqdm.auto import tqdm
-    return tqdm(total=total, desc=f"loglin {solver}", unit="it", leave=False, file=sys.stderr)
 

@@ -16,11 +16,11 @@ import sys
 import time
 from pathlib import Path
 
-from ..cli_options import check_numbers, regularization, report, solver_options, training_keywords, training_options
+from ..cli_options import (check_numbers, chosen_solver, regularization, report, solver_options, training_keywords,
+                           training_options)
 from ..errors import DataContentError, InvalidInputError, about_file
 from ..outputs import check_writable
 from ..structured.model import MODELS as CHAIN_MODELS
-from ..training import default_solver
 from .tagger import DEFAULT_BEAM, TASK_DEFAULTS, Tagger
 
 SUBCOMMANDS = ("train", "evaluate", "run")
@@ -190,12 +190,10 @@ def _train(args) -> int:
 
 def train_tagger(args) -> int:
     """Train the model that ``args`` (the tag train options, shared training options included) describe."""
-    from ..solvers import check
     check_writable(args.output, args.trace)
     kind = "tagger" if args.model == "maxent" else "chain"
     C = regularization(args, kind)
-    args.solver = args.solver or default_solver(kind, "mm" if args.model == "m3n" else "ll")
-    check(args.solver, "maxent" if kind == "tagger" else "chain", "mm" if args.model == "m3n" else "ll")
+    args.solver = chosen_solver(args, kind, "mm" if args.model == "m3n" else "ll")
     options = solver_options(args, args.solver, ("maxent" if kind == "tagger" else "chain",))   # before reading
     sentences = _read_gold(args.train, args.format, args.task, args.split)
     if kind == "chain":
@@ -226,7 +224,11 @@ def _score_text(task, s):
     if task == "pos":
         unk = "" if s["unknown_accuracy"] is None else f", unknown words {s['unknown_accuracy']:.2f}%"
         return f"accuracy {s['accuracy']:.2f}% on {s['tokens']:,} tokens{unk} ({speed})"
-    return f"precision {s['precision']:.2f}%, recall {s['recall']:.2f}%, F1 {s['f1']:.2f} ({speed})"
+    text = f"precision {s['precision']:.2f}%, recall {s['recall']:.2f}%, F1 {s['f1']:.2f} ({speed})"
+    for kind, t in (s.get("by_type") or {}).items():       # conlleval's per-type lines
+        text += (f"\n  {kind:>10}: precision {t['precision']:6.2f}%, recall {t['recall']:6.2f}%, "
+                 f"F1 {t['f1']:6.2f}  ({t['gold']} gold, {t['guessed']} guessed)")
+    return text
 
 
 def _train_chain(args, C, sentences, checked) -> int:
@@ -269,7 +271,7 @@ def _chain_scores(model, gold_sentences, task) -> dict:
         out.update(accuracy=100.0 * hits / n, unknown_accuracy=None)
     else:
         scores = conlleval(gold, guess)
-        out.update({k: scores[k] for k in ("precision", "recall", "f1", "accuracy")})
+        out.update({k: scores[k] for k in ("precision", "recall", "f1", "accuracy", "by_type")})
     return out
 
 

@@ -1,0 +1,160 @@
+"""L1 and elastic-net regularization, written once over any objective of the protocol.
+
+An objective of :mod:`loglin.solvers.protocol` is f(w) = 1/2 sum_t r_t w_t^2 + C L(w) (LIBLINEAR's
+scale; r_t = 0 leaves an unregularized bias free). With mixing rho = ``l1_ratio`` (scikit-learn's
+name and scale) it becomes
+
+    F(w) = rho sum_t r_t |w_t| + (1 - rho)/2 sum_t r_t w_t^2 + C L(w)
+
+``penalty="l1"`` is rho = 1, LIBLINEAR ``-s 6``'s ||w||_1 + C sum loss; CRFsuite's
+-loglik + c1 ||w||_1 + c2 ||w||^2 is 1/C = c1 + 2 c2, rho = c1 / (c1 + 2 c2) (:func:`from_crfsuite`).
+The smooth part s(w) = f(w) - rho/2 sum_t r_t w_t^2 is what OWL-QN differentiates
+(:meth:`PenalizedObjective.smooth_fun_grad`); ``fun_grad`` returns F and its minimum-norm
+subgradient (Andrew & Gao 2007's pseudo-gradient), zero exactly at the optimum, so the driver's
+relative test and, for rho < 1, its strong-convexity certificate (mu = (1 - rho) min r) apply as
+they are.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .errors import InvalidInputError
+
+PENALTIES = ("l2", "l1", "elasticnet")
+
+
+def l1_mixing(penalty: str = "l2", l1_ratio: float | None = None) -> float:
+    """rho, the weight of the L1 term, for scikit-learn's ``penalty`` / ``l1_ratio``; one error if invalid."""
+    if penalty not in PENALTIES:
+        raise InvalidInputError(f"penalty must be one of {', '.join(PENALTIES)}, got {penalty!r}")
+    if penalty == "elasticnet":
+        if l1_ratio is None:
+            raise InvalidInputError("penalty 'elasticnet' needs l1_ratio (--l1-ratio), a number in [0, 1]")
+        try:
+            rho = float(l1_ratio)
+        except (TypeError, ValueError):
+            raise InvalidInputError(f"l1_ratio must be a number in [0, 1], got {l1_ratio!r}") from None
+        if not 0.0 <= rho <= 1.0:
+            raise InvalidInputError(f"l1_ratio must be a number in [0, 1], got {l1_ratio!r}")
+        return rho
+    if l1_ratio is not None:
+        raise InvalidInputError(f"l1_ratio is used only with penalty 'elasticnet', not {penalty!r}")
+    return 1.0 if penalty == "l1" else 0.0
+
+
+def check_penalty(penalty: str, l1_ratio: float | None, loss: str = "ll") -> float:
+    """rho of :func:`l1_mixing`, after checking that the loss can take an L1 term."""
+    rho = l1_mixing(penalty, l1_ratio)
+    if rho > 0 and loss == "mm":
+        raise InvalidInputError(f"penalty {penalty!r} needs a differentiable loss; the max-margin (mm) models "
+                                f"train with the L2 penalty only")
+    return rho
+
+
+def from_crfsuite(c1: float, c2: float) -> tuple[float, str, float | None]:
+    """(C, penalty, l1_ratio) minimizing CRFsuite's -loglik + c1 ||w||_1 + c2 ||w||^2 (same minimizer)."""
+    c1, c2 = float(c1), float(c2)
+    if not (c1 >= 0 and c2 >= 0 and c1 + c2 > 0) or not np.isfinite(c1 + c2):
+        raise InvalidInputError(f"c1 and c2 must be non-negative and finite, not both 0 (loglin's objectives are "
+                                f"regularized: use a small c2 such as 1e-6); got c1={c1}, c2={c2}")
+    scale = c1 + 2.0 * c2
+    if c1 == 0:
+        return 1.0 / scale, "l2", None
+    if c2 == 0:
+        return 1.0 / scale, "l1", None
+    return 1.0 / scale, "elasticnet", c1 / scale
+
+
+class PenalizedObjective:
+    """F of the module docstring over ``inner``; what the solver table reads: ``penalty``, ``l1``, ``reg``."""
+
+    HIDDEN = ("hess_vec", "hess_diag", "dual_state")    # second-order and dual methods do not apply to F
+
+    def __init__(self, inner, rho: float):
+        if not 0.0 < rho <= 1.0:
+            raise InvalidInputError(f"the L1 weight must be in (0, 1], got {rho}")
+        base = np.asarray(inner.reg, dtype=np.float64)
+        self.inner = inner
+        self.rho = float(rho)
+        self.penalty = "l1" if rho == 1.0 else "elasticnet"
+        self.n = inner.n
+        self.kind = getattr(inner, "kind", "maxent")
+        self.l1 = rho * base                 # per-weight L1 coefficients rho r_t
+        self.reg = (1.0 - rho) * base        # the L2 part: mu of the stopping certificate
+
+    def __getattr__(self, name):
+        # problem, C, loss, normalized(), ... of the inner objective; never its Hessian or dual
+        if name in PenalizedObjective.HIDDEN or name == "inner":
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    def smooth_fun_grad(self, w, keep_cache=False):
+        """(s(w), grad s(w)): the inner f and gradient without rho/2 sum r_t w_t^2."""
+        f, g = self.inner.fun_grad(w, keep_cache)
+        return smooth_part(f, g, w, self.l1)
+
+    def smooth_fun(self, w):
+        return self.inner.fun(w) - 0.5 * float(np.dot(self.l1 * w, w))
+
+    def fun(self, w):
+        return self.smooth_fun(w) + l1_norm(w, self.l1)
+
+    def fun_grad(self, w, keep_cache=True):
+        f, g = self.smooth_fun_grad(w, keep_cache)
+        pg = np.empty_like(g)
+        pseudo_gradient(g, w, self.l1, pg)
+        return f + l1_norm(w, self.l1), pg
+
+    def accept(self):
+        self.inner.accept()
+
+
+def penalized(objective, penalty: str = "l2", l1_ratio: float | None = None):
+    """``objective`` itself for an L2 penalty, else its :class:`PenalizedObjective`."""
+    rho = check_penalty(penalty, l1_ratio, getattr(objective, "loss", "ll"))
+    if rho == 0.0:
+        return objective
+    if getattr(objective, "reg", None) is None:
+        raise InvalidInputError(f"{type(objective).__name__} does not expose its regularization weights (reg)")
+    return PenalizedObjective(objective, rho)
+
+
+def nonzeros(w) -> int:
+    """The number of non-zero weights (what an L1 model is chosen for)."""
+    return int(np.count_nonzero(w))
+
+
+@njit(cache=True)
+def smooth_part(f, g, w, l1):
+    """(f - 1/2 sum l1_t w_t^2, g - l1 * w): removes the L2 share that became L1."""
+    out = np.empty_like(g)
+    half = 0.0
+    for t in range(g.shape[0]):
+        half += l1[t] * w[t] * w[t]
+        out[t] = g[t] - l1[t] * w[t]
+    return f - 0.5 * half, out
+
+
+@njit(cache=True)
+def l1_norm(w, l1):
+    total = 0.0
+    for t in range(w.shape[0]):
+        total += l1[t] * abs(w[t])
+    return total
+
+
+@njit(cache=True)
+def pseudo_gradient(g, w, l1, out):
+    """The minimum-norm subgradient of s + sum_t l1_t |w_t| (Andrew & Gao 2007, section 3.2)."""
+    for t in range(g.shape[0]):
+        if w[t] > 0.0:
+            out[t] = g[t] + l1[t]
+        elif w[t] < 0.0:
+            out[t] = g[t] - l1[t]
+        elif g[t] + l1[t] < 0.0:
+            out[t] = g[t] + l1[t]
+        elif g[t] - l1[t] > 0.0:
+            out[t] = g[t] - l1[t]
+        else:
+            out[t] = 0.0

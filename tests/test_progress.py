@@ -1,0 +1,44 @@
+"""Progress in logs (a line every few seconds) with a remaining-time estimate from the stopping test."""
+import io
+import math
+
+import pytest
+
+from loglin.solvers import progress as P
+
+
+class Clock:
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        return self.t
+
+
+def test_log_lines_estimate_the_time_to_the_tolerance_from_the_recent_rate(monkeypatch):
+    monkeypatch.setattr(P, "LOG_SECONDS", 1.0)
+    clock, out = Clock(), io.StringIO()
+    bar = P.Progress("lbfgs", 1e-4, None, stream=out, terminal=False, clock=clock)
+    for it in range(1, 7):
+        clock.t = float(it)
+        bar.update({"iteration": it, "objective": 1.0 / it, "rel_grad": math.exp(-it)})
+    lines = out.getvalue().strip().splitlines()
+    assert len(lines) == 6 and lines[-1].startswith("loglin lbfgs: iteration 6")
+    expected = math.log(math.exp(-6) / 1e-4)          # rate 1 per second on log(rel_grad)
+    assert bar.remaining() == pytest.approx(expected, rel=1e-9)
+    assert f"about {expected:.0f} s to go" in lines[-1]
+
+
+def test_no_estimate_while_the_measure_does_not_fall_and_the_gap_for_dual_solvers(monkeypatch):
+    monkeypatch.setattr(P, "LOG_SECONDS", 0.0)
+    clock, out = Clock(), io.StringIO()
+    bar = P.Progress("eg", 0.0, 1e-3, stream=out, terminal=False, clock=clock)
+    for it in range(1, 5):
+        clock.t = float(it)
+        bar.update({"iteration": it, "objective": 10.0, "duality_gap": 1.0})   # flat gap
+    assert bar.remaining() is None and "to go" not in out.getvalue() and "gap 1.00e-01" in out.getvalue()
+    monkeypatch.setattr(P, "LOG_SECONDS", 5.0)
+    early = P.Progress("lbfgs", 1e-4, None, stream=io.StringIO(), terminal=False, clock=clock)
+    clock.t += 4.0
+    early.update({"iteration": 1, "objective": 1.0, "rel_grad": 0.5})
+    assert early.stream.getvalue() == ""      # a short run leaves the log alone

@@ -1,0 +1,115 @@
+"""Model selection over C (loglin.selection): folds, the warm-started path, the CV estimators, -C auto."""
+import json
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+from conftest import random_sparse
+from loglin.errors import ConvergenceWarning, InvalidInputError
+from loglin.estimators import LogisticRegression, MaxentClassifier
+from loglin.selection import (LogisticRegressionCV, MaxentClassifierCV, c_grid, cross_validation_path,
+                              stratified_folds)
+
+
+def _blobs(seed=0, n=150, classes=3):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, classes, size=n)
+    X = rng.normal(size=(n, 6)) + 1.5 * np.eye(classes, 6)[y]
+    return X, y
+
+
+def test_stratified_folds_partition_the_rows_and_spread_each_class():
+    y = np.array([0] * 30 + [1] * 12 + [2] * 7)
+    folds = stratified_folds(y, 4, random_state=3)
+    rows = np.concatenate(folds)
+    assert sorted(rows.tolist()) == list(range(len(y)))
+    for c in (0, 1, 2):
+        per_fold = [np.count_nonzero(y[f] == c) for f in folds]
+        assert max(per_fold) - min(per_fold) <= 1
+    assert [f.tolist() for f in stratified_folds(y, 4, random_state=3)] == [f.tolist() for f in folds]
+    with pytest.raises(InvalidInputError):
+        stratified_folds(y, 1)
+
+
+def test_path_scores_are_those_of_independent_cold_fits(serial_numba):
+    X, y = _blobs()
+    Cs = [0.01, 0.1, 1.0]
+    path = cross_validation_path(MaxentClassifier(tol=1e-7), X, y, Cs, cv=3, random_state=5)
+    folds = stratified_folds(y, 3, random_state=5)
+    for j, C in enumerate(Cs):
+        for f, test in enumerate(folds):
+            train = np.setdiff1d(np.arange(len(y)), test)
+            cold = MaxentClassifier(C=C, tol=1e-7).fit(X[train], y[train])
+            assert path.scores[f, j] == pytest.approx(cold.score(X[test], y[test]))
+    assert path.best_C == Cs[int(np.argmax(path.scores.mean(axis=0)))]
+
+
+def test_best_c_prefers_the_most_regularized_of_ties_and_patience_stops_the_path(serial_numba):
+    X, y = _blobs(seed=1)
+    path = cross_validation_path(LogisticRegression(), X, (y > 0).astype(int), np.logspace(-3, 3, 13), cv=3,
+                                 patience=2)
+    assert len(path.Cs) < 13
+    means = path.mean
+    assert means[path.best_index] == means.max() and np.all(means[:path.best_index] < means.max())
+    assert "<- best" in path.table()
+
+
+def test_c_grid_and_bad_cs():
+    np.testing.assert_allclose(c_grid(3), [1e-4, 1.0, 1e4])
+    np.testing.assert_array_equal(c_grid([2.0, 0.5, 2.0]), [0.5, 2.0])
+    for bad in (0, [], [-1.0], [np.nan]):
+        with pytest.raises(InvalidInputError):
+            c_grid(bad)
+
+
+def test_cv_estimators_pick_c_refit_and_follow_scikit_learn_conventions(serial_numba):
+    X, y = _blobs(seed=2)
+    est = MaxentClassifierCV(Cs=[0.001, 0.1, 10.0], cv=3).fit(X, y)
+    assert est.C_ in est.Cs_ and est.scores_.shape == (3, 3)
+    direct = MaxentClassifier(C=est.C_).fit(X, y)
+    np.testing.assert_allclose(est.coef_, direct.coef_, rtol=1e-6, atol=1e-8)
+    assert est.get_params()["Cs"] == [0.001, 0.1, 10.0] and est.C == 1.0
+    Xs = random_sparse(120, 20, 0.3, seed=4)
+    ys = (np.asarray(Xs.sum(axis=1)).ravel() > np.median(np.asarray(Xs.sum(axis=1)))).astype(int)
+    l1 = LogisticRegressionCV(Cs=4, cv=3, penalty="l1").fit(Xs, ys)
+    assert l1.model_.info["penalty"] == "l1" and l1.coef_.shape == (1, 20)
+
+
+def test_cv_estimators_pass_check_estimator():
+    pytest.importorskip("sklearn")
+    from sklearn.utils.estimator_checks import check_estimator
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_estimator(LogisticRegressionCV(Cs=3, cv=3))
+        check_estimator(MaxentClassifierCV(Cs=2, cv=2))
+
+
+def test_cli_c_auto_trains_the_model_at_the_cross_validated_c(tmp_path):
+    X, y = _blobs(seed=3, n=120)
+    data = tmp_path / "d.svm"
+    data.write_text("".join(f"{c} " + " ".join(f"{j + 1}:{v:.6f}" for j, v in enumerate(row)) + "\n"
+                            for c, row in zip(y, X)))
+    out = subprocess.run([sys.executable, "-m", "loglin.cli", "train", str(data), "-C", "auto", "--cv", "3",
+                          "-o", str(tmp_path / "m.npz"), "--cv-plot", str(tmp_path / "p.png"), "--json"],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    assert res["C"] == res["cv"]["best_C"] and res["cv"]["best_C"] in res["cv"]["Cs"]
+    assert (tmp_path / "p.png").stat().st_size > 1000
+    bad = subprocess.run([sys.executable, "-m", "loglin.cli", "train", str(data), "-C", "abc", "-o",
+                          str(tmp_path / "m.npz")], capture_output=True, text=True, timeout=600)
+    assert bad.returncode != 0 and "expected a number or 'auto'" in bad.stderr
+
+
+def test_warm_start_along_the_path_reaches_the_cold_optimum(serial_numba):
+    X, y = _blobs(seed=4)
+    warm = MaxentClassifier(C=0.1, tol=1e-7, warm_start=True).fit(X, y)
+    warm.set_params(C=3.0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        cold = MaxentClassifier(C=3.0, tol=1e-7).fit(X, y)
+    assert warm.objective_ == pytest.approx(cold.objective_, rel=1e-8)
+    assert warm.n_iter_ <= cold.n_iter_
