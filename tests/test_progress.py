@@ -22,6 +22,7 @@ def test_log_lines_estimate_the_time_to_the_tolerance_from_the_recent_rate(monke
     for it in range(1, 7):
         clock.t = float(it)
         bar.update({"iteration": it, "objective": 1.0 / it, "rel_grad": math.exp(-it)})
+    bar.close()                               # the last state was already written: not twice
     lines = out.getvalue().strip().splitlines()
     assert len(lines) == 6 and lines[-1].startswith("loglin lbfgs: iteration 6")
     expected = math.log(math.exp(-6) / 1e-4)          # rate 1 per second on log(rel_grad)
@@ -41,4 +42,6 @@ def test_no_estimate_while_the_measure_does_not_fall_and_the_gap_for_dual_solver
     early = P.Progress("lbfgs", 1e-4, None, stream=io.StringIO(), terminal=False, clock=clock)
     clock.t += 4.0
     early.update({"iteration": 1, "objective": 1.0, "rel_grad": 0.5})
-    assert early.stream.getvalue() == ""      # a short run leaves the log alone
+    assert early.stream.getvalue() == ""      # no line before LOG_SECONDS ...
+    early.close()
+    assert early.stream.getvalue().startswith("loglin lbfgs: iteration 1")     # ... and the last state at the end

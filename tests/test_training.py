@@ -36,7 +36,7 @@ def test_train_serves_every_kind_with_its_default_solver_and_model(small_multicl
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             model, result = training.train(problem, space=space, max_iter=5)
-        assert type(model) is expected[kind] and result.solver == training.DEFAULT_SOLVERS[kind]
+        assert type(model) is expected[kind] and result.solver == training.default_solver(kind, problem=problem)
         np.testing.assert_array_equal(model.w, result.w)
 
 

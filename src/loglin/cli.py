@@ -158,7 +158,7 @@ def cmd_train(args):
     with about_file(args.data):
         problem, kind = _training_problem(args, C)
     problem_kind = "binary" if kind == "lr" else "maxent"
-    solver = chosen_solver(args, problem_kind)
+    solver = chosen_solver(args, problem_kind, problem=problem)
     model, result = train(problem, C, solver, warn=False, info={"data_format": args.format, "kind": kind},
                           **training_keywords(args, problem_kind, options))
     model.save(args.output)

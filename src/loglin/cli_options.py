@@ -18,6 +18,9 @@ from .limits import MAX_BEAM
 from .training import DEFAULT_C, DEFAULT_GAP_TOL, DEFAULT_MAX_ITER, DEFAULT_SOLVERS, DEFAULT_TOL
 
 
+AUTO_HELP = {**DEFAULT_SOLVERS, "maxent": "eg-acc or tron by the problem's shape"}
+
+
 def _per_kind(table) -> str:
     return ", ".join(f"{kind} {value:g}" if isinstance(value, float) else f"{kind} {value}"
                      for kind, value in table.items())
@@ -51,8 +54,9 @@ def training_options() -> argparse.ArgumentParser:
     g.add_argument("--l1-ratio", type=float, default=None, metavar="R",
                    help="the L1 share R in [0, 1] of --penalty elasticnet")
     g.add_argument("--solver", default=None,
-                   help=f"solver name (`loglin solvers` lists them with the model kinds they serve); default per "
-                        f"model kind: {_per_kind(DEFAULT_SOLVERS)}")
+                   help=f"solver name (`loglin solvers` lists them with the model kinds they serve), or auto "
+                        f"(the default): per model kind {_per_kind(AUTO_HELP)}; owlqn / newglmnet (binary) with "
+                        f"an L1 penalty")
     g.add_argument("--tol", type=float, default=DEFAULT_TOL,
                    help="stop when ||grad f(w)|| <= tol * ||grad f(0)|| (LIBLINEAR's relative rule); "
                         "default %(default)g")
@@ -162,15 +166,23 @@ def trace_writer(path):
     return write
 
 
-def chosen_solver(args, kind: str, loss: str = "ll") -> str:
+def chosen_solver(args, kind: str, loss: str = "ll", problem=None) -> str:
     """--solver, or the default for the model kind, loss and --penalty; checked (penalty, and that the solver
-    serves them) before any data is read. ``kind``: a model kind of loglin.training ("tagger" included)."""
+    serves them) before any data is read. ``kind``: a model kind of loglin.training ("tagger" included).
+    A Maxent model's default depends on the problem's shape: without ``problem`` it is "auto"; with -O
+    options (which belong to one solver) it is the kind's fixed default, TRON."""
     from .penalty import check_penalty
     from .solvers import check
     from .training import default_solver
     rho = check_penalty(args.penalty, args.l1_ratio, loss)
     penalty = "l2" if rho == 0 else "l1" if rho == 1 else "elasticnet"
-    solver = default_solver(kind, loss, penalty) if args.solver in (None, "auto") else args.solver
+    if args.solver in (None, "auto"):
+        fixed = bool(getattr(args, "option", None))         # -O options belong to the kind's fixed default
+        if kind == "maxent" and penalty == "l2" and loss == "ll" and problem is None and not fixed:
+            return "auto"
+        solver = default_solver(kind, loss, penalty, None if fixed else problem)
+    else:
+        solver = args.solver
     check(solver, "maxent" if kind == "tagger" else kind, loss, penalty)
     return solver
 

@@ -55,11 +55,34 @@ def problem_kind(problem) -> str:
                             f"TreeProblem")
 
 
-def default_solver(kind: str, loss: str = "ll", penalty: str = "l2") -> str:
-    """The solver used when none is named, for ``kind`` models with ``loss`` and ``penalty``."""
+def default_solver(kind: str, loss: str = "ll", penalty: str = "l2", problem=None) -> str:
+    """The solver used when none is named ("auto"), for ``kind`` models with ``loss`` and ``penalty``;
+    with the ``problem`` at hand, a Maxent problem's solver is chosen by its shape (:func:`auto_maxent`)."""
     if penalty != "l2":
         return DEFAULT_L1_SOLVERS.get(kind, "owlqn")
-    return DEFAULT_MM_SOLVERS[kind] if loss == "mm" else DEFAULT_SOLVERS[kind]
+    if loss == "mm":
+        return DEFAULT_MM_SOLVERS[kind]
+    if kind == "maxent" and problem is not None:
+        return auto_maxent(problem)
+    return DEFAULT_SOLVERS[kind]
+
+
+LOW_DIMENSIONAL = 0.05      # weights per (distinct) context below which TRON is the Maxent choice
+SMALL_PASS = 100_000        # non-zeros x labels of a pass below which TRON is cheap and the most precise
+
+
+def auto_maxent(problem) -> str:
+    """eg-acc, unless the problem is small (a pass under SMALL_PASS: TRON, whose superlinear tail gives
+    the most precise optimum at no cost), low-dimensional (weights < LOW_DIMENSIONAL x contexts: TRON,
+    as LIBLINEAR) or has an unregularized weight, which the dual method cannot keep free (then L-BFGS
+    when there are at least as many weights as contexts, else TRON). docs/decisions/0019 has the
+    measurements."""
+    weights_per_context = problem.n_features / max(problem.n_contexts, 1)
+    if len(problem.ctx_pred) * problem.n_labels < SMALL_PASS or weights_per_context < LOW_DIMENSIONAL:
+        return "tron"
+    if problem.reg is not None and len(problem.reg) and float(np.min(problem.reg)) <= 0:
+        return "lbfgs" if weights_per_context >= 1 else "tron"
+    return "eg-acc"
 
 
 def available_solvers(kind=None) -> dict:
@@ -91,7 +114,7 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
     kind = problem_kind(problem)
     rho = check_penalty(penalty, l1_ratio, loss)
     penalty = "l2" if rho == 0.0 else penalty
-    solver = default_solver(kind, loss, penalty) if solver in (None, "auto") else solver
+    solver = default_solver(kind, loss, penalty, problem) if solver in (None, "auto") else solver
     C = DEFAULT_C[kind] if C is None else C
     max_iter = DEFAULT_MAX_ITER[kind] if max_iter is None else max_iter
     name = canonical(solver)

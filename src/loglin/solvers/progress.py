@@ -1,7 +1,8 @@
 """Progress of a training run, in a terminal and in a log, with a remaining-time estimate from the stopping test.
 
 In a terminal: a tqdm line (iterations, elapsed time, f, the measure the stopping rule watches and
-the estimate). Otherwise (stderr redirected to a log): one plain line every LOG_SECONDS. The
+the estimate). Otherwise (stderr redirected to a log): one plain line every LOG_SECONDS and the
+last state when the run ends. The
 estimate extrapolates the recent linear rate of log(measure) per second to the tolerance: the
 measure is the relative gradient ||g|| / ||g0|| against ``tol``, or for solvers stopping on the
 duality gap the relative gap against ``gap_tol``; it is shown only once the rate is downward,
@@ -30,6 +31,7 @@ class Progress:
         self.started = clock()
         self.last_line = self.started
         self.bar = None
+        self.last_text = self.emitted = None
         if self.terminal:
             from tqdm.auto import tqdm
             self.bar = tqdm(desc=f"loglin {solver}", unit="it", leave=False, file=self.stream)
@@ -67,13 +69,25 @@ class Progress:
             if eta is not None:
                 post["eta"] = f"{eta:.0f}s"
             self.bar.set_postfix(post)
-        elif now - self.last_line >= LOG_SECONDS:
-            self.last_line = now
-            shown = f", {what} {m:.2e} (tol {self.target:g})" if m is not None else ""
-            guess = f", about {eta:.0f} s to go at the current rate" if eta is not None else ""
-            print(f"loglin {self.solver}: iteration {record.get('iteration')}, {now - self.started:.0f} s, "
-                  f"f = {record.get('objective', float('nan')):.8g}{shown}{guess}", file=self.stream, flush=True)
+        else:
+            self.last_record, self.last_text = record, self._line(record, m, what, eta, now)
+            if now - self.last_line >= LOG_SECONDS:
+                self.last_line = now
+                self._emit()
+
+    def _line(self, record, m, what, eta, now) -> str:
+        shown = f", {what} {m:.2e} (tol {self.target:g})" if m is not None else ""
+        guess = f", about {eta:.0f} s to go at the current rate" if eta is not None else ""
+        return (f"loglin {self.solver}: iteration {record.get('iteration')}, {now - self.started:.0f} s, "
+                f"f = {record.get('objective', float('nan')):.8g}{shown}{guess}")
+
+    def _emit(self) -> None:
+        print(self.last_text, file=self.stream, flush=True)
+        self.emitted = self.last_text
 
     def close(self) -> None:
+        """Ends the bar; in a log, the last state is the closing line (once)."""
         if self.bar is not None:
             self.bar.close()
+        elif self.last_text is not None and self.emitted != self.last_text:
+            self._emit()
