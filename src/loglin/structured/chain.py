@@ -15,11 +15,16 @@ scores U[t, y] followed by K x K edge scores Tr[y', y] shared by all positions:
 the edge features of a chain CRF are the transition indicators, so the EG
 variables keep that form too.
 
-Forward-backward is carried in log space: alpha, beta are log-messages. The
-K x K inner product of a step is done on exp(Tr - max) with the previous
-message shifted by its maximum, so no term overflows; a sum that underflows
-(a label every path reaches only with probability < 1e-280 relative to the
-best one) is recomputed by an exact log-sum-exp.
+Forward-backward runs in scaled probability space (Rabiner 1989, section V.A):
+node and transition potentials are exponentiated once, shifted by their
+maxima, and the forward message is renormalized to sum 1 at every position;
+log Z is the sum of the logs of the normalizers and shifts. When a sentence's
+score range (largest node-score range plus transition-score range) is too wide
+for that to keep every message in the normal floating-point range, the
+sentence is done in log space instead: alpha, beta are log-messages, the K x K
+inner product of a step is done on exp(Tr - max) with the previous message
+shifted by its maximum, and a sum that underflows is recomputed by an exact
+log-sum-exp.
 
 The Python functions at the end (log_partition, forward_backward, viterbi,
 ...) are thin entry points for tests and exploration.
@@ -62,6 +67,9 @@ def chain_data(seq_ptr, tok_ptr, tok_attr, map_ptr, map_label, map_feat, n_state
 
 
 TINY = 1e-280
+# Scaled messages lie in [e^-(D_t + D_T) / K, K e^(D_t + D_T)] (D_t: range of the node scores at t,
+# D_T: range of the transition scores), so below this bound no message leaves the normal range.
+SCALED_RANGE = 600.0
 
 
 @njit(cache=True, inline="always")
@@ -218,6 +226,115 @@ def marginals(U, n, Tr, Ecol, colmax, alpha, beta, log_z, mu, edge_sum, tmp):
             else:
                 for yp in range(K):
                     edge_sum[yp, y] += np.exp(alpha[t - 1, yp] + Tr[yp, y] + ub - log_z)
+
+
+@njit(cache=True)
+def transition_exp(Tr, E):
+    """E = exp(Tr - max Tr); returns (max Tr, range of Tr)."""
+    K = Tr.shape[0]
+    hi, lo = -np.inf, np.inf
+    for yp in range(K):
+        for y in range(K):
+            hi = max(hi, Tr[yp, y])
+            lo = min(lo, Tr[yp, y])
+    for yp in range(K):
+        for y in range(K):
+            E[yp, y] = np.exp(Tr[yp, y] - hi)
+    return hi, hi - lo
+
+
+@njit(cache=True)
+def scaled_forward(U, n, E, tr_max, tr_range, Ue, a, c):
+    """Scaled forward messages a[t] (sum 1), normalizers c[t] and Ue = exp(U - row max); returns log Z.
+
+    alpha[t, y] = a[t, y] prod_{s <= t} c[s] e^(m_s + M) with m_s = max U[s], M = max Tr (no M at s = 0).
+    Returns NaN when a row's score range plus tr_range exceeds SCALED_RANGE (then use log space).
+    """
+    K = U.shape[1]
+    limit = SCALED_RANGE - tr_range
+    log_z = (n - 1) * tr_max
+    for t in range(n):
+        hi, lo = -np.inf, np.inf
+        for y in range(K):
+            hi = max(hi, U[t, y])
+            lo = min(lo, U[t, y])
+        if not hi - lo <= limit:            # also catches infinite and NaN scores
+            return np.nan
+        for y in range(K):
+            Ue[t, y] = np.exp(U[t, y] - hi)
+        if t == 0:
+            for y in range(K):
+                a[0, y] = Ue[0, y]
+        else:
+            for y in range(K):
+                a[t, y] = 0.0
+            for yp in range(K):
+                ap = a[t - 1, yp]
+                for y in range(K):
+                    a[t, y] += ap * E[yp, y]
+            for y in range(K):
+                a[t, y] *= Ue[t, y]
+        s = 0.0
+        for y in range(K):
+            s += a[t, y]
+        inv = 1.0 / s
+        for y in range(K):
+            a[t, y] *= inv
+        c[t] = s
+        log_z += hi + np.log(s)
+    return log_z
+
+
+@njit(cache=True)
+def scaled_backward_marginals(n, E, Ue, a, c, b, mu, edge_sum, g):
+    """Scaled backward messages b (beta[t] = b[t] prod_{s > t} c[s] e^(m_s + M)), node marginals mu = a b
+    and edge marginals summed over positions: sum_t a[t-1, y'] E[y', y] Ue[t, y] b[t, y] / c[t]."""
+    K = E.shape[0]
+    edge_sum[:, :] = 0.0
+    for y in range(K):
+        b[n - 1, y] = 1.0
+    for t in range(n - 1, 0, -1):
+        inv = 1.0 / c[t]
+        for y in range(K):
+            g[y] = Ue[t, y] * b[t, y] * inv
+        for yp in range(K):
+            ap = a[t - 1, yp]
+            s = 0.0
+            for y in range(K):
+                s += E[yp, y] * g[y]
+                edge_sum[yp, y] += ap * g[y]
+            b[t - 1, yp] = s
+    for yp in range(K):
+        for y in range(K):
+            edge_sum[yp, y] *= E[yp, y]
+    for t in range(n):
+        for y in range(K):
+            mu[t, y] = a[t, y] * b[t, y]
+
+
+@njit(cache=True)
+def sentence_inference(U, n, Tr, tables, reuse, want_marginals, mu, edge_sum):
+    """log Z (and marginals if asked) of one sentence: scaled space, log space when the range is too wide.
+
+    tables = _tables(...) of a workspace; with reuse its transition tables are those of this Tr.
+    """
+    alpha, beta, Ue, Ecol, Erow, E, colmax, rowmax, tmp, c, info = tables
+    if not reuse:
+        info[0], info[1] = transition_exp(Tr, E)
+        info[2] = 0.0                                   # log-space tables not built yet
+    log_z = scaled_forward(U, n, E, info[0], info[1], Ue, alpha, c)
+    if log_z == log_z:
+        if want_marginals:
+            scaled_backward_marginals(n, E, Ue, alpha, c, beta, mu, edge_sum, tmp)
+        return log_z
+    if info[2] == 0.0:
+        transition_tables(Tr, Ecol, colmax, Erow, rowmax)
+        info[2] = 1.0
+    log_z = forward(U, n, Tr, Ecol, colmax, alpha, tmp)
+    if want_marginals:
+        backward(U, n, Tr, Erow, rowmax, beta, tmp)
+        marginals(U, n, Tr, Ecol, colmax, alpha, beta, log_z, mu, edge_sum, tmp)
+    return log_z
 
 
 @njit(cache=True)
@@ -438,12 +555,18 @@ def _workspace_size(data):
     if sc.is_structure(data, ChainData):
         def impl(data):
             L, K = data.max_len, data.K
-            return 3 * L * K + 2 * K * K + 3 * K, L * K
+            return _table_size(L, K), L * K
         return impl
+
+
+@njit(cache=True, inline="always")
+def _table_size(L, K):
+    return 3 * L * K + 3 * K * K + 3 * K + L + 3
 
 
 @njit(cache=True)
 def _tables(fws, L, K):
+    """alpha, beta, delta (= exp node scores), Ecol, Erow, E, colmax, rowmax, tmp, c, info."""
     LK, KK = L * K, K * K
     alpha = fws[:LK].reshape((L, K))
     beta = fws[LK:2 * LK].reshape((L, K))
@@ -451,8 +574,10 @@ def _tables(fws, L, K):
     o = 3 * LK
     Ecol = fws[o:o + KK].reshape((K, K))
     Erow = fws[o + KK:o + 2 * KK].reshape((K, K))
-    o += 2 * KK
-    return alpha, beta, delta, Ecol, Erow, fws[o:o + K], fws[o + K:o + 2 * K], fws[o + 2 * K:o + 3 * K]
+    E = fws[o + 2 * KK:o + 3 * KK].reshape((K, K))
+    o += 3 * KK
+    return (alpha, beta, delta, Ecol, Erow, E, fws[o:o + K], fws[o + K:o + 2 * K], fws[o + 2 * K:o + 3 * K],
+            fws[o + 3 * K:o + 3 * K + L], fws[o + 3 * K + L:o + 3 * K + L + 3])
 
 
 @overload(sc.log_partition)
@@ -461,15 +586,9 @@ def _log_partition(data, i, s, fws, iws, mu, want_marginals, reuse):
         def impl(data, i, s, fws, iws, mu, want_marginals, reuse):
             n, K = _len(data, i), data.K
             U, Tr = _views(s, n, K)
-            alpha, beta, _, Ecol, Erow, colmax, rowmax, tmp = _tables(fws, data.max_len, K)
-            if not reuse:
-                transition_tables(Tr, Ecol, colmax, Erow, rowmax)
-            log_z = forward(U, n, Tr, Ecol, colmax, alpha, tmp)
-            if want_marginals:
-                backward(U, n, Tr, Erow, rowmax, beta, tmp)
-                mu_node, edge = _views(mu, n, K)
-                marginals(U, n, Tr, Ecol, colmax, alpha, beta, log_z, mu_node, edge, tmp)
-            return log_z
+            mu_node, edge = _views(mu, n, K)
+            return sentence_inference(U, n, Tr, _tables(fws, data.max_len, K), reuse, want_marginals, mu_node,
+                                      edge)
         return impl
 
 
@@ -521,33 +640,19 @@ def _check(U, Tr):
     return U, Tr
 
 
-def _py_tables(Tr):
-    K = Tr.shape[0]
-    Ecol, Erow = np.empty((K, K)), np.empty((K, K))
-    colmax, rowmax = np.empty(K), np.empty(K)
-    transition_tables(Tr, Ecol, colmax, Erow, rowmax)
-    return Ecol, colmax, Erow, rowmax
-
-
-def log_partition(U, Tr) -> float:
-    """log Z = log sum_y exp(score(y)) by the forward pass in log space."""
-    U, Tr = _check(U, Tr)
-    n, K = U.shape
-    Ecol, colmax, _, _ = _py_tables(Tr)
-    return float(forward(U, n, Tr, Ecol, colmax, np.empty((n, K)), np.empty(K)))
-
-
-def forward_backward(U, Tr):
+def forward_backward(U, Tr, want_marginals=True):
     """(log Z, node marginals mu (n x K), edge marginals summed over positions (K x K))."""
     U, Tr = _check(U, Tr)
     n, K = U.shape
-    Ecol, colmax, Erow, rowmax = _py_tables(Tr)
-    alpha, beta, tmp = np.empty((n, K)), np.empty((n, K)), np.empty(K)
-    log_z = forward(U, n, Tr, Ecol, colmax, alpha, tmp)
-    backward(U, n, Tr, Erow, rowmax, beta, tmp)
     mu, edge = np.empty((n, K)), np.empty((K, K))
-    marginals(U, n, Tr, Ecol, colmax, alpha, beta, log_z, mu, edge, tmp)
+    tables = _tables(np.empty(_table_size(n, K)), n, K)
+    log_z = sentence_inference(U, n, Tr, tables, False, want_marginals, mu, edge)
     return float(log_z), mu, edge
+
+
+def log_partition(U, Tr) -> float:
+    """log Z = log sum_y exp(score(y)) by the forward pass."""
+    return forward_backward(U, Tr, want_marginals=False)[0]
 
 
 def viterbi(U, Tr):
