@@ -47,8 +47,9 @@ def test_both_sides_of_the_range_bound(width):
     Tr = 10.0 * rng.normal(size=(K, K))
     Tr -= Tr.min()
     t = _workspace(n, K)
-    tr_max, tr_range = chain.transition_exp(Tr, t[5])
-    scaled = chain.scaled_forward(U, n, t[5], tr_max, tr_range, t[2], t[0], t[9])
+    alpha, E, ET, Ue, c = t[0], t[5], t[6], t[2], t[10]
+    tr_max, tr_range = chain.transition_exp(Tr, E, ET)
+    scaled = chain.scaled_forward(U, n, E, tr_max, tr_range, Ue, alpha, c)
     assert np.isnan(scaled) == (width > chain.SCALED_RANGE)
     _assert_brute(chain.forward_backward(U, Tr), U, Tr)
 

@@ -229,8 +229,8 @@ def marginals(U, n, Tr, Ecol, colmax, alpha, beta, log_z, mu, edge_sum, tmp):
 
 
 @njit(cache=True)
-def transition_exp(Tr, E):
-    """E = exp(Tr - max Tr); returns (max Tr, range of Tr)."""
+def transition_exp(Tr, E, ET):
+    """E = exp(Tr - max Tr) and its transpose ET; returns (max Tr, range of Tr)."""
     K = Tr.shape[0]
     hi, lo = -np.inf, np.inf
     for yp in range(K):
@@ -240,6 +240,7 @@ def transition_exp(Tr, E):
     for yp in range(K):
         for y in range(K):
             E[yp, y] = np.exp(Tr[yp, y] - hi)
+            ET[y, yp] = E[yp, y]
     return hi, hi - lo
 
 
@@ -286,7 +287,7 @@ def scaled_forward(U, n, E, tr_max, tr_range, Ue, a, c):
 
 
 @njit(cache=True)
-def scaled_backward_marginals(n, E, Ue, a, c, b, mu, edge_sum, g):
+def scaled_backward_marginals(n, E, ET, Ue, a, c, b, mu, edge_sum, g):
     """Scaled backward messages b (beta[t] = b[t] prod_{s > t} c[s] e^(m_s + M)), node marginals mu = a b
     and edge marginals summed over positions: sum_t a[t-1, y'] E[y', y] Ue[t, y] b[t, y] / c[t]."""
     K = E.shape[0]
@@ -298,12 +299,15 @@ def scaled_backward_marginals(n, E, Ue, a, c, b, mu, edge_sum, g):
         for y in range(K):
             g[y] = Ue[t, y] * b[t, y] * inv
         for yp in range(K):
+            b[t - 1, yp] = 0.0
+        for y in range(K):                  # b[t-1] = E g as a sum of columns (no reduction to serialize)
+            gy = g[y]
+            for yp in range(K):
+                b[t - 1, yp] += ET[y, yp] * gy
+        for yp in range(K):
             ap = a[t - 1, yp]
-            s = 0.0
             for y in range(K):
-                s += E[yp, y] * g[y]
                 edge_sum[yp, y] += ap * g[y]
-            b[t - 1, yp] = s
     for yp in range(K):
         for y in range(K):
             edge_sum[yp, y] *= E[yp, y]
@@ -318,14 +322,14 @@ def sentence_inference(U, n, Tr, tables, reuse, want_marginals, mu, edge_sum):
 
     tables = _tables(...) of a workspace; with reuse its transition tables are those of this Tr.
     """
-    alpha, beta, Ue, Ecol, Erow, E, colmax, rowmax, tmp, c, info = tables
+    alpha, beta, Ue, Ecol, Erow, E, ET, colmax, rowmax, tmp, c, info = tables
     if not reuse:
-        info[0], info[1] = transition_exp(Tr, E)
+        info[0], info[1] = transition_exp(Tr, E, ET)
         info[2] = 0.0                                   # log-space tables not built yet
     log_z = scaled_forward(U, n, E, info[0], info[1], Ue, alpha, c)
     if log_z == log_z:
         if want_marginals:
-            scaled_backward_marginals(n, E, Ue, alpha, c, beta, mu, edge_sum, tmp)
+            scaled_backward_marginals(n, E, ET, Ue, alpha, c, beta, mu, edge_sum, tmp)
         return log_z
     if info[2] == 0.0:
         transition_tables(Tr, Ecol, colmax, Erow, rowmax)
@@ -561,12 +565,12 @@ def _workspace_size(data):
 
 @njit(cache=True, inline="always")
 def _table_size(L, K):
-    return 3 * L * K + 3 * K * K + 3 * K + L + 3
+    return 3 * L * K + 4 * K * K + 3 * K + L + 3
 
 
 @njit(cache=True)
 def _tables(fws, L, K):
-    """alpha, beta, delta (= exp node scores), Ecol, Erow, E, colmax, rowmax, tmp, c, info."""
+    """alpha, beta, delta (= exp node scores), Ecol, Erow, E, ET, colmax, rowmax, tmp, c, info."""
     LK, KK = L * K, K * K
     alpha = fws[:LK].reshape((L, K))
     beta = fws[LK:2 * LK].reshape((L, K))
@@ -575,8 +579,9 @@ def _tables(fws, L, K):
     Ecol = fws[o:o + KK].reshape((K, K))
     Erow = fws[o + KK:o + 2 * KK].reshape((K, K))
     E = fws[o + 2 * KK:o + 3 * KK].reshape((K, K))
-    o += 3 * KK
-    return (alpha, beta, delta, Ecol, Erow, E, fws[o:o + K], fws[o + K:o + 2 * K], fws[o + 2 * K:o + 3 * K],
+    ET = fws[o + 3 * KK:o + 4 * KK].reshape((K, K))
+    o += 4 * KK
+    return (alpha, beta, delta, Ecol, Erow, E, ET, fws[o:o + K], fws[o + K:o + 2 * K], fws[o + 2 * K:o + 3 * K],
             fws[o + 3 * K:o + 3 * K + L], fws[o + 3 * K + L:o + 3 * K + L + 3])
 
 
