@@ -15,11 +15,8 @@ scores U[t, y] followed by K x K edge scores Tr[y', y] shared by all positions:
 the edge features of a chain CRF are the transition indicators, so the EG
 variables keep that form too.
 
-Forward-backward is carried in log space: alpha, beta are log-messages. The
-K x K inner product of a step is done on exp(Tr - max) with the previous
-message shifted by its maximum, so no term overflows; a sum that underflows
-(a label every path reaches only with probability < 1e-280 relative to the
-best one) is recomputed by an exact log-sum-exp.
+Forward-backward (loglin.structured.chain_messages) runs in scaled probability
+space, and in log space for a sentence whose score range is too wide for that.
 
 The Python functions at the end (log_partition, forward_backward, viterbi,
 ...) are thin entry points for tests and exploration.
@@ -34,6 +31,9 @@ from numba.extending import overload
 
 from ..errors import InvalidInputError
 from . import contract as sc
+from .chain_messages import sentence_inference
+from .chain_messages import (SCALED_RANGE, TINY, backward, forward, marginals,  # noqa: F401  (re-exported)
+                             scaled_backward_marginals, scaled_forward, transition_exp, transition_tables)
 
 
 class ChainData(NamedTuple):
@@ -60,8 +60,6 @@ def chain_data(seq_ptr, tok_ptr, tok_attr, map_ptr, map_label, map_feat, n_state
     return ChainData(seq_ptr, tok_ptr, tok_attr, tok_val, map_ptr, map_label, map_feat, gold, int(n_state), int(K),
                      max_len)
 
-
-TINY = 1e-280
 
 
 @njit(cache=True, inline="always")
@@ -94,130 +92,6 @@ def scatter_node(lo, hi, coef, tok_ptr, tok_attr, tok_val, map_ptr, map_label, m
             v = _value(tok_val, k)
             for j in range(map_ptr[a], map_ptr[a + 1]):
                 acc[map_feat[j]] += v * coef[r, map_label[j]]
-
-
-@njit(cache=True)
-def transition_tables(Tr, Ecol, colmax, Erow, rowmax):
-    """exp(Tr - column max) for the forward pass and exp(Tr - row max) for the backward pass."""
-    K = Tr.shape[0]
-    for y in range(K):
-        m = -np.inf
-        for yp in range(K):
-            m = max(m, Tr[yp, y])
-        colmax[y] = m
-        for yp in range(K):
-            Ecol[yp, y] = np.exp(Tr[yp, y] - m)
-    for yp in range(K):
-        m = -np.inf
-        for y in range(K):
-            m = max(m, Tr[yp, y])
-        rowmax[yp] = m
-        for y in range(K):
-            Erow[yp, y] = np.exp(Tr[yp, y] - m)
-
-
-@njit(cache=True)
-def _logsumexp(v, K):
-    m = -np.inf
-    for y in range(K):
-        m = max(m, v[y])
-    if m == -np.inf:
-        return m
-    s = 0.0
-    for y in range(K):
-        s += np.exp(v[y] - m)
-    return m + np.log(s)
-
-
-@njit(cache=True)
-def forward(U, n, Tr, Ecol, colmax, alpha, tmp):
-    """Log forward messages alpha[t, y]; returns log Z."""
-    K = U.shape[1]
-    for y in range(K):
-        alpha[0, y] = U[0, y]
-    for t in range(1, n):
-        m = -np.inf
-        for yp in range(K):
-            m = max(m, alpha[t - 1, yp])
-        for yp in range(K):
-            tmp[yp] = np.exp(alpha[t - 1, yp] - m)
-        for y in range(K):
-            s = 0.0
-            for yp in range(K):
-                s += tmp[yp] * Ecol[yp, y]
-            if s > TINY:
-                alpha[t, y] = U[t, y] + m + colmax[y] + np.log(s)
-            else:                                   # exact log-sum-exp for an underflowing sum
-                mm = -np.inf
-                for yp in range(K):
-                    mm = max(mm, alpha[t - 1, yp] + Tr[yp, y])
-                s = 0.0
-                for yp in range(K):
-                    s += np.exp(alpha[t - 1, yp] + Tr[yp, y] - mm)
-                alpha[t, y] = U[t, y] + mm + np.log(s)
-    for y in range(K):
-        tmp[y] = alpha[n - 1, y]
-    return _logsumexp(tmp, K)
-
-
-@njit(cache=True)
-def backward(U, n, Tr, Erow, rowmax, beta, tmp):
-    """Log backward messages beta[t, y] (beta[n-1] = 0)."""
-    K = U.shape[1]
-    for y in range(K):
-        beta[n - 1, y] = 0.0
-    for t in range(n - 2, -1, -1):
-        m = -np.inf
-        for y in range(K):
-            m = max(m, U[t + 1, y] + beta[t + 1, y])
-        for y in range(K):
-            tmp[y] = np.exp(U[t + 1, y] + beta[t + 1, y] - m)
-        for yp in range(K):
-            s = 0.0
-            for y in range(K):
-                s += Erow[yp, y] * tmp[y]
-            if s > TINY:
-                beta[t, yp] = m + rowmax[yp] + np.log(s)
-            else:
-                mm = -np.inf
-                for y in range(K):
-                    mm = max(mm, Tr[yp, y] + U[t + 1, y] + beta[t + 1, y])
-                s = 0.0
-                for y in range(K):
-                    s += np.exp(Tr[yp, y] + U[t + 1, y] + beta[t + 1, y] - mm)
-                beta[t, yp] = mm + np.log(s)
-
-
-@njit(cache=True)
-def marginals(U, n, Tr, Ecol, colmax, alpha, beta, log_z, mu, edge_sum, tmp):
-    """Node marginals mu[t, y] and edge marginals summed over positions, edge_sum[y', y].
-
-    exp(alpha[t-1, y'] + Tr[y', y] + U[t, y] + beta[t, y] - log Z) is computed as
-    exp(alpha - A) * exp(Tr - colmax) * exp(c_y), A = max alpha[t-1]; when c_y is
-    so large that the product could lose a non-negligible term, that column is
-    exponentiated term by term instead.
-    """
-    K = U.shape[1]
-    for t in range(n):
-        for y in range(K):
-            mu[t, y] = np.exp(alpha[t, y] + beta[t, y] - log_z)
-    edge_sum[:, :] = 0.0
-    for t in range(1, n):
-        A = -np.inf
-        for yp in range(K):
-            A = max(A, alpha[t - 1, yp])
-        for yp in range(K):
-            tmp[yp] = np.exp(alpha[t - 1, yp] - A)
-        for y in range(K):
-            ub = U[t, y] + beta[t, y]
-            c = A + colmax[y] + ub - log_z
-            if c < 600.0:
-                ec = np.exp(c)
-                for yp in range(K):
-                    edge_sum[yp, y] += tmp[yp] * Ecol[yp, y] * ec
-            else:
-                for yp in range(K):
-                    edge_sum[yp, y] += np.exp(alpha[t - 1, yp] + Tr[yp, y] + ub - log_z)
 
 
 @njit(cache=True)
@@ -438,12 +312,18 @@ def _workspace_size(data):
     if sc.is_structure(data, ChainData):
         def impl(data):
             L, K = data.max_len, data.K
-            return 3 * L * K + 2 * K * K + 3 * K, L * K
+            return _table_size(L, K), L * K
         return impl
+
+
+@njit(cache=True, inline="always")
+def _table_size(L, K):
+    return 3 * L * K + 4 * K * K + 3 * K + L + 3
 
 
 @njit(cache=True)
 def _tables(fws, L, K):
+    """alpha, beta, delta (= exp node scores), Ecol, Erow, E, ET, colmax, rowmax, tmp, c, info."""
     LK, KK = L * K, K * K
     alpha = fws[:LK].reshape((L, K))
     beta = fws[LK:2 * LK].reshape((L, K))
@@ -451,8 +331,11 @@ def _tables(fws, L, K):
     o = 3 * LK
     Ecol = fws[o:o + KK].reshape((K, K))
     Erow = fws[o + KK:o + 2 * KK].reshape((K, K))
-    o += 2 * KK
-    return alpha, beta, delta, Ecol, Erow, fws[o:o + K], fws[o + K:o + 2 * K], fws[o + 2 * K:o + 3 * K]
+    E = fws[o + 2 * KK:o + 3 * KK].reshape((K, K))
+    ET = fws[o + 3 * KK:o + 4 * KK].reshape((K, K))
+    o += 4 * KK
+    return (alpha, beta, delta, Ecol, Erow, E, ET, fws[o:o + K], fws[o + K:o + 2 * K], fws[o + 2 * K:o + 3 * K],
+            fws[o + 3 * K:o + 3 * K + L], fws[o + 3 * K + L:o + 3 * K + L + 3])
 
 
 @overload(sc.log_partition)
@@ -461,15 +344,9 @@ def _log_partition(data, i, s, fws, iws, mu, want_marginals, reuse):
         def impl(data, i, s, fws, iws, mu, want_marginals, reuse):
             n, K = _len(data, i), data.K
             U, Tr = _views(s, n, K)
-            alpha, beta, _, Ecol, Erow, colmax, rowmax, tmp = _tables(fws, data.max_len, K)
-            if not reuse:
-                transition_tables(Tr, Ecol, colmax, Erow, rowmax)
-            log_z = forward(U, n, Tr, Ecol, colmax, alpha, tmp)
-            if want_marginals:
-                backward(U, n, Tr, Erow, rowmax, beta, tmp)
-                mu_node, edge = _views(mu, n, K)
-                marginals(U, n, Tr, Ecol, colmax, alpha, beta, log_z, mu_node, edge, tmp)
-            return log_z
+            mu_node, edge = _views(mu, n, K)
+            return sentence_inference(U, n, Tr, _tables(fws, data.max_len, K), reuse, want_marginals, mu_node,
+                                      edge)
         return impl
 
 
@@ -521,33 +398,19 @@ def _check(U, Tr):
     return U, Tr
 
 
-def _py_tables(Tr):
-    K = Tr.shape[0]
-    Ecol, Erow = np.empty((K, K)), np.empty((K, K))
-    colmax, rowmax = np.empty(K), np.empty(K)
-    transition_tables(Tr, Ecol, colmax, Erow, rowmax)
-    return Ecol, colmax, Erow, rowmax
-
-
-def log_partition(U, Tr) -> float:
-    """log Z = log sum_y exp(score(y)) by the forward pass in log space."""
-    U, Tr = _check(U, Tr)
-    n, K = U.shape
-    Ecol, colmax, _, _ = _py_tables(Tr)
-    return float(forward(U, n, Tr, Ecol, colmax, np.empty((n, K)), np.empty(K)))
-
-
-def forward_backward(U, Tr):
+def forward_backward(U, Tr, want_marginals=True):
     """(log Z, node marginals mu (n x K), edge marginals summed over positions (K x K))."""
     U, Tr = _check(U, Tr)
     n, K = U.shape
-    Ecol, colmax, Erow, rowmax = _py_tables(Tr)
-    alpha, beta, tmp = np.empty((n, K)), np.empty((n, K)), np.empty(K)
-    log_z = forward(U, n, Tr, Ecol, colmax, alpha, tmp)
-    backward(U, n, Tr, Erow, rowmax, beta, tmp)
     mu, edge = np.empty((n, K)), np.empty((K, K))
-    marginals(U, n, Tr, Ecol, colmax, alpha, beta, log_z, mu, edge, tmp)
+    tables = _tables(np.empty(_table_size(n, K)), n, K)
+    log_z = sentence_inference(U, n, Tr, tables, False, want_marginals, mu, edge)
     return float(log_z), mu, edge
+
+
+def log_partition(U, Tr) -> float:
+    """log Z = log sum_y exp(score(y)) by the forward pass."""
+    return forward_backward(U, Tr, want_marginals=False)[0]
 
 
 def viterbi(U, Tr):
