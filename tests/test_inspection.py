@@ -77,3 +77,20 @@ def test_cli_info_top_and_dump(models, tmp_path):
     lines = (tmp_path / "w.tsv").read_text().splitlines()
     assert len(lines) == np.count_nonzero(models["chain"].w)
     assert sum(abs(float(line.split("\t")[2])) for line in lines) == pytest.approx(np.abs(models["chain"].w).sum())
+
+
+def test_crfsuite_models_are_read_by_info_and_dump_and_refused_by_evaluate(tmp_path):
+    from loglin.crfsuite import CRF
+    from loglin.model_io import load_model
+    X = [[{"w": "a", "n": 1.0}, {"w": "b"}], [{"w": "b"}, {"w": "a"}]]
+    crf = CRF(c2=0.1).fit(X, [["A", "B"], ["B", "A"]])
+    path = tmp_path / "crf.npz"
+    crf.save(path)
+    listed = weights(load_model(path))
+    state = {(a, f): v for a, f, v in listed if a != TRANSITIONS}
+    assert state == {(label, attr): v for (attr, label), v in crf.state_features_.items()}
+    run = [sys.executable, "-m", "loglin.cli"]
+    info = subprocess.run(run + ["info", str(path), "--json"], capture_output=True, text=True, timeout=300)
+    assert json.loads(info.stdout)["kind"] == "crfsuite"
+    bad = subprocess.run(run + ["evaluate", str(path), str(path)], capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and "loglin.crfsuite model" in bad.stderr

@@ -255,15 +255,28 @@ def _gold_as_model_labels(model, y):
 
 
 def _family(model) -> str:
-    """'linear', 'tagging' (Maxent tagger or chain CRF / M3N) or 'parser'."""
+    """'linear', 'tagging' (Maxent tagger or chain CRF / M3N), 'parser' or 'crfsuite'."""
+    from .crfsuite import CRF
     from .model import LinearModel
     from .parsing.model import ParserModel
+    if isinstance(model, CRF):
+        return "crfsuite"
     return "linear" if isinstance(model, LinearModel) else "parser" if isinstance(model, ParserModel) else "tagging"
+
+
+def _decoding_model(path):
+    """A model `predict` / `evaluate` can run on a file; a loglin.crfsuite model needs its Python features."""
+    model = _load_model(path)
+    if _family(model) == "crfsuite":
+        raise LoglinError(f"{path} is a loglin.crfsuite model: its features are built in Python, so predict "
+                          f"with loglin.crfsuite.CRF.load({str(path)!r}).predict(X); `loglin info` and "
+                          f"`loglin dump` read it")
+    return model
 
 
 def cmd_predict(args):
     check_writable(args.output)
-    model = _load_model(args.model)
+    model = _decoding_model(args.model)
     family = _family(model)
     if family == "tagging":
         from .tagging.cli import run_model
@@ -292,7 +305,7 @@ def cmd_predict(args):
 
 
 def cmd_evaluate(args):
-    model = _load_model(args.model)
+    model = _decoding_model(args.model)
     family = _family(model)
     if family != "linear":
         from .parsing.cli import evaluate_model as parser_scores
@@ -324,6 +337,11 @@ def model_info(model) -> dict:
     """What `loglin info` shows of a model of any kind."""
     from .structured.model import ChainModel
     from .tagging.tagger import Tagger
+    if _family(model) == "crfsuite":
+        space, w = model._fitted()
+        return {"kind": "crfsuite", "n_labels": len(space.labels), "labels": [str(c) for c in space.labels[:50]],
+                "n_attributes": len(space.attributes), "n_weights": int(w.size),
+                "nonzero_weights": int(np.count_nonzero(w)), "C": model.C_}
     if isinstance(model, Tagger):
         return {"kind": "tagger", "task": model.task, "n_labels": len(model.labels), "labels": model.labels[:50],
                 "beam": model.beam, **model.info}
