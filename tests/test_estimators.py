@@ -393,3 +393,22 @@ def test_sparse_input_is_never_modified():
     np.testing.assert_array_equal(X.indptr, indptr)
     np.testing.assert_array_equal(X.indices, indices)
     np.testing.assert_array_equal(X.data, data)
+
+
+@pytest.mark.parametrize("make, classes", [(LogisticRegression, 2), (LogisticRegression, 3), (MaxentClassifier, 3)])
+def test_save_and_load_restore_the_estimator(tmp_path, make, classes):
+    from loglin.model_io import load_model
+    X, y = make_data(n=90, d=4, seed=21)
+    y = np.asarray(y) % classes
+    est = make(C=0.7, tol=1e-6, intercept_scaling=2.0).fit(X, y)
+    path = tmp_path / "est.npz"
+    est.save(path)
+    back = make.load(path)
+    assert back.get_params() == est.get_params()
+    np.testing.assert_array_equal(back.coef_, est.coef_)
+    np.testing.assert_array_equal(back.intercept_, est.intercept_)
+    np.testing.assert_array_equal(back.predict_proba(X), est.predict_proba(X))
+    assert load_model(path).predict(X).tolist() == est.predict(X).tolist()
+    other = MaxentClassifier if make is LogisticRegression else LogisticRegression
+    with pytest.raises(ValueError, match="was not written by"):
+        other.load(path)

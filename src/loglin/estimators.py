@@ -114,6 +114,17 @@ _RESERVED_OPTIONS = {"problem", "C", "penalty", "l1_ratio", "solver", "w0", "tol
 # =================================================================== validation
 
 
+def _plain(value) -> bool:
+    """A parameter value that JSON keeps as it is (what a saved estimator can restore)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return True
+    if isinstance(value, (list, tuple)):
+        return all(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain(v) for k, v in value.items())
+    return False
+
+
 def _check_X(X, owner: str):
     """Validated CSR float64 copy of X (own arrays: the core sorts and prunes in place).
 
@@ -347,6 +358,47 @@ class _LoglinClassifier(_ClassifierMixin, _BaseEstimator):
         self.n_iter_ = int(result.iterations)
         self.objective_ = float(result.f)
         self.trace_ = result.trace
+
+    # ------------------------------------------------------------------ files
+    def save(self, path) -> None:
+        """Write the fitted estimator as a loglin model file (arrays and JSON, never code): `loglin info`,
+        `predict` and `evaluate` read it, and :meth:`load` restores the estimator."""
+        import dataclasses
+        if not hasattr(self, "model_"):
+            raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet; nothing to save.")
+        meta = {"class": type(self).__name__, "params": {k: v for k, v in self.get_params().items() if _plain(v)},
+                "n_features_in": int(self.n_features_in_), "coef_shape": list(np.shape(self.coef_)),
+                "objective": self.objective_, "n_iter": self.n_iter_}
+        if hasattr(self, "feature_names_in_"):
+            meta["feature_names_in"] = [str(x) for x in self.feature_names_in_]
+        dataclasses.replace(self.model_, info={**self.model_.info, "estimator": meta}).save(path)
+
+    @classmethod
+    def load(cls, path):
+        """The estimator that :meth:`save` wrote to ``path`` (its parameters, coef_, intercept_, classes_)."""
+        from .model import LinearModel
+        model = LinearModel.load(path)
+        meta = model.info.get("estimator")
+        if not isinstance(meta, dict) or meta.get("class") != cls.__name__:
+            raise ValueError(f"{path} was not written by {cls.__name__}.save (load it with "
+                             f"loglin.model.LinearModel.load or loglin.model_io.load_model)")
+        valid = set(cls._get_param_names())
+        est = cls(**{k: v for k, v in meta.get("params", {}).items() if k in valid})
+        n, w, classes = int(meta["n_features_in"]), model.w, np.asarray(model.labels)
+        if meta.get("coef_shape") == [len(w)]:                  # fitted on a prebuilt MaxentProblem
+            est.coef_, est.intercept_ = w.copy(), 0.0
+        elif model.kind == "binary":
+            est.coef_ = w[:n].reshape(1, -1).copy()
+            est.intercept_ = np.array([w[n] * model.bias if model.bias else 0.0])
+        else:
+            W = w.reshape(-1, len(classes)).T                   # feature p * K + k: one row of W per class
+            est.coef_ = W[:, :n].copy()
+            est.intercept_ = W[:, n] * model.bias if model.bias else np.zeros(len(classes))
+        est.classes_, est.n_features_in_, est.model_ = classes, n, model
+        est.objective_, est.n_iter_ = float(meta.get("objective", np.nan)), int(meta.get("n_iter", 0))
+        if "feature_names_in" in meta:
+            est.feature_names_in_ = np.asarray(meta["feature_names_in"], dtype=object)
+        return est
 
     def _check_params(self):
         def number(name, low, strict, integral=False):
