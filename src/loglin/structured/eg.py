@@ -50,7 +50,8 @@ def part_state(objective, state=None):
 
 
 def check_state(objective, state):
-    if state.problem is not objective.problem or state.loss != getattr(objective, "loss", "ll"):
+    owner = getattr(state.problem, "source", None) or state.problem      # a Maxent problem's node view: its source
+    if owner is not objective.problem or state.loss != getattr(objective, "loss", "ll"):
         raise InvalidInputError("the warm-start dual state belongs to another problem or loss")
     return state
 

@@ -28,7 +28,8 @@ LOSSES = ("ll", "mm")
 class StructuredObjective:
     """Regularized primal of a structured problem (sentences of parts) at regularization C.
 
-    Subclasses give ``kind`` ("chain" or "tree", for the solver table); the problem gives
+    Subclasses give ``kind`` (the model kind of the solver table: "chain", "chain2", "node" or "tree") and
+    ``structure`` (its name in messages); the problem gives
     ``data, part_ptr, weight, n_features, reg, n_sentences, emp`` and ``gold_part_scores(eps)``.
     """
 

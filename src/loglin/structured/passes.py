@@ -14,8 +14,9 @@ pass trains chains, trees and any new structure (Collins et al. 2008):
 
 A structure registers its contract implementations when its module is imported,
 which happens before any of its NamedTuple values exists. Numba's on-disk cache
-keys these passes on this file only: after editing a structure file, touch this
-one (docs/decisions/0001-structure-contract.md).
+keys these passes on the content of this file only: after editing a structure
+file, delete this file's entries in ``__pycache__`` (touching it is not enough;
+docs/decisions/0001-structure-contract.md).
 """
 import numpy as np
 from numba import njit, prange
@@ -197,23 +198,29 @@ def sgd_epoch(data, v, scale, order, eta0, step0, n_total, lam, weight):
 
 # ------------------------------------------------------------------ EG on the dual (Figures 1-3, Lemma 1)
 @njit(cache=True)
-def _proposal(data, i, eta, C, mm, wu, s_flat, base, S, W, fws, iws, mu):
-    """s' = s - eta g with g_r = s_r - C w(u).f(x_i, r) (Q_LL) or g_r = -e_r - C w(u).f(x_i, r) (Q_MM)
-    into S; mu = the marginals of p(s'). Returns (parts, log Z')."""
+def _dual_scores(data, i, C, mm, wu, W):
+    """W_r = C w(u).f(x_i, r) (Q_LL) or e_r + C w(u).f(x_i, r) (Q_MM): minus the gradient's w part, fixed
+    while the trials of one instance halve its rate."""
+    part_scores(data, i, wu, C, W)
+    if mm:
+        loss_augment(data, i, W, 1.0)
+
+
+@njit(cache=True)
+def _proposal(data, i, eta, mm, s_flat, base, S, W, fws, iws, mu):
+    """s' = s - eta g with g_r = s_r - W_r (Q_LL) or g_r = -W_r (Q_MM) into S; mu = the marginals of
+    p(s'). Returns (parts, log Z')."""
     P = part_size(data, i)
     if eta == 0.0:                      # just the marginals of the current s
         for r in range(P):
             S[r] = s_flat[base + r]
+    elif mm:
+        for r in range(P):
+            S[r] = s_flat[base + r] + eta * W[r]
     else:
-        part_scores(data, i, wu, C, W)
-        if mm:
-            loss_augment(data, i, W, 1.0)
-            for r in range(P):
-                S[r] = s_flat[base + r] + eta * W[r]
-        else:
-            for r in range(P):
-                s = s_flat[base + r]
-                S[r] = s - eta * (s - W[r])
+        for r in range(P):
+            s = s_flat[base + r]
+            S[r] = s - eta * (s - W[r])
     return P, log_partition(data, i, S, fws, iws, mu, True, False)
 
 
@@ -248,9 +255,10 @@ def eg_online_pass(data, part_ptr, picks, eta, adapt, max_trial, C, mm, wu, max_
         if label_count(data, i) == 0 or c == 0.0:
             continue
         base = part_ptr[i]
+        _dual_scores(data, i, C, mm, wu, W)
         for _ in range(max_trial):
             trials += 1
-            n_parts, log_z = _proposal(data, i, eta[i], C, mm, wu, s_flat, base, S, W, fws, iws, mu)
+            n_parts, log_z = _proposal(data, i, eta[i], mm, s_flat, base, S, W, fws, iws, mu)
             new_term = expected_loss(data, i, mu) if mm else _ll_term(S, mu, n_parts, log_z)
             for r in range(n_parts):
                 coef[r] = c * (mu_flat[base + r] - mu[r])
@@ -300,7 +308,9 @@ def eg_batch_proposal(data, part_ptr, eta, C, mm, wu, bounds, weight, s_flat, ou
                 out_term[i] = 0.0
                 continue
             base = part_ptr[i]
-            n_parts, log_z = _proposal(data, i, eta, C, mm, wu, s_flat, base, S, W, fws, iws, mu)
+            if eta != 0.0:
+                _dual_scores(data, i, C, mm, wu, W)
+            n_parts, log_z = _proposal(data, i, eta, mm, s_flat, base, S, W, fws, iws, mu)
             out_term[i] = expected_loss(data, i, mu) if mm else _ll_term(S, mu, n_parts, log_z)
             c = weight[i]
             for r in range(n_parts):

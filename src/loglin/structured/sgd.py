@@ -51,6 +51,6 @@ def chain_sgd(objective, w, rng, eta0="auto", validation=None):
 def structured_sgd(objective, w, rng, eta0="auto", validation=None):
     """SGD epochs on the CRF primal of any structure (one driver step per pass)."""
     if not isinstance(objective, StructuredObjective) or objective.loss != "ll":
-        kind = getattr(objective, "kind", "chain")
-        raise InvalidInputError(f"sgd trains the CRF (log-linear) {kind} objective, not the max-margin one")
+        structure = getattr(objective, "structure", "structured")
+        raise InvalidInputError(f"sgd trains the CRF (log-linear) {structure} objective, not the max-margin one")
     return sgd_epochs(StructuredEpochs(objective), w, rng, eta0, validation)
