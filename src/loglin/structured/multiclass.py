@@ -27,10 +27,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InvalidInputError
-from ..kernels.maxent import _blocks
-from . import passes
 from .dual import INIT_EPS, PartDualState
 from .node import NodeProblem
+from .objective import StructuredObjective
 
 
 def node_view(problem) -> NodeProblem:
@@ -54,40 +53,17 @@ def require_plain_regularizer(objective, method):
                                 f"problem with regularize_bias=True or use a primal solver (tron, lbfgs, sgd)")
 
 
-class MaxMarginObjective:
-    """f_MM above, with a subgradient in ``fun_grad`` (for traces and subgradient methods); not twice
-    differentiable, so it offers no ``hess_vec``."""
+class MaxMarginObjective(StructuredObjective):
+    """f_MM above: the node structure's M3N objective over the problem's events, in the problem's weights and
+    regularizer. ``fun_grad`` gives a subgradient (for traces and subgradient methods); no ``hess_vec``."""
 
     kind = "maxent"
+    structure = "multi-class max-margin"
 
     def __init__(self, problem, C: float):
-        if not np.isfinite(C) or C <= 0:
-            raise InvalidInputError(f"C must be positive and finite, got {C}")
+        super().__init__(node_view(problem), C, "mm")
         self.problem = problem
-        self.C = float(C)
-        self.n = problem.n_features
         self.reg = problem.reg
-        self.loss = "mm"
-        self.n_fun = self.n_grad = self.n_hess_vec = 0
-        self._view = node_view(problem)
-        self._bounds = _blocks(self._view.n_sentences)
-
-    def _pass(self, w, want_grad):
-        return passes.hinge_and_subgradient(self._view.data, np.ascontiguousarray(w, dtype=np.float64),
-                                            self._bounds, self._view.weight, want_grad)
-
-    def fun(self, w):
-        self.n_fun += 1
-        return 0.5 * float(np.dot(self.reg * w, w)) + self.C * self._pass(w, False)[0]
-
-    def fun_grad(self, w, keep_cache=True):
-        self.n_fun += 1
-        self.n_grad += 1
-        loss, expect = self._pass(w, True)
-        return 0.5 * float(np.dot(self.reg * w, w)) + self.C * loss, self.reg * w + self.C * (expect - self.problem.emp)
-
-    def accept(self):
-        pass
 
 
 def multiclass_state(problem, loss="ll", *, logu=None, init="gold", eps=INIT_EPS):

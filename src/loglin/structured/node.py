@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 from numba.extending import overload
 
 from ..errors import InvalidInputError
 from . import contract as sc
+from ..kernels.dual_cd import max_row_width
 from ..kernels.maxent import _scatter_context as scatter_context
 from ..kernels.maxent import context_scores
 from .chain import scatter_tracked
@@ -257,18 +257,7 @@ def _scatter_tracked(data, i, coef, d, mark, stamp, touched):
         return impl
 
 
-@njit(cache=True)
-def _touch_bound_rows(ctx_ptr, ctx_attr, map_ptr):
-    best = 0
-    for i in range(ctx_ptr.shape[0] - 1):
-        m = 0
-        for k in range(ctx_ptr[i], ctx_ptr[i + 1]):
-            m += map_ptr[ctx_attr[k] + 1] - map_ptr[ctx_attr[k]]
-        best = max(best, m)
-    return best
-
-
 @overload(sc.touch_bound)
 def _touch_bound(data):
     if _is_node(data):
-        return lambda data: _touch_bound_rows(data.ctx_ptr, data.ctx_attr, data.map_ptr)
+        return lambda data: max_row_width(data.ctx_ptr, data.ctx_attr, data.map_ptr)
