@@ -33,6 +33,7 @@ from ..errors import InvalidInputError
 from ..solvers.base import Step
 from ..solvers.eg import GROWTH, REFRESH_EVERY
 from ..solvers.eg import MAX_TRIAL_COLLINS as MAX_TRIAL
+from ..solvers.eg import pick_order
 from ..solvers.eg import choose_eta_ini as _choose_eta_ini
 from .dual import PartDualState
 from .objective import StructuredObjective
@@ -97,14 +98,11 @@ def eg_online(objective, w, rng, state, order="random", eta="auto", C_schedule=N
         rates = np.full(n, eta)
     state.rates = rates
     per_step = n if updates_per_step is None else max(1, int(updates_per_step))
+    every = np.arange(n, dtype=np.int64)
     cursor, done = 0, 0
     while True:
         C = C_of(done // n + 1)
-        if order == "random":
-            picks = rng.integers(0, n, size=per_step)
-        else:
-            picks = (cursor + np.arange(per_step)) % n
-            cursor = (cursor + per_step) % n
+        picks, cursor = pick_order(every, rng, order, per_step, cursor)
         accepted, trials, _ = state.online(C, picks, rates, True, max_trial)
         visits += trials
         done += per_step
