@@ -76,7 +76,7 @@ def test_each_structure_reports_its_own_kind():
     X, y = data(4, n=10)
     obj = NodeProblem.from_matrix(X, y).objective(1.0)
     assert obj.kind == "node" and SecondOrderChainObjective.kind == "chain2"
-    assert solvers.resolve("eg", obj).__name__ == "chain_eg"        # the structure-generic implementation
+    assert solvers.resolve("eg", obj).__name__ == "structured_eg"        # the structure-generic implementation
     with pytest.raises(InvalidInputError, match="does not serve node models"):
         solvers.resolve("tron", obj)
     assert "node" in solvers.TABLE["lbfgs"].kinds and "chain2" in solvers.TABLE["cutting-plane"].kinds

@@ -23,7 +23,7 @@ from .protocol import Objective, missing, objective_kind
 
 KINDS = ("maxent", "binary", "chain", "chain2", "node", "tree")
 # structures whose objectives the structure-generic solvers of loglin.structured train as they are
-CONTRACT_STRUCTURES = ("chain", "chain2", "node")
+CONTRACT_STRUCTURES = ("chain", "chain2", "node", "tree")
 LOSSES = ("ll", "mm")
 FLAT = "loglin.solvers."
 
@@ -70,9 +70,9 @@ def _structures(reference):
     return {k: reference for k in CONTRACT_STRUCTURES}
 
 
-CHAIN_EG, TREE = "loglin.structured.eg", "loglin.parsing.solvers"
-STRUCTURED_MM = {"maxent": ("ll",), "binary": ("ll",), "tree": LOSSES,
-                 **{k: LOSSES for k in CONTRACT_STRUCTURES}}   # mm on Maxent: eg-mm
+STRUCTURED_EG = "loglin.structured.eg"
+# mm on Maxent: eg-mm
+STRUCTURED_MM = {"maxent": ("ll",), "binary": ("ll",), **{k: LOSSES for k in CONTRACT_STRUCTURES}}
 YU = "Yu, Huang & Lin 2011"
 HUANG = "Huang, Hsieh, Chang & Lin, JMLR 2010"
 COLLINS = "Collins, Globerson, Koo, Carreras & Bartlett 2008 (JMLR)"
@@ -84,7 +84,7 @@ TABLE: dict[str, SolverEntry] = {e.name: e for e in (
     SolverEntry("lbfgs", "limited-memory BFGS with a strong-Wolfe line search",
                 "Liu & Nocedal 1989; baseline in all three papers", _flat("lbfgs", "lbfgs", KINDS)),
     SolverEntry("sgd", "stochastic gradient descent, eta = eta0/(1 + k/n)", "Collins et al. 2008 sec. 7.1.3",
-                {**_flat("sgd", "sgd"), **_structures("loglin.structured.sgd:chain_sgd"), "tree": f"{TREE}:tree_sgd"}),
+                {**_flat("sgd", "sgd"), **_structures("loglin.structured.sgd:structured_sgd")}),
     SolverEntry("cd", "primal coordinate descent: one Newton step + line search with bound (38)", HUANG,
                 _flat("primal_cd", "cd")),
     SolverEntry("cdd", "primal coordinate descent without the upper-bound test (38) (CDD, Figure 4)", HUANG,
@@ -103,12 +103,13 @@ TABLE: dict[str, SolverEntry] = {e.name: e for e in (
                 _flat("dual_cd", "bn", ("binary",)), dual=True),
     SolverEntry("eg", "online exponentiated gradient on the dual: randomized order on LR / Maxent, part-based on "
                 "CRF / M3N chains and parsers", f"{YU}, Algorithm 8; Collins et al. 2008, Figures 2-3, sections 7-8",
-                {**_flat("eg", "eg"), **_structures(f"{CHAIN_EG}:chain_eg"), "tree": f"{TREE}:tree_eg"},
+                {**_flat("eg", "eg"), **_structures(f"{STRUCTURED_EG}:structured_eg")},
                 losses=STRUCTURED_MM, dual=True),
     SolverEntry("eg-batch", "batch EG on the dual (all examples per step): Maxent (LLEG-Batch), CRF / M3N chains "
                 "and parsers", "Collins et al. 2008, Figure 1",
-                {"maxent": "loglin.structured.multiclass_eg:eg_batch", **_structures(f"{CHAIN_EG}:chain_eg_batch"),
-                 "tree": f"{TREE}:tree_eg_batch"}, losses=STRUCTURED_MM, dual=True),
+                {"maxent": "loglin.structured.multiclass_eg:eg_batch",
+                 **_structures(f"{STRUCTURED_EG}:structured_eg_batch")},
+                losses=STRUCTURED_MM, dual=True),
     SolverEntry("eg-ll", "eg with Collins et al.'s defaults: eta_ini chosen on 10% of the data, maxTrial 30, 1% of "
                 "each block off the observed labels at the start", COLLINS + ", Figure 2, section 7",
                 {"maxent": "loglin.structured.multiclass_eg:eg_ll"}, dual=True),
@@ -123,8 +124,7 @@ TABLE: dict[str, SolverEntry] = {e.name: e for e in (
                 "Collins et al. 2008 (EG) + Liu & Nocedal 1989 (L-BFGS)", _flat("hybrid", "eg_lbfgs")),
     SolverEntry("cutting-plane", "1-slack cutting-plane structural SVM for M3N chains and parsers",
                 "Tsochantaridis et al. 2004; Joachims et al. 2009; baseline of Collins et al. 2008 sec. 8",
-                {**_structures("loglin.structured.cutting_plane:chain_cutting_plane"),
-                 "tree": f"{TREE}:tree_cutting_plane"}, losses=("mm",), dual=True),
+                _structures("loglin.structured.cutting_plane:structured_cutting_plane"), losses=("mm",), dual=True),
 )}
 
 # Old names, hidden from `loglin solvers`: scripts, experiments and saved model metadata keep working.

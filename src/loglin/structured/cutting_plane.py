@@ -73,7 +73,7 @@ def solve_simplex_qp(G, b, C, alpha, tol=QP_TOL, max_steps=QP_MAX_STEPS):
     return float(b @ alpha - 0.5 * alpha @ G @ alpha)
 
 
-def chain_cutting_plane(objective, w, rng, epsilon=1e-6):
+def structured_cutting_plane(objective, w, rng, epsilon=1e-6):
     return one_slack_cutting_plane(objective, w, epsilon)
 
 

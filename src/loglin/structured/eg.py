@@ -5,12 +5,13 @@ with u_i = p(s_i); an EG step on u_i is s_i' = s_i - eta g_i with
 
     Q_LL:  g_ir = s_ir - w . f(x_i, r)        Q_MM:  g_ir = -e_ir - w . f(x_i, r),    w = C w(u)
 
-(our C is 1/C' of the paper, see loglin.structured.dual). Solvers:
+(our C is 1/C' of the paper, see loglin.structured.dual). Solvers, for every structure
+(chain, second-order chain, node, tree: the table's ``eg`` and ``eg-batch``):
 
-* ``chain-eg``       online EG: ``order="random"`` draws k_t uniformly (Figure 2),
-                     ``order="cyclic"`` visits sentences in a fixed order (the
-                     deterministic variant of section 7.1);
-* ``chain-eg-batch`` batch EG (Figure 1): all sentences at once from the same w(u).
+* :func:`structured_eg`       online EG: ``order="random"`` draws k_t uniformly (Figure 2),
+                              ``order="cyclic"`` visits sentences in a fixed order (the
+                              deterministic variant of section 7.1);
+* :func:`structured_eg_batch` batch EG (Figure 1): all sentences at once from the same w(u).
 
 Learning rates (section 7): one rate per sentence, started at eta_ini, halved
 until the dual improves, multiplied by 1.05 after each update; eta_ini is
@@ -137,16 +138,16 @@ def eg_batch(objective, w, rng, state, eta=1.0, max_trial=MAX_TRIAL):
                    done=not accepted)
 
 
-def chain_eg(objective, w, rng, state=None, **options):
+def structured_eg(objective, w, rng, state=None, **options):
     return eg_online(objective, w, rng, part_state(objective, state), **options)
 
 
-def chain_eg_batch(objective, w, rng, state=None, **options):
+def structured_eg_batch(objective, w, rng, state=None, **options):
     return eg_batch(objective, w, rng, part_state(objective, state), **options)
 
 
-chain_eg.forwards_options_to = eg_online          # the option check (loglin.solvers.options) reads these
-chain_eg_batch.forwards_options_to = eg_batch
+structured_eg.forwards_options_to = eg_online          # the option check (loglin.solvers.options) reads these
+structured_eg_batch.forwards_options_to = eg_batch
 
 
 def regularization_path(make_objective, solver, Cs, state, *, gap_tol=1e-3, max_iter=200, evaluate=None,

@@ -198,31 +198,23 @@ def sgd_epoch(data, v, scale, order, eta0, step0, n_total, lam, weight):
 
 # ------------------------------------------------------------------ EG on the dual (Figures 1-3, Lemma 1)
 @njit(cache=True)
-def _dual_scores(data, i, C, mm, wu, V, W):
-    """V_r = C w(u).f(x_i, r) and W_r = V_r (Q_LL) or e_r + V_r (Q_MM): minus the gradient's w part, fixed
-    while the trials of one instance halve its rate."""
-    part_scores(data, i, wu, C, V)
-    for r in range(part_size(data, i)):
-        W[r] = V[r]
-    if mm:
-        loss_augment(data, i, W, 1.0)
-
-
-@njit(cache=True)
-def _proposal(data, i, eta, mm, s_flat, base, S, W, fws, iws, mu):
-    """s' = s - eta g with g_r = s_r - W_r (Q_LL) or g_r = -W_r (Q_MM) into S; mu = the marginals of
-    p(s'). Returns (parts, log Z')."""
+def _proposal(data, i, eta, C, mm, wu, s_flat, base, S, W, fws, iws, mu):
+    """s' = s - eta g with g_r = s_r - C w(u).f(x_i, r) (Q_LL) or g_r = -e_r - C w(u).f(x_i, r) (Q_MM)
+    into S; mu = the marginals of p(s'). Returns (parts, log Z')."""
     P = part_size(data, i)
     if eta == 0.0:                      # just the marginals of the current s
         for r in range(P):
             S[r] = s_flat[base + r]
-    elif mm:
-        for r in range(P):
-            S[r] = s_flat[base + r] + eta * W[r]
     else:
-        for r in range(P):
-            s = s_flat[base + r]
-            S[r] = s - eta * (s - W[r])
+        part_scores(data, i, wu, C, W)
+        if mm:
+            loss_augment(data, i, W, 1.0)
+            for r in range(P):
+                S[r] = s_flat[base + r] + eta * W[r]
+        else:
+            for r in range(P):
+                s = s_flat[base + r]
+                S[r] = s - eta * (s - W[r])
     return P, log_partition(data, i, S, fws, iws, mu, True, False)
 
 
@@ -234,8 +226,7 @@ def eg_online_pass(data, part_ptr, picks, eta, adapt, max_trial, C, mm, wu, max_
     For each pick i: propose s_i' with rate eta[i]; the dual change
         c_i (term_i' - term_i) [minus for MM] + C w(u).delta + C/2 ||delta||^2,
         delta = c_i sum_r (mu_r - mu_r') f(x_i, r)   (the change of w(u)),
-    is exact; C w(u).delta = sum_r c_i (mu_r - mu_r') V_r over the parts (V_r = C w(u).f(x_i, r)), so only
-    ||delta||^2 reads the touched features; if it is not an improvement halve eta[i] and retry (up to
+    is exact; if it is not an improvement halve eta[i] and retry (up to
     max_trial times), otherwise accept and (if adapt) multiply eta[i] by 1.05.
     Returns (accepted, trials, sum of dual changes).
     """
@@ -243,7 +234,6 @@ def eg_online_pass(data, part_ptr, picks, eta, adapt, max_trial, C, mm, wu, max_
     P = max_parts(data)
     fws, iws = _workspace(data)
     S = np.empty(P)
-    V = np.empty(P)
     W = np.empty(P)
     mu = np.empty(P)
     coef = np.empty(P)
@@ -259,22 +249,21 @@ def eg_online_pass(data, part_ptr, picks, eta, adapt, max_trial, C, mm, wu, max_
         if label_count(data, i) == 0 or c == 0.0:
             continue
         base = part_ptr[i]
-        _dual_scores(data, i, C, mm, wu, V, W)
         for _ in range(max_trial):
             trials += 1
-            n_parts, log_z = _proposal(data, i, eta[i], mm, s_flat, base, S, W, fws, iws, mu)
+            n_parts, log_z = _proposal(data, i, eta[i], C, mm, wu, s_flat, base, S, W, fws, iws, mu)
             new_term = expected_loss(data, i, mu) if mm else _ll_term(S, mu, n_parts, log_z)
-            lin = 0.0
             for r in range(n_parts):
                 coef[r] = c * (mu_flat[base + r] - mu[r])
-                lin += coef[r] * V[r]
             stamp += 1
             m = scatter_tracked(data, i, coef, d, mark, stamp, touched)
-            sq = 0.0
+            lin, sq = 0.0, 0.0
             for k in range(m):
-                sq += d[touched[k]] * d[touched[k]]
-            change = sign * c * (new_term - term[i]) + lin + 0.5 * C * sq
-            tol = 1e-13 * (abs(c * new_term) + abs(c * term[i]) + abs(lin) + 1.0)
+                f = touched[k]
+                lin += wu[f] * d[f]
+                sq += d[f] * d[f]
+            change = sign * c * (new_term - term[i]) + C * lin + 0.5 * C * sq
+            tol = 1e-13 * (abs(c * new_term) + abs(c * term[i]) + C * abs(lin) + 1.0)
             if np.isfinite(change) and change <= tol:
                 for k in range(m):
                     f = touched[k]
@@ -305,7 +294,6 @@ def eg_batch_proposal(data, part_ptr, eta, C, mm, wu, bounds, weight, s_flat, ou
     for b in prange(nb):
         fws, iws = _workspace(data)
         S = np.empty(P)
-        V = np.empty(P)
         W = np.empty(P)
         mu = np.empty(P)
         for i in range(bounds[b], bounds[b + 1]):
@@ -313,9 +301,7 @@ def eg_batch_proposal(data, part_ptr, eta, C, mm, wu, bounds, weight, s_flat, ou
                 out_term[i] = 0.0
                 continue
             base = part_ptr[i]
-            if eta != 0.0:
-                _dual_scores(data, i, C, mm, wu, V, W)
-            n_parts, log_z = _proposal(data, i, eta, mm, s_flat, base, S, W, fws, iws, mu)
+            n_parts, log_z = _proposal(data, i, eta, C, mm, wu, s_flat, base, S, W, fws, iws, mu)
             out_term[i] = expected_loss(data, i, mu) if mm else _ll_term(S, mu, n_parts, log_z)
             c = weight[i]
             for r in range(n_parts):
