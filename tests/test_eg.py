@@ -190,7 +190,7 @@ def test_eg_block_order_visits_every_example_once_per_pass_in_shuffled_blocks(mo
     monkeypatch.setattr(eg_module, "BLOCK", 4)
     active = np.arange(3, 22)                   # 19 examples: four full blocks and a short one
     rng = np.random.default_rng(0)
-    passes = [eg_module._picks(active, rng, "blocks", len(active), 0)[0] for _ in range(3)]
+    passes = [eg_module.pick_order(active, rng, "blocks", len(active), 0)[0] for _ in range(3)]
     for picks in passes:
         np.testing.assert_array_equal(np.sort(picks), active)
         pos = picks - active[0]                 # positions in ``active``: blocks [4k, 4k + 4), in sequence

@@ -5,7 +5,7 @@ import pytest
 from loglin.errors import InvalidInputError
 from loglin.problem import problem_from_matrix
 from loglin.solvers.base import minimize
-from loglin.structured.multiclass import MaxMarginObjective, MulticlassDualState
+from loglin.structured.multiclass import MaxMarginObjective, multiclass_state
 
 
 @pytest.fixture
@@ -67,7 +67,7 @@ def test_dual_state_terms_match_direct_formula(data):
     rng = np.random.default_rng(0)
     logu = rng.normal(size=(len(data.obs_label), data.n_labels))
     logu -= np.log(np.exp(logu).sum(axis=1, keepdims=True))
-    st = MulticlassDualState(data, "ll", logu=logu)
+    st = multiclass_state(data, "ll", logu=logu)
     F = np.zeros((data.n_contexts, data.n_labels, data.n_features))   # dense f(x, y)
     Xd = data.context_matrix().toarray()
     for pred in range(data.n_predicates):

@@ -67,3 +67,33 @@ def test_m3n_solvers_reach_the_multiclass_hinge_optimum(serial_numba):
     assert 0 <= last["duality_gap"] <= 1e-6 * abs(last["objective"])
     assert eg.f == pytest.approx(ref.f, rel=1e-5)
     assert cp.f == pytest.approx(ref.f, rel=1e-4)
+
+
+def test_each_structure_reports_its_own_kind():
+    from loglin import solvers
+    from loglin.errors import InvalidInputError
+    from loglin.structured.chain2 import SecondOrderChainObjective
+    X, y = data(4, n=10)
+    obj = NodeProblem.from_matrix(X, y).objective(1.0)
+    assert obj.kind == "node" and SecondOrderChainObjective.kind == "chain2"
+    assert solvers.resolve("eg", obj).__name__ == "structured_eg"        # the structure-generic implementation
+    with pytest.raises(InvalidInputError, match="does not serve node models"):
+        solvers.resolve("tron", obj)
+    assert "node" in solvers.TABLE["lbfgs"].kinds and "chain2" in solvers.TABLE["cutting-plane"].kinds
+
+
+def test_maxent_events_as_nodes_keep_the_problem_and_its_counts():
+    from loglin.structured.multiclass import multiclass_state, node_view
+    X, y = data(5, n=30)
+    X = np.vstack([X, X[:5]])                    # repeated contexts: several events per merged context
+    y = np.concatenate([y, (y[:5] + 1) % 3])
+    p = problem_from_matrix(X, y)
+    view = node_view(p)
+    assert view is node_view(p) and view.source is p
+    assert view.n_sentences == len(p.obs_label) < len(y) + 1
+    np.testing.assert_allclose(view.emp, p.emp, rtol=1e-12, atol=1e-12)
+    st = multiclass_state(p, "mm")
+    w = np.random.default_rng(0).normal(size=p.n_features)
+    ref = NodeProblem.from_matrix(X, np.searchsorted(p.labels, y), n_labels=len(p.labels)).objective(0.7, "mm")
+    assert MaxMarginObjective(p, 0.7).fun(w) == pytest.approx(ref.fun(w), rel=1e-12)
+    assert st.problem is view

@@ -53,10 +53,10 @@ class _Fake:
 
 
 def test_resolve_picks_the_implementation_of_the_objective_kind():
-    assert solvers.resolve("eg", _Fake("chain")).__name__ == "chain_eg"
-    assert solvers.resolve("tree-eg", _Fake("tree")).__name__ == "tree_eg"
+    assert solvers.resolve("eg", _Fake("chain")).__name__ == "structured_eg"
+    assert solvers.resolve("tree-eg", _Fake("tree")).__name__ == "structured_eg"      # one EG for every structure
     assert solvers.resolve("eg", _Fake("binary")).__name__ == "eg"
-    assert solvers.resolve("eg-batch", _Fake("tree", "mm")).__name__ == "tree_eg_batch"
+    assert solvers.resolve("eg-batch", _Fake("tree", "mm")).__name__ == "structured_eg_batch"
 
 
 def test_unknown_solver_lists_the_choices():

@@ -5,11 +5,11 @@ LR instance i has (alpha_i, C_i - alpha_i) summing to C_i, Maxent context x
 has beta_x summing to C c(x). The update (52) is multiplicative and
 normalized, so it does not depend on that scaling.
 
-The adaptive step of Collins et al. (section 7) / Algorithm 8 is shared with
-the multi-class D-LL / D-MM passes of kernels/eg_multiclass through three
-helpers: :func:`eg_proposal` (the normalized multiplicative update (52) in log
-space), :func:`improves` (the acceptance test on the exact dual change) and
-:func:`next_rate` (x ``growth`` after a success, halving after a failure).
+The adaptive step of Collins et al. (section 7) / Algorithm 8 is shared by the
+LR and Maxent visits through three helpers: :func:`eg_proposal` (the normalized
+multiplicative update (52) in log space), :func:`improves` (the acceptance test
+on the exact dual change) and :func:`next_rate` (x ``growth`` after a success,
+halving after a failure).
 
 The change of the dual (54) costs O(|Y|) under (48) (O(|Y| m) in general).
 Its entropy part is written as  sum_y d_y log b'_y + b_y log1p(d_y / b_y)
@@ -42,7 +42,7 @@ def _entropy_change(b, d, new, log_new):
 # ------------------------------------------------------------ the shared adaptive EG step
 HALVE = 0.5
 ROUNDING = 1e-13       # dual changes below ROUNDING * the block's mass (C c(x), or C_i for LR) count as 'no worse'
-                       # (see _diagonal_eg_visit); eg_multiclass scales its floor by the change's own terms
+                       # (see _diagonal_eg_visit); the part passes scale theirs by the change's own terms
 
 
 @njit(cache=True, inline="always")

@@ -22,7 +22,9 @@ from ..penalty import PENALTIES
 from .base import Result, Step, minimize
 from .protocol import Objective, missing, objective_kind
 
-KINDS = ("maxent", "binary", "chain", "tree")
+KINDS = ("maxent", "binary", "chain", "chain2", "node", "tree")
+# structures whose objectives the structure-generic solvers of loglin.structured train as they are
+CONTRACT_STRUCTURES = ("chain", "chain2", "node", "tree")
 LOSSES = ("ll", "mm")
 FLAT = "loglin.solvers."
 
@@ -65,8 +67,14 @@ def _flat(module, function, kinds=("maxent", "binary")):
     return {k: f"{FLAT}{module}:{function}" for k in kinds}
 
 
-CHAIN_EG, TREE = "loglin.structured.eg", "loglin.parsing.solvers"
-STRUCTURED_MM = {"maxent": ("ll",), "binary": ("ll",), "chain": LOSSES, "tree": LOSSES}   # mm on Maxent: eg-mm
+def _structures(reference):
+    """One structure-generic implementation for every structure of the contract."""
+    return {k: reference for k in CONTRACT_STRUCTURES}
+
+
+STRUCTURED_EG = "loglin.structured.eg"
+# mm on Maxent: eg-mm
+STRUCTURED_MM = {"maxent": ("ll",), "binary": ("ll",), **{k: LOSSES for k in CONTRACT_STRUCTURES}}
 YU = "Yu, Huang & Lin 2011"
 HUANG = "Huang, Hsieh, Chang & Lin, JMLR 2010"
 COLLINS = "Collins, Globerson, Koo, Carreras & Bartlett 2008 (JMLR)"
@@ -83,7 +91,7 @@ TABLE: dict[str, SolverEntry] = {e.name: e for e in (
                 "LR (LIBLINEAR -s 6's method; the default with --penalty l1 on binary LR)", "Yuan, Ho & Lin 2012",
                 _flat("newglmnet", "newglmnet", ("binary",)), penalties=PENALTIES),
     SolverEntry("sgd", "stochastic gradient descent, eta = eta0/(1 + k/n)", "Collins et al. 2008 sec. 7.1.3",
-                {**_flat("sgd", "sgd"), "chain": "loglin.structured.sgd:chain_sgd", "tree": f"{TREE}:tree_sgd"}),
+                {**_flat("sgd", "sgd"), **_structures("loglin.structured.sgd:structured_sgd")}),
     SolverEntry("cd", "primal coordinate descent: one Newton step + line search with bound (38)", HUANG,
                 _flat("primal_cd", "cd")),
     SolverEntry("cdd", "primal coordinate descent without the upper-bound test (38) (CDD, Figure 4)", HUANG,
@@ -102,12 +110,13 @@ TABLE: dict[str, SolverEntry] = {e.name: e for e in (
                 _flat("dual_cd", "bn", ("binary",)), dual=True),
     SolverEntry("eg", "online exponentiated gradient on the dual: randomized order on LR / Maxent, part-based on "
                 "CRF / M3N chains and parsers", f"{YU}, Algorithm 8; Collins et al. 2008, Figures 2-3, sections 7-8",
-                {**_flat("eg", "eg"), "chain": f"{CHAIN_EG}:chain_eg", "tree": f"{TREE}:tree_eg"},
+                {**_flat("eg", "eg"), **_structures(f"{STRUCTURED_EG}:structured_eg")},
                 losses=STRUCTURED_MM, dual=True),
     SolverEntry("eg-batch", "batch EG on the dual (all examples per step): Maxent (LLEG-Batch), CRF / M3N chains "
                 "and parsers", "Collins et al. 2008, Figure 1",
-                {"maxent": "loglin.structured.multiclass_eg:eg_batch", "chain": f"{CHAIN_EG}:chain_eg_batch",
-                 "tree": f"{TREE}:tree_eg_batch"}, losses=STRUCTURED_MM, dual=True),
+                {"maxent": "loglin.structured.multiclass_eg:eg_batch",
+                 **_structures(f"{STRUCTURED_EG}:structured_eg_batch")},
+                losses=STRUCTURED_MM, dual=True),
     SolverEntry("eg-ll", "eg with Collins et al.'s defaults: eta_ini chosen on 10% of the data, maxTrial 30, 1% of "
                 "each block off the observed labels at the start", COLLINS + ", Figure 2, section 7",
                 {"maxent": "loglin.structured.multiclass_eg:eg_ll"}, dual=True),
@@ -122,8 +131,7 @@ TABLE: dict[str, SolverEntry] = {e.name: e for e in (
                 "Collins et al. 2008 (EG) + Liu & Nocedal 1989 (L-BFGS)", _flat("hybrid", "eg_lbfgs")),
     SolverEntry("cutting-plane", "1-slack cutting-plane structural SVM for M3N chains and parsers",
                 "Tsochantaridis et al. 2004; Joachims et al. 2009; baseline of Collins et al. 2008 sec. 8",
-                {"chain": "loglin.structured.cutting_plane:chain_cutting_plane",
-                 "tree": f"{TREE}:tree_cutting_plane"}, losses=("mm",), dual=True),
+                _structures("loglin.structured.cutting_plane:structured_cutting_plane"), losses=("mm",), dual=True),
 )}
 
 # Old names, hidden from `loglin solvers`: scripts, experiments and saved model metadata keep working.

@@ -35,7 +35,7 @@ from ..kernels import eg as ek
 from ..kernels.vector import dot
 from .base import Step, objective_kind
 from .dual_cd import lr_state, maxent_state
-from .eg import ETA0, GROWTH, MAX_TRIAL, REFRESH_EVERY, _picks, maxent_eg_kernel
+from .eg import ETA0, GROWTH, MAX_TRIAL, REFRESH_EVERY, pick_order, maxent_eg_kernel
 
 INNER_CURVATURE = 16.0          # default kappa: the inner problems' median context curvature C' c(x) ||phi(x)||^2
 
@@ -135,7 +135,7 @@ class _MaxentPasses:
         self.done = 0
 
     def run_pass(self):
-        picks, _ = _picks(self.active, self.rng, self.order, len(self.active), 0)
+        picks, _ = pick_order(self.active, self.rng, self.order, len(self.active), 0)
         a, t, _ = self.kernel(picks, self.C, self.beta, self.w, self.rates, self.max_trial, GROWTH)
         self.done += 1
         if self.done % REFRESH_EVERY == 0:          # rounding drift of the incremental w
@@ -164,7 +164,7 @@ class _LRPasses:
         self.rates = np.full(p.n_instances, eta)
 
     def run_pass(self):
-        picks, _ = _picks(self.active, self.rng, self.order, len(self.active), 0)
+        picks, _ = pick_order(self.active, self.rng, self.order, len(self.active), 0)
         p, X = self.problem, self.problem.X
         a, t, _ = ek.lr_eg_pass(picks, X.indptr, X.indices, X.data, p.y, p.cost, self.qdiag, self.alpha,
                                 self.alpha_c, self.w, self.rates, self.max_trial, GROWTH)

@@ -131,7 +131,8 @@ def eg(objective, w, rng, eta=ETA0, eta0=None, max_trial=MAX_TRIAL, order="rando
 
 
 # ---------------------------------------------------------------------- shared driver of the passes
-def _picks(active, rng, order, per_step, cursor):
+def pick_order(active, rng, order, per_step, cursor):
+    """The next picks of an online EG pass over ``active`` in ``order`` (every EG driver); returns (picks, cursor)."""
     if order == "random":
         return active[rng.integers(0, len(active), size=per_step)], cursor
     if order == "permutation":             # eg() allows it only with one pass per step
@@ -180,7 +181,7 @@ def _epochs(run_pass, active, rng, eta, max_trial, order, per_step, rates, C_of,
     while True:
         C_now = C_of(done // n + 1)
         set_C(C_now)
-        picks, cursor = _picks(active, rng, order, per_step, cursor)
+        picks, cursor = pick_order(active, rng, order, per_step, cursor)
         accepted, trials, vmax = run_pass(picks, rates, max_trial, GROWTH)
         visits += trials
         done += per_step
@@ -197,7 +198,7 @@ def _epochs(run_pass, active, rng, eta, max_trial, order, per_step, rates, C_of,
 def _lr_eg(objective, w, rng, eta, max_trial, order, per_step, eps, eps1, eps2, report_dual):
     p = objective.problem
     alpha, alpha_c, active, qdiag = lr_state(p, w, eps1, eps2)
-    if order == "blocks":                   # one shuffle of the rows in memory: blocks are random (see _picks)
+    if order == "blocks":                   # one shuffle of the rows in memory: blocks are random (see pick_order)
         perm = rng.permutation(p.n_instances)
         p = dataclasses.replace(p, X=p.X[perm], y=p.y[perm], cost=p.cost[perm])
         alpha, alpha_c, qdiag = alpha[perm], alpha_c[perm], qdiag[perm]

@@ -4,8 +4,8 @@ An objective is the regularized primal f(w) of one problem at one regularization
 in LIBLINEAR's scale (1/2 ||w||^2 + C sum_i loss_i). What a solver may call:
 
 * ``n`` - the number of weights; ``kind`` - the model kind it belongs to:
-  "maxent", "binary", "chain" or "tree" (the solver table picks the
-  implementation by it);
+  "maxent", "binary", "chain", "chain2" (second-order chain), "node" (multi-class
+  as a structure) or "tree" (the solver table picks the implementation by it);
 * ``fun(w)`` - f(w);
 * ``fun_grad(w, keep_cache=True)`` - (f(w), grad f(w)) (a subgradient for the
   max-margin losses); with ``keep_cache`` it may fill a *pending* cache for

@@ -80,8 +80,9 @@ class SecondOrderChainProblem(ChainProblem):
 
 
 class SecondOrderChainObjective(ChainObjective):
-    """CRF / M3N primal of a SecondOrderChainProblem (a chain to the solver table)."""
+    """CRF / M3N primal of a SecondOrderChainProblem."""
 
+    kind = "chain2"
     structure = "second-order chain"
 
 

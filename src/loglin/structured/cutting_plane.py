@@ -73,7 +73,7 @@ def solve_simplex_qp(G, b, C, alpha, tol=QP_TOL, max_steps=QP_MAX_STEPS):
     return float(b @ alpha - 0.5 * alpha @ G @ alpha)
 
 
-def chain_cutting_plane(objective, w, rng, epsilon=1e-6):
+def structured_cutting_plane(objective, w, rng, epsilon=1e-6):
     return one_slack_cutting_plane(objective, w, epsilon)
 
 
@@ -81,8 +81,8 @@ def one_slack_cutting_plane(objective, w, epsilon):
     """The 1-slack loop for any max-margin StructuredObjective: its ``_pass`` (loss-augmented decoding)
     is the separation oracle."""
     if not isinstance(objective, StructuredObjective) or objective.loss != "mm":
-        kind = getattr(objective, "kind", "chain")
-        raise InvalidInputError(f"{kind}-cutting-plane trains the max-margin (M3N) {kind} objective")
+        structure = getattr(objective, "structure", "structured")
+        raise InvalidInputError(f"cutting-plane trains the max-margin (M3N) {structure} objective")
     return _one_slack_steps(objective, w, epsilon)
 
 

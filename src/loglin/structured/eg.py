@@ -5,12 +5,13 @@ with u_i = p(s_i); an EG step on u_i is s_i' = s_i - eta g_i with
 
     Q_LL:  g_ir = s_ir - w . f(x_i, r)        Q_MM:  g_ir = -e_ir - w . f(x_i, r),    w = C w(u)
 
-(our C is 1/C' of the paper, see loglin.structured.dual). Solvers:
+(our C is 1/C' of the paper, see loglin.structured.dual). Solvers, for every structure
+(chain, second-order chain, node, tree: the table's ``eg`` and ``eg-batch``):
 
-* ``chain-eg``       online EG: ``order="random"`` draws k_t uniformly (Figure 2),
-                     ``order="cyclic"`` visits sentences in a fixed order (the
-                     deterministic variant of section 7.1);
-* ``chain-eg-batch`` batch EG (Figure 1): all sentences at once from the same w(u).
+* :func:`structured_eg`       online EG: ``order="random"`` draws k_t uniformly (Figure 2),
+                              ``order="cyclic"`` visits sentences in a fixed order (the
+                              deterministic variant of section 7.1);
+* :func:`structured_eg_batch` batch EG (Figure 1): all sentences at once from the same w(u).
 
 Learning rates (section 7): one rate per sentence, started at eta_ini, halved
 until the dual improves, multiplied by 1.05 after each update; eta_ini is
@@ -33,6 +34,7 @@ from ..errors import InvalidInputError
 from ..solvers.base import Step
 from ..solvers.eg import GROWTH, REFRESH_EVERY
 from ..solvers.eg import MAX_TRIAL_COLLINS as MAX_TRIAL
+from ..solvers.eg import pick_order
 from ..solvers.eg import choose_eta_ini as _choose_eta_ini
 from .dual import PartDualState
 from .objective import StructuredObjective
@@ -50,7 +52,8 @@ def part_state(objective, state=None):
 
 
 def check_state(objective, state):
-    if state.problem is not objective.problem or state.loss != getattr(objective, "loss", "ll"):
+    owner = getattr(state.problem, "source", None) or state.problem      # a Maxent problem's node view: its source
+    if owner is not objective.problem or state.loss != getattr(objective, "loss", "ll"):
         raise InvalidInputError("the warm-start dual state belongs to another problem or loss")
     return state
 
@@ -96,14 +99,11 @@ def eg_online(objective, w, rng, state, order="random", eta="auto", C_schedule=N
         rates = np.full(n, eta)
     state.rates = rates
     per_step = n if updates_per_step is None else max(1, int(updates_per_step))
+    every = np.arange(n, dtype=np.int64)
     cursor, done = 0, 0
     while True:
         C = C_of(done // n + 1)
-        if order == "random":
-            picks = rng.integers(0, n, size=per_step)
-        else:
-            picks = (cursor + np.arange(per_step)) % n
-            cursor = (cursor + per_step) % n
+        picks, cursor = pick_order(every, rng, order, per_step, cursor)
         accepted, trials, _ = state.online(C, picks, rates, True, max_trial)
         visits += trials
         done += per_step
@@ -138,16 +138,16 @@ def eg_batch(objective, w, rng, state, eta=1.0, max_trial=MAX_TRIAL):
                    done=not accepted)
 
 
-def chain_eg(objective, w, rng, state=None, **options):
+def structured_eg(objective, w, rng, state=None, **options):
     return eg_online(objective, w, rng, part_state(objective, state), **options)
 
 
-def chain_eg_batch(objective, w, rng, state=None, **options):
+def structured_eg_batch(objective, w, rng, state=None, **options):
     return eg_batch(objective, w, rng, part_state(objective, state), **options)
 
 
-chain_eg.forwards_options_to = eg_online          # the option check (loglin.solvers.options) reads these
-chain_eg_batch.forwards_options_to = eg_batch
+structured_eg.forwards_options_to = eg_online          # the option check (loglin.solvers.options) reads these
+structured_eg_batch.forwards_options_to = eg_batch
 
 
 def regularization_path(make_objective, solver, Cs, state, *, gap_tol=1e-3, max_iter=200, evaluate=None,

@@ -23,7 +23,7 @@ from ..errors import InvalidInputError
 from ..objective import MaxentObjective
 from ..solvers.eg import eg
 from . import eg as _eg
-from .multiclass import MaxMarginObjective, MulticlassDualState, require_plain_regularizer
+from .multiclass import MaxMarginObjective, multiclass_state, require_plain_regularizer
 
 
 def _state(objective, state, loss, method):
@@ -34,7 +34,7 @@ def _state(objective, state, loss, method):
         raise InvalidInputError(f"{method} needs a {wanted.__name__}; for the other loss use {other}")
     require_plain_regularizer(objective, method)
     if state is None:
-        return MulticlassDualState(objective.problem, loss)
+        return multiclass_state(objective.problem, loss)
     return _eg.check_state(objective, state)
 
 

@@ -1,7 +1,8 @@
 """Multi-class classification (one node, K labels) as a structure, in one file.
 
-Instance i has attributes ``ctx_attr[ctx_ptr[i]:ctx_ptr[i+1]]`` (values ``ctx_val``,
-empty = all 1); the attribute map (``map_ptr, map_label, map_feat``) sends an
+Instance i reads attribute row x = ``row[i]``: attributes ``ctx_attr[ctx_ptr[x]:ctx_ptr[x+1]]``
+(values ``ctx_val``, empty = all 1), so instances may share a row (the observed events of
+one merged Maxent context, :func:`node_view`); the attribute map (``map_ptr, map_label, map_feat``) sends an
 attribute to its (label, feature) pairs, as the state features of a chain. The
 part block of an instance is its K label scores; log Z is a log-sum-exp, the
 marginals a softmax, the argmax the best label and the Hamming loss the 0/1
@@ -15,17 +16,20 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 from numba.extending import overload
 
 from ..errors import InvalidInputError
 from . import contract as sc
-from .chain import scatter_node, scatter_tracked, unary_scores
+from ..kernels.dual_cd import max_row_width
+from ..kernels.maxent import _scatter_context as scatter_context
+from ..kernels.maxent import context_scores
+from .chain import scatter_tracked
 from .objective import StructuredObjective
 from .problem import attribute_label_map
 
 
 class NodeData(NamedTuple):
+    row: np.ndarray              # attribute row of each instance
     ctx_ptr: np.ndarray
     ctx_attr: np.ndarray
     ctx_val: np.ndarray          # empty: all values 1
@@ -49,20 +53,25 @@ class NodeProblem:
     labels: np.ndarray
     gold: np.ndarray
     weight: np.ndarray | None = None
+    row: np.ndarray | None = None
+    source: object = None        # the MaxentProblem this problem views (node_view), if any
     emp: np.ndarray = field(init=False, repr=False)
     reg: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self):
-        n = len(self.ctx_ptr) - 1
+        n = len(self.gold)
+        self.row = np.arange(n, dtype=np.int64) if self.row is None else np.asarray(self.row, dtype=np.int64)
         self.weight = np.ones(n) if self.weight is None else np.asarray(self.weight, dtype=np.float64)
         K = len(self.labels)
-        if n < 1 or K < 2 or len(self.gold) != n or self.weight.shape != (n,):
-            raise InvalidInputError("need >= 1 instance, >= 2 labels, one gold label and one weight per instance")
+        if n < 1 or K < 2 or self.weight.shape != (n,) or self.row.shape != (n,):
+            raise InvalidInputError("need >= 1 instance, >= 2 labels, one gold label, weight and row per instance")
+        if self.row.min() < 0 or self.row.max() >= len(self.ctx_ptr) - 1:
+            raise InvalidInputError("attribute row out of range")
         if self.gold.min() < 0 or self.gold.max() >= K or np.any(self.weight < 0):
             raise InvalidInputError("gold label out of range or negative weight")
         from .passes import empirical_counts
         val = np.empty(0) if self.ctx_val is None else np.asarray(self.ctx_val, dtype=np.float64)
-        self.data = NodeData(self.ctx_ptr, self.ctx_attr, val, self.map_ptr, self.map_label, self.map_feat,
+        self.data = NodeData(self.row, self.ctx_ptr, self.ctx_attr, val, self.map_ptr, self.map_label, self.map_feat,
                              np.asarray(self.gold, dtype=np.int32), K)
         self.emp = empirical_counts(self.data, self.weight, self.n_features)
         self.reg = np.ones(self.n_features)
@@ -81,7 +90,7 @@ class NodeProblem:
 
     @property
     def n_sentences(self) -> int:
-        return len(self.ctx_ptr) - 1
+        return len(self.gold)
 
     @property
     def part_ptr(self) -> np.ndarray:
@@ -99,9 +108,9 @@ class NodeProblem:
 
 
 class NodeObjective(StructuredObjective):
-    """Multinomial logistic (CRF) or multi-class hinge (M3N) primal; a chain of length one to the solver table."""
+    """Multinomial logistic (CRF) or multi-class hinge (M3N) primal of a NodeProblem."""
 
-    kind = "chain"
+    kind = "node"
     structure = "multi-class node"
 
 
@@ -113,7 +122,7 @@ def _is_node(data):
 @overload(sc.n_instances)
 def _n_instances(data):
     if _is_node(data):
-        return lambda data: data.ctx_ptr.shape[0] - 1
+        return lambda data: data.gold.shape[0]
 
 
 @overload(sc.workspace_size)
@@ -150,8 +159,11 @@ def _label_offset(data, i):
 def _part_scores(data, i, w, scale, s):
     if _is_node(data):
         def impl(data, i, w, scale, s):
-            unary_scores(i, i + 1, w, scale, data.ctx_ptr, data.ctx_attr, data.ctx_val, data.map_ptr,
-                         data.map_label, data.map_feat, s[:data.K].reshape((1, data.K)))
+            context_scores(data.row[i], w, data.ctx_ptr, data.ctx_attr, data.ctx_val, data.map_ptr, data.map_label,
+                           data.map_feat, s[:data.K])
+            if scale != 1.0:
+                for y in range(data.K):
+                    s[y] *= scale
         return impl
 
 
@@ -164,12 +176,15 @@ def _log_partition(data, i, s, fws, iws, mu, want_marginals, reuse):
                 m = max(m, s[y])
             z = 0.0
             for y in range(data.K):
-                z += np.exp(s[y] - m)
-            log_z = m + np.log(z)
+                e = np.exp(s[y] - m)
+                z += e
+                if want_marginals:
+                    mu[y] = e
             if want_marginals:
+                inv = 1.0 / z
                 for y in range(data.K):
-                    mu[y] = np.exp(s[y] - log_z)
-            return log_z
+                    mu[y] *= inv
+            return m + np.log(z)
         return impl
 
 
@@ -226,8 +241,8 @@ def _add_labelling(data, i, labels, c, coef):
 def _scatter(data, i, coef, acc):
     if _is_node(data):
         def impl(data, i, coef, acc):
-            scatter_node(i, i + 1, coef[:data.K].reshape((1, data.K)), data.ctx_ptr, data.ctx_attr, data.ctx_val,
-                         data.map_ptr, data.map_label, data.map_feat, acc)
+            scatter_context(data.row[i], coef, data.ctx_ptr, data.ctx_attr, data.ctx_val, data.map_ptr,
+                            data.map_label, data.map_feat, acc)
         return impl
 
 
@@ -235,24 +250,14 @@ def _scatter(data, i, coef, acc):
 def _scatter_tracked(data, i, coef, d, mark, stamp, touched):
     if _is_node(data):
         def impl(data, i, coef, d, mark, stamp, touched):
-            return scatter_tracked(i, i + 1, coef[:data.K].reshape((1, data.K)), data.ctx_ptr, data.ctx_attr,
+            x = data.row[i]
+            return scatter_tracked(x, x + 1, coef[:data.K].reshape((1, data.K)), data.ctx_ptr, data.ctx_attr,
                                    data.ctx_val, data.map_ptr, data.map_label, data.map_feat, d, mark, stamp,
                                    touched, 0)
         return impl
 
 
-@njit(cache=True)
-def _touch_bound_rows(ctx_ptr, ctx_attr, map_ptr):
-    best = 0
-    for i in range(ctx_ptr.shape[0] - 1):
-        m = 0
-        for k in range(ctx_ptr[i], ctx_ptr[i + 1]):
-            m += map_ptr[ctx_attr[k] + 1] - map_ptr[ctx_attr[k]]
-        best = max(best, m)
-    return best
-
-
 @overload(sc.touch_bound)
 def _touch_bound(data):
     if _is_node(data):
-        return lambda data: _touch_bound_rows(data.ctx_ptr, data.ctx_attr, data.map_ptr)
+        return lambda data: max_row_width(data.ctx_ptr, data.ctx_attr, data.map_ptr)

@@ -28,7 +28,8 @@ LOSSES = ("ll", "mm")
 class StructuredObjective:
     """Regularized primal of a structured problem (sentences of parts) at regularization C.
 
-    Subclasses give ``kind`` ("chain" or "tree", for the solver table); the problem gives
+    Subclasses give ``kind`` (the model kind of the solver table: "chain", "chain2", "node" or "tree") and
+    ``structure`` (its name in messages); the problem gives
     ``data, part_ptr, weight, n_features, reg, n_sentences, emp`` and ``gold_part_scores(eps)``.
     """
 
@@ -41,6 +42,7 @@ class StructuredObjective:
         if loss not in LOSSES:
             raise InvalidInputError(f"loss must be one of {LOSSES}, got {loss!r}")
         self.problem = problem
+        self.parts = problem            # the structured problem the passes read
         self.C = float(C)
         self.loss = loss
         self.n = problem.n_features
@@ -52,7 +54,7 @@ class StructuredObjective:
 
     def _pass(self, w, want_grad):
         """(sum_i c_i loss_i(w), sum_i c_i E f (CRF) or sum_i c_i f(x_i, yhat_i) (M3N))."""
-        p = self.problem
+        p = self.parts
         kernel = passes.loss_and_expectation if self.loss == "ll" else passes.hinge_and_subgradient
         return kernel(p.data, np.ascontiguousarray(w, dtype=np.float64), self._bounds, p.weight, want_grad)
 
@@ -62,13 +64,13 @@ class StructuredObjective:
 
     def fun(self, w):
         self.n_fun += 1
-        return 0.5 * float(w @ w) + self.C * self.data_loss(w)
+        return self.regularizer(w) + self.C * self.data_loss(w)
 
     def fun_grad(self, w, keep_cache=True):
         self.n_fun += 1
         self.n_grad += 1
         loss, expect = self._pass(w, True)
-        return 0.5 * float(w @ w) + self.C * loss, w + self.C * (expect - self.problem.emp)
+        return self.regularizer(w) + self.C * loss, self.reg * w + self.C * (expect - self.problem.emp)
 
     def accept(self):
         pass
@@ -78,7 +80,7 @@ class StructuredObjective:
                                   "use lbfgs, sgd or EG")
 
     def regularizer(self, w):
-        return 0.5 * float(w @ w)
+        return 0.5 * float(np.dot(self.reg * w, w))
 
     def grad_norm(self, w) -> float:
         return float(np.linalg.norm(self.fun_grad(w, keep_cache=False)[1]))

@@ -14,8 +14,9 @@ pass trains chains, trees and any new structure (Collins et al. 2008):
 
 A structure registers its contract implementations when its module is imported,
 which happens before any of its NamedTuple values exists. Numba's on-disk cache
-keys these passes on this file only: after editing a structure file, touch this
-one (docs/decisions/0001-structure-contract.md).
+keys these passes on the content of this file only: after editing a structure
+file, delete this file's entries in ``__pycache__`` (touching it is not enough;
+docs/decisions/0001-structure-contract.md).
 """
 import numpy as np
 from numba import njit, prange

@@ -44,13 +44,9 @@ def choose_eta0(objective, w, rng, validation=None):
     return _choose_eta0(StructuredEpochs(objective), w, rng, validation)
 
 
-def chain_sgd(objective, w, rng, eta0="auto", validation=None):
-    return structured_sgd(objective, w, rng, eta0, validation)
-
-
 def structured_sgd(objective, w, rng, eta0="auto", validation=None):
     """SGD epochs on the CRF primal of any structure (one driver step per pass)."""
     if not isinstance(objective, StructuredObjective) or objective.loss != "ll":
-        kind = getattr(objective, "kind", "chain")
-        raise InvalidInputError(f"sgd trains the CRF (log-linear) {kind} objective, not the max-margin one")
+        structure = getattr(objective, "structure", "structured")
+        raise InvalidInputError(f"sgd trains the CRF (log-linear) {structure} objective, not the max-margin one")
     return sgd_epochs(StructuredEpochs(objective), w, rng, eta0, validation)
