@@ -306,22 +306,33 @@ class CRF(_BaseEstimator):
     def _split(self, flat, seq_ptr):
         return [flat[seq_ptr[i]:seq_ptr[i + 1]] for i in range(len(seq_ptr) - 1)]
 
-    def predict(self, X):
-        """Label lists of the sentences X, as a 1-d object array (sklearn-crfsuite's type)."""
+    def predict(self, X, constraints=None):
+        """Label lists of the sentences X, as a 1-d object array (sklearn-crfsuite's type).
+
+        ``constraints`` (loglin's addition): per sentence None or a list with, per token, None, a label
+        (fixed there) or a set of labels (allowed there); the other tokens are decoded consistently."""
         space, w = self._fitted()
         X = list(X)
         out = np.empty(len(X), dtype=object)
         if X:
             seq_ptr, *rest = self._encode(X)
             names = np.asarray([str(x) for x in space.labels], dtype=object)
-            ids = F.decode(w, *self._space_arrays(), seq_ptr, *rest)
+            if constraints is None:
+                ids = F.decode(w, *self._space_arrays(), seq_ptr, *rest)
+            else:
+                from ..structured.constrained import allowed_labels, constrained_viterbi
+                ids = np.empty(int(seq_ptr[-1]), dtype=np.int32)
+                constrained_viterbi(seq_ptr, *rest[:2], rest[2] if rest[2] is not None else np.empty(0),
+                                    space.map_ptr, space.map_label, space.map_feat, w, space.n_state,
+                                    space.n_labels, allowed_labels(constraints, np.diff(seq_ptr), space.labels),
+                                    ids)
             for i, part in enumerate(self._split(ids, seq_ptr)):
                 out[i] = names[part].tolist()
         return out
 
-    def predict_single(self, xseq):
-        """The label list of one sentence."""
-        return self.predict([xseq])[0]
+    def predict_single(self, xseq, constraints=None):
+        """The label list of one sentence (``constraints``: one sentence's, as in :meth:`predict`)."""
+        return self.predict([xseq], None if constraints is None else [constraints])[0]
 
     def predict_marginals(self, X):
         """P(label) at every token: per sentence a list of {label: probability} dicts."""

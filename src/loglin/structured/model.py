@@ -67,13 +67,30 @@ class ChainModel:
         decode_all(data, self.w, _blocks(len(seq_ptr) - 1), out)
         return [out[seq_ptr[i]:seq_ptr[i + 1]] for i in range(len(seq_ptr) - 1)]
 
-    def tag(self, sentences) -> list[list[str]]:
-        """Best label sequence of each sentence (tokens as tuples whose first columns are the inputs)."""
+    def tag(self, sentences, constraints=None) -> list[list[str]]:
+        """Best label sequence of each sentence (tokens as tuples whose first columns are the inputs).
+
+        ``constraints``: per sentence None or a list with, per token, None (free), a label (fixed) or a
+        set of labels (allowed); the rest is decoded consistently with them
+        (:mod:`loglin.structured.constrained`)."""
         for i, s in enumerate(sentences):
             if len(s) == 0:
                 raise InvalidInputError(f"sentence {i} is empty")
         labels = self.space.labels
-        return [[str(x) for x in labels[ids]] for ids in self.predict_ids(sentences)]
+        if constraints is None:
+            ids = self.predict_ids(sentences)
+        else:
+            ids = self._decode_constrained(*self.space.encode(sentences), constraints)
+        return [[str(x) for x in labels[row]] for row in ids]
+
+    def _decode_constrained(self, seq_ptr, tok_ptr, tok_attr, constraints, tok_val=None):
+        from .constrained import allowed_labels, constrained_viterbi
+        allowed = allowed_labels(constraints, np.diff(seq_ptr), self.space.labels)
+        out = np.empty(int(seq_ptr[-1]), dtype=np.int32)
+        s = self.space
+        constrained_viterbi(seq_ptr, tok_ptr, tok_attr, np.empty(0) if tok_val is None else tok_val, s.map_ptr,
+                            s.map_label, s.map_feat, self.w, s.n_state, s.n_labels, allowed, out)
+        return [out[seq_ptr[i]:seq_ptr[i + 1]] for i in range(len(seq_ptr) - 1)]
 
     # ------------------------------------------------------------------ files
     def save(self, path) -> None:

@@ -97,6 +97,19 @@ def _read_input(path, fmt: str, task: str, labels=()):
     return sentences, sentences, "text"
 
 
+def _given_labels(tokens, task, path):
+    """Per sentence, per token: the label in the column after the inputs, or None where free."""
+    need = 1 if task == "pos" else 2
+    out = []
+    for s in tokens:
+        row = []
+        for t in s:
+            cols = (t,) if isinstance(t, str) else tuple(t)
+            row.append(cols[need] if len(cols) > need and cols[need] not in FREE_LABELS else None)
+        out.append(row)
+    return out
+
+
 def _write_output(out, raw, predicted, fmt):
     for tokens, labels in zip(raw, predicted):
         if fmt == "conll":
@@ -162,6 +175,9 @@ def add_tag_commands(subparsers) -> argparse.ArgumentParser:
         else:
             p.add_argument("-o", "--output", type=Path, default=None, help="output file (default stdout)")
             p.add_argument("--input-format", choices=("auto", "conll", "text"), default="auto")
+            p.add_argument("--keep-labels", action="store_true",
+                           help="CoNLL input: a label already in the column after the inputs (not _ or ?) is kept "
+                                "and the other tokens are decoded consistently with it (CRF / M3N models)")
     return tag
 
 
@@ -299,19 +315,30 @@ def evaluate_model(model, path, fmt="conll2000", split=None, **decoding) -> tupl
 def _run(args) -> int:
     check_writable(args.output)
     from ..model_io import load_model
-    run_model(load_model(args.model), args.input, args.input_format, args.output, beam=args.beam,
-              tag_dictionary=args.tag_dictionary, iob_constraint=args.iob_constraint)
+    run_model(load_model(args.model), args.input, args.input_format, args.output, keep_labels=args.keep_labels,
+              beam=args.beam, tag_dictionary=args.tag_dictionary, iob_constraint=args.iob_constraint)
     return 0
 
 
-def run_model(model, path, input_format="auto", output=None, **decoding) -> None:
-    """Tag the file ``path`` with a Tagger or ChainModel; write to ``output`` (a path) or standard output."""
+FREE_LABELS = ("_", "?", "")      # --keep-labels: a label column holding one of these leaves the token free
+
+
+def run_model(model, path, input_format="auto", output=None, keep_labels=False, **decoding) -> None:
+    """Tag the file ``path`` with a Tagger or ChainModel; write to ``output`` (a path) or standard output.
+    ``keep_labels``: CoNLL input whose column after the inputs holds labels keeps them (chain models)."""
     from ..structured.model import ChainModel
     if isinstance(_tagging_model(model), ChainModel):
         tokens, raw, fmt = _read_input(path, input_format, model.space.task, model.labels)
+        constraints = _given_labels(tokens, model.space.task, path) if keep_labels else None
+        if keep_labels and fmt != "conll":
+            raise InvalidInputError("--keep-labels needs CoNLL column input (--input-format conll)")
         t0 = time.perf_counter()
-        predicted = model.tag([[(t,) if isinstance(t, str) else tuple(t) for t in s] for s in tokens])
+        predicted = model.tag([[(t,) if isinstance(t, str) else tuple(t) for t in s] for s in tokens],
+                              constraints=constraints)
     else:
+        if keep_labels:
+            raise InvalidInputError("--keep-labels decodes chain models (--model crf / m3n); a Maxent tagger's "
+                                    "beam search does not take fixed labels")
         tokens, raw, fmt = _read_input(path, input_format, model.task, model.labels)
         t0 = time.perf_counter()
         predicted = model.tag(tokens, **decoding)

@@ -1,0 +1,100 @@
+"""Constrained decoding of chain models: fixed / allowed labels, checked by brute-force enumeration."""
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+
+from loglin import training
+from loglin.errors import ConvergenceWarning, InvalidInputError
+from loglin.structured.chain import unary_scores
+from test_training import CHUNKS
+
+
+@pytest.fixture(scope="module")
+def model():
+    from loglin.structured.crf_features import build_chain_problem
+    problem, space = build_chain_problem(CHUNKS, "chunk")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return training.train(problem, 10.0, "lbfgs", space=space, max_iter=50)[0]
+
+
+def brute_force(model, sentence, allowed):
+    s = model.space
+    seq_ptr, tok_ptr, tok_attr = s.encode([sentence])
+    n, K = len(sentence), s.n_labels
+    U = np.empty((n, K))
+    unary_scores(0, n, model.w, 1.0, tok_ptr, tok_attr, np.empty(0), s.map_ptr, s.map_label, s.map_feat, U)
+    Tr = model.transitions()
+    best, arg = -np.inf, None
+    for ys in itertools.product(range(K), repeat=n):
+        if not all(y in allowed[t] for t, y in enumerate(ys)):
+            continue
+        score = sum(U[t, y] for t, y in enumerate(ys)) + sum(Tr[a, b] for a, b in zip(ys, ys[1:]))
+        if score > best:
+            best, arg = score, ys
+    return [str(model.space.labels[y]) for y in arg]
+
+
+def test_constrained_viterbi_is_the_best_labelling_among_the_allowed_ones(model):
+    labels = [str(c) for c in model.space.labels]
+    K = len(labels)
+    sentence = [t[:2] for t in CHUNKS[0]]
+    free = [set(range(K))] * len(sentence)
+    assert model.tag([sentence], constraints=[[None] * len(sentence)]) == model.tag([sentence])
+    assert model.tag([sentence])[0] == brute_force(model, sentence, free)
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        fixed = [None] * len(sentence)
+        allowed = [set(range(K)) for _ in sentence]
+        for t in rng.choice(len(sentence), size=2, replace=False):
+            if rng.random() < 0.5:
+                y = int(rng.integers(K))
+                fixed[t], allowed[t] = labels[y], {y}
+            else:
+                ys = rng.choice(K, size=2, replace=False)
+                fixed[t], allowed[t] = {labels[y] for y in ys}, set(int(y) for y in ys)
+        got = model.tag([sentence], constraints=[fixed])[0]
+        assert got == brute_force(model, sentence, allowed)
+        for t, want in enumerate(fixed):
+            if isinstance(want, str):
+                assert got[t] == want
+
+
+def test_bad_constraints_are_one_clear_error(model):
+    sentence = [t[:2] for t in CHUNKS[0]]
+    with pytest.raises(InvalidInputError, match="unknown label 'B-XYZ'"):
+        model.tag([sentence], constraints=[[None, "B-XYZ", None, None]])
+    with pytest.raises(InvalidInputError, match="has 2 tokens"):
+        model.tag([sentence], constraints=[[None, None]])
+
+
+def test_crfsuite_estimator_takes_constraints():
+    from loglin.crfsuite import CRF
+    X = [[{"w": w.lower()} for w, _, _ in s] for s in CHUNKS]
+    y = [[c for _, _, c in s] for s in CHUNKS]
+    crf = CRF(c2=0.1).fit(X, y)
+    free = crf.predict_single(X[0])
+    forced = crf.predict_single(X[0], constraints=[None, None, "B-VP", None])
+    assert forced[2] == "B-VP" and crf.predict(X, constraints=[None, None]).tolist() == crf.predict(X).tolist()
+    assert len(free) == len(forced)
+
+
+def test_cli_keep_labels_fixes_the_given_tokens(model, tmp_path):
+    import subprocess
+    import sys
+    model.save(tmp_path / "crf.npz")
+    sentence = CHUNKS[0]
+    free = model.tag([[t[:2] for t in sentence]])[0]
+    labels = [str(c) for c in model.space.labels]
+    forced = next(lab for lab in labels if lab != free[1])
+    lines = [f"{w} {p} {forced if i == 1 else '_'}" for i, (w, p, _) in enumerate(sentence)]
+    (tmp_path / "in.txt").write_text("\n".join(lines) + "\n\n")
+    run = [sys.executable, "-m", "loglin.cli", "tag", "run", str(tmp_path / "crf.npz"), str(tmp_path / "in.txt"),
+           "--input-format", "conll", "--keep-labels"]
+    out = subprocess.run(run, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    got = [line.split()[-1] for line in out.stdout.splitlines() if line.strip()]
+    expected = model.tag([[t[:2] for t in sentence]], constraints=[[None, forced, None, None]])[0]
+    assert got == expected and got[1] == forced
