@@ -51,7 +51,8 @@ def test_the_three_train_commands_parse_the_same_values():
     assert seen[0]["-O"] == ["a=1", "b=x"] and seen[0]["--tol"] == 1e-6
 
 
-def test_help_states_the_default_solver_per_kind():
+def test_help_states_the_default_solver_per_kind(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "1000")          # argparse wraps at hyphens ("eg-" / "acc") on narrow terminals
     text = " ".join(cli_options.training_options().format_help().split())
     for kind, solver in cli_options.AUTO_HELP.items():
         assert f"{kind} {solver}" in text
