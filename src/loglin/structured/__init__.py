@@ -1,7 +1,9 @@
 """Structured (and multi-class) models trained on their duals: Collins et al. (2008).
 
 * :mod:`.contract`     the structure contract: what a structure supplies (inference on one instance)
-* :mod:`.chain`        linear chain: forward-backward (scaled space, :mod:`.chain_messages`; log space as fallback), Viterbi, Hamming loss; ChainData
+* :mod:`.chain`        linear chain: forward-backward (scaled space in :mod:`.chain_messages`, log space
+                       as fallback), Viterbi, Hamming loss; ChainData
+* :mod:`.constrained`  chain decoding with given (fixed or allowed) labels
 * :mod:`.tree`         projective tree: Eisner, inside-outside, loss-augmented Eisner; TreeData
 * :mod:`.chain2`       second-order chain (label trigrams): pair-state forward-backward and Viterbi
 * :mod:`.node`         multi-class classification (one node, K labels) as a structure
