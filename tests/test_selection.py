@@ -113,3 +113,19 @@ def test_warm_start_along_the_path_reaches_the_cold_optimum(serial_numba):
         cold = MaxentClassifier(C=3.0, tol=1e-7).fit(X, y)
     assert warm.objective_ == pytest.approx(cold.objective_, rel=1e-8)
     assert warm.n_iter_ <= cold.n_iter_
+
+
+def test_a_signal_during_one_fit_stops_the_whole_path(monkeypatch, serial_numba):
+    import loglin.selection as S
+    X, y = _blobs(seed=5)
+    fits = []
+    real_fit = MaxentClassifier.fit
+
+    def counting_fit(self, *args, **kwargs):
+        fits.append(1)
+        return real_fit(self, *args, **kwargs)
+    monkeypatch.setattr(MaxentClassifier, "fit", counting_fit)
+    monkeypatch.setattr(S, "received", lambda mark: 2 if fits else None)     # as if SIGINT hit the first fit
+    with pytest.raises(KeyboardInterrupt):
+        cross_validation_path(MaxentClassifier(), X, y, [0.1, 1.0, 10.0], cv=3)
+    assert len(fits) == 1

@@ -19,6 +19,7 @@ import numpy as np
 
 from .errors import InvalidInputError
 from .estimators import LogisticRegression, MaxentClassifier, _check_y
+from .signals import received, received_count
 
 DEFAULT_CS = 10                    # np.logspace(-4, 4, 10), scikit-learn's LogisticRegressionCV grid
 AUTO_CS = tuple(2.0 ** k for k in range(-6, 11))   # `-C auto`: LIBLINEAR's doubling search, 1/64 ... 1024
@@ -148,6 +149,7 @@ def cross_validation_path(estimator, X, y, Cs=DEFAULT_CS, cv: int = 5, scoring=N
     sample_weight = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     scores, nonzeros = [], []
     best, since_best = -np.inf, 0
+    mark = received_count()
     for C in Cs:
         row, nnz = [], []
         for model, (train, test) in zip(models, folds):
@@ -155,6 +157,8 @@ def cross_validation_path(estimator, X, y, Cs=DEFAULT_CS, cv: int = 5, scoring=N
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)     # reported once, on the refit
                 model.fit(X[train], y[train], None if sample_weight is None else sample_weight[train])
+            if received(mark) is not None:     # Ctrl-C / SIGTERM ended that fit early: stop the whole path
+                raise KeyboardInterrupt
             row.append(score(model, X[test], y[test]))
             nnz.append(np.count_nonzero(model.coef_))
         scores.append(row)
