@@ -98,3 +98,23 @@ def test_cli_keep_labels_fixes_the_given_tokens(model, tmp_path):
     got = [line.split()[-1] for line in out.stdout.splitlines() if line.strip()]
     expected = model.tag([[t[:2] for t in sentence]], constraints=[[None, forced, None, None]])[0]
     assert got == expected and got[1] == forced
+
+
+def test_chain_marginals_equal_brute_force_enumeration(model):
+    sentence = [t[:2] for t in CHUNKS[1]]
+    mu = model.marginals([sentence])[0]
+    s = model.space
+    seq_ptr, tok_ptr, tok_attr = s.encode([sentence])
+    n, K = len(sentence), s.n_labels
+    U = np.empty((n, K))
+    unary_scores(0, n, model.w, 1.0, tok_ptr, tok_attr, np.empty(0), s.map_ptr, s.map_label, s.map_feat, U)
+    Tr = model.transitions()
+    expected = np.zeros((n, K))
+    for ys in itertools.product(range(K), repeat=n):
+        p = np.exp(sum(U[t, y] for t, y in enumerate(ys)) + sum(Tr[a, b] for a, b in zip(ys, ys[1:])))
+        for t, y in enumerate(ys):
+            expected[t, y] += p
+    np.testing.assert_allclose(mu, expected / expected[0].sum(), rtol=1e-10, atol=1e-14)
+    best = model.tag([sentence])[0]
+    assert mu.sum(axis=1) == pytest.approx(np.ones(n))
+    assert len(best) == n

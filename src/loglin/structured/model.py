@@ -83,6 +83,20 @@ class ChainModel:
             ids = self._decode_constrained(*self.space.encode(sentences), constraints)
         return [[str(x) for x in labels[row]] for row in ids]
 
+    def marginals(self, sentences) -> list[np.ndarray]:
+        """P(label y at token t | sentence) of a CRF: per sentence an (n x K) array, columns in the order of
+        ``labels`` (forward-backward; for an M3N model these are the marginals of its scores taken as a CRF)."""
+        from .chain import forward_backward, unary_scores
+        s = self.space
+        seq_ptr, tok_ptr, tok_attr = s.encode(sentences)
+        Tr, out = self.transitions(), []
+        for i in range(len(seq_ptr) - 1):
+            lo, hi = int(seq_ptr[i]), int(seq_ptr[i + 1])
+            U = np.empty((hi - lo, s.n_labels))
+            unary_scores(lo, hi, self.w, 1.0, tok_ptr, tok_attr, np.empty(0), s.map_ptr, s.map_label, s.map_feat, U)
+            out.append(forward_backward(U, Tr)[1] if hi > lo else np.empty((0, s.n_labels)))
+        return out
+
     def _decode_constrained(self, seq_ptr, tok_ptr, tok_attr, constraints, tok_val=None):
         from .constrained import allowed_labels, constrained_viterbi
         allowed = allowed_labels(constraints, np.diff(seq_ptr), self.space.labels)
