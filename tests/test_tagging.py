@@ -280,3 +280,21 @@ def test_cli_brown_split_reads_the_papers_file_split(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["tokens"] == test.n_tokens
     with pytest.raises(InvalidInputError, match="--split"):
         tag_main(["evaluate", str(model), str(tmp_path / "ca01"), "--format", "brown", "--split", "test"])
+
+
+def test_n_best_lists_the_beams_hypotheses_best_first():
+    from loglin.data import read_conll2000
+    from loglin.tagging.datasets import bundled_conll2000_small
+    from loglin.tagging.tagger import Tagger
+    train, test = bundled_conll2000_small()
+    sentences = read_conll2000(train)[:150]
+    tagger = Tagger.train(sentences, "chunk", C=10.0, max_iter=30)
+    inputs = [[t[:2] for t in s] for s in read_conll2000(test)[:20]]
+    lists = tagger.tag_n_best(inputs, 3)
+    best = tagger.tag(inputs)
+    for candidates, top in zip(lists, best):
+        assert 1 <= len(candidates) <= 3 and candidates[0][0] == top
+        scores = [score for _, score in candidates]
+        assert scores == sorted(scores, reverse=True) and all(score <= 0 for score in scores)
+        assert len({tuple(labels) for labels, _ in candidates}) == len(candidates)
+    assert any(len(c) == 3 for c in lists)

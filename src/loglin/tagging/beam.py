@@ -95,7 +95,7 @@ def _top(values, n, k, order):
 @njit(cache=True)
 def _decode_sentence(a, b, beam, K, w, map_ptr, map_label, map_feat, stat_ptr, stat_pred, hist_static,
                      offsets, n_atoms, pad, radix, lo, hi, keys, dict_rows, dict_ptr, dict_label, allowed_after,
-                     out):
+                     out, sent, nbest_labels, nbest_scores):
     n = b - a
     H = hist_static.shape[1]
     hyps = np.zeros((beam, n), dtype=np.int32)
@@ -159,16 +159,19 @@ def _decode_sentence(a, b, beam, K, w, map_ptr, map_label, map_feat, stat_ptr, s
         score, new_score = new_score, score
         n_hyp = kept
     out[a:b] = hyps[0]
+    for r in range(min(n_hyp, nbest_scores.shape[1])):     # the beam's final hypotheses, best first
+        nbest_labels[a:b, r] = hyps[r]
+        nbest_scores[sent, r] = score[r]
 
 
 @njit(cache=True, parallel=True)
 def beam_decode_kernel(sent_ptr, beam, K, w, map_ptr, map_label, map_feat, stat_ptr, stat_pred, hist_static,
                        offsets, n_atoms, pad, radix, lo, hi, keys, dict_rows, dict_ptr, dict_label, allowed_after,
-                       out):
+                       out, nbest_labels, nbest_scores):
     for sent in prange(sent_ptr.shape[0] - 1):
         _decode_sentence(sent_ptr[sent], sent_ptr[sent + 1], beam, K, w, map_ptr, map_label, map_feat,
                          stat_ptr, stat_pred, hist_static, offsets, n_atoms, pad, radix, lo, hi, keys,
-                         dict_rows, dict_ptr, dict_label, allowed_after, out)
+                         dict_rows, dict_ptr, dict_label, allowed_after, out, sent, nbest_labels, nbest_scores)
 
 
 def iob_transitions(labels) -> np.ndarray:
@@ -188,21 +191,27 @@ def iob_transitions(labels) -> np.ndarray:
 
 
 def beam_decode(extractor: FeatureExtractor, w, map_ptr, map_label, map_feat, data: DecodeInput, *,
-                beam: int = 3, tag_dictionary: bool = False, iob_constraint: bool = False) -> np.ndarray:
+                beam: int = 3, tag_dictionary: bool = False, iob_constraint: bool = False, n_best: int = 0):
     """Best label id of every token of ``data`` (flat, sentence after sentence).
 
-    ``iob_constraint`` forbids ``I-X`` except after ``B-X``/``I-X`` (chunking).
+    ``iob_constraint`` forbids ``I-X`` except after ``B-X``/``I-X`` (chunking). ``n_best`` > 0 (at most the
+    beam) also returns the beam's final hypotheses: (best, labels (tokens x n_best, -1 where a sentence
+    kept fewer), log-probabilities (sentences x n_best, -inf there)).
     """
     beam = int(beam)
     if not 1 <= beam <= MAX_BEAM:
         raise InvalidInputError(f"beam size must be from 1 to {MAX_BEAM}, got {beam}")
     tables = extractor.history_tables()
     out = np.empty(data.n_tokens, dtype=np.int32)
+    if not 0 <= int(n_best) <= beam:
+        raise InvalidInputError(f"n_best must be from 0 to the beam size ({beam}), got {n_best}")
+    nbest_labels = np.full((data.n_tokens if n_best else 0, int(n_best)), -1, dtype=np.int32)
+    nbest_scores = np.full((len(data.sent_ptr) - 1 if n_best else 0, int(n_best)), -np.inf)
     dict_rows = data.dict_rows if tag_dictionary else np.empty(0, dtype=np.int64)
     allowed_after = iob_transitions(extractor.labels) if iob_constraint else np.ones((0, 0), dtype=np.bool_)
     beam_decode_kernel(data.sent_ptr, beam, extractor.n_labels, np.asarray(w, dtype=np.float64),
                        map_ptr, map_label, map_feat, data.stat_ptr, data.stat_pred, data.hist_static,
                        tables["offsets"], tables["n_atoms"], tables["pad"], tables["radix"], tables["lo"],
                        tables["hi"], extractor.keys, dict_rows, extractor.dict_ptr, extractor.dict_label,
-                       allowed_after, out)
-    return out
+                       allowed_after, out, nbest_labels, nbest_scores)
+    return (out, nbest_labels, nbest_scores) if n_best else out

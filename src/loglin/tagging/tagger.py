@@ -153,6 +153,29 @@ class Tagger:
             at += len(s)
         return out
 
+    def tag_n_best(self, sentences, n: int = 3, *, tag_dictionary: bool | None = None,
+                   iob_constraint: bool | None = None) -> list:
+        """Per sentence the n best label sequences the beam search keeps (a beam of max(n, the model's)), as
+        [(labels, log-probability), ...], best first (fewer when the sentence allows fewer)."""
+        sentences = list(sentences)
+        if not sentences:
+            return []
+        words, tags, _ = _split(sentences, self.task, with_labels=False)
+        tokens = self.extractor.encode(words, tags)
+        data = DecodeInput.build(self.extractor, tokens)
+        _, labels, scores = beam_decode(
+            self.extractor, self.w, self.map_ptr, self.map_label, self.map_feat, data, beam=max(int(n), self.beam),
+            tag_dictionary=self.tag_dictionary if tag_dictionary is None else tag_dictionary,
+            iob_constraint=self.iob_constraint if iob_constraint is None else iob_constraint, n_best=int(n))
+        names = np.asarray(self.extractor.labels, dtype=object)
+        out, at = [], 0
+        for i, s in enumerate(words):
+            block = labels[at:at + len(s)]
+            out.append([(list(names[block[:, r]]), float(scores[i, r])) for r in range(int(n))
+                        if np.isfinite(scores[i, r])])
+            at += len(s)
+        return out
+
     def tag(self, sentences, *, beam: int | None = None, tag_dictionary: bool | None = None,
             iob_constraint: bool | None = None) -> list:
         """Predicted label sequence of every sentence (POS: words; chunking: (word, pos) pairs)."""
