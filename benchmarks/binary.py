@@ -45,7 +45,9 @@ def load(name, quick):
 
 
 # ----------------------------------------------------------------------------- loglin
-def run_ours(obj, solver, p_ref, seed, stop=STOP_BELOW):
+def run_ours(obj, solver, p_ref, seed, stop=STOP_BELOW, max_passes=None):
+    """Drive loglin's solver generator with the clocks around each outer iteration (at most ``max_passes``,
+    default MAX_PASSES[solver]); returns the trace points (wall, cpu, f) and the peak memory."""
     from loglin.solvers import resolve
     w = np.zeros(obj.n)
     opts = {"eps": 0.0, "report_dual": False} if solver == "cddual" else {}
@@ -53,7 +55,7 @@ def run_ours(obj, solver, p_ref, seed, stop=STOP_BELOW):
     wall = cpu = 0.0
     points = [(0.0, 0.0, obj.fun(w))]
     with common.PeakMemory() as mem:
-        for _ in range(MAX_PASSES[solver]):
+        for _ in range(max_passes or MAX_PASSES[solver]):
             w0, c0 = common.now()
             try:
                 step = next(gen)

@@ -19,35 +19,11 @@ import warnings
 import numpy as np
 
 from . import common
-from .binary import HALF_DECADES, liblinear_fit
+from .binary import HALF_DECADES, liblinear_fit, run_ours
 
 STOP_BELOW = 1e-7
 MAX_ITER = {"newglmnet": 200, "owlqn": 5000}
 SWEEP_BUDGET = 30.0
-
-
-def run_ours(obj, solver, p_ref, seed, stop):
-    from loglin.solvers import resolve
-    w = np.zeros(obj.n)
-    gen = resolve(solver, obj)(obj, w, np.random.default_rng(seed))
-    wall = cpu = 0.0
-    points = [(0.0, 0.0, obj.fun(w))]
-    with common.PeakMemory() as mem:
-        for _ in range(MAX_ITER[solver]):
-            w0, c0 = common.now()
-            try:
-                step = next(gen)
-            except StopIteration:
-                break
-            w1, c1 = common.now()
-            wall += w1 - w0
-            cpu += c1 - c0
-            f = obj.fun(step.w)                       # outside the clocks
-            points.append((wall, cpu, f))
-            if step.done or common.rel_diff(f, p_ref) <= stop:
-                break
-        gen.close()
-    return points, mem.mb
 
 
 def sklearn_l1_fit(X, y, C):
@@ -84,7 +60,8 @@ def bench(name, C, repeats, quick):
     for fit in sweeps.values():
         fit(HALF_DECADES[0])
     stop = 1e-5 if quick else STOP_BELOW
-    jobs = [(f"loglin {s}", "trace", lambda rep, s=s: run_ours(obj, s, p_ref, rep, stop)) for s in MAX_ITER]
+    jobs = [(f"loglin {s}", "trace", lambda rep, s=s: run_ours(obj, s, p_ref, rep, stop, MAX_ITER[s]))
+            for s in MAX_ITER]
     for tool, fit in sweeps.items():
         jobs.append((tool, "sweep", lambda rep, f=fit: common.run_sweep(
             f, obj.fun, HALF_DECADES, stop_below=(p_ref, stop), time_budget=SWEEP_BUDGET)[0]))

@@ -20,13 +20,19 @@ def model():
         return training.train(problem, 10.0, "lbfgs", space=space, max_iter=50)[0]
 
 
-def brute_force(model, sentence, allowed):
+def scores(model, sentence):
+    """(node scores U, transition scores Tr) of one sentence, from the training kernels."""
     s = model.space
-    seq_ptr, tok_ptr, tok_attr = s.encode([sentence])
-    n, K = len(sentence), s.n_labels
-    U = np.empty((n, K))
-    unary_scores(0, n, model.w, 1.0, tok_ptr, tok_attr, np.empty(0), s.map_ptr, s.map_label, s.map_feat, U)
-    Tr = model.transitions()
+    _, tok_ptr, tok_attr = s.encode([sentence])
+    U = np.empty((len(sentence), s.n_labels))
+    unary_scores(0, len(sentence), model.w, 1.0, tok_ptr, tok_attr, np.empty(0), s.map_ptr, s.map_label,
+                 s.map_feat, U)
+    return U, model.transitions()
+
+
+def brute_force(model, sentence, allowed):
+    U, Tr = scores(model, sentence)
+    n, K = U.shape
     best, arg = -np.inf, None
     for ys in itertools.product(range(K), repeat=n):
         if not all(y in allowed[t] for t, y in enumerate(ys)):
@@ -103,12 +109,8 @@ def test_cli_keep_labels_fixes_the_given_tokens(model, tmp_path):
 def test_chain_marginals_equal_brute_force_enumeration(model):
     sentence = [t[:2] for t in CHUNKS[1]]
     mu = model.marginals([sentence])[0]
-    s = model.space
-    seq_ptr, tok_ptr, tok_attr = s.encode([sentence])
-    n, K = len(sentence), s.n_labels
-    U = np.empty((n, K))
-    unary_scores(0, n, model.w, 1.0, tok_ptr, tok_attr, np.empty(0), s.map_ptr, s.map_label, s.map_feat, U)
-    Tr = model.transitions()
+    U, Tr = scores(model, sentence)
+    n, K = U.shape
     expected = np.zeros((n, K))
     for ys in itertools.product(range(K), repeat=n):
         p = np.exp(sum(U[t, y] for t, y in enumerate(ys)) + sum(Tr[a, b] for a, b in zip(ys, ys[1:])))

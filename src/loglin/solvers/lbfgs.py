@@ -90,6 +90,16 @@ def wolfe_line_search(objective, w, f, g, d, alpha, max_evals=25, trial=None):
     return 0.0, f, g, evals
 
 
+def remember_pair(row, sy, yy, rho, newest, kept, gamma, memory):
+    """(newest, kept, gamma) after the pair (s, y) just written to ``row`` of the ring: kept when its
+    curvature s'y is usable (always under strong Wolfe, up to rounding), else dropped, which loses the
+    oldest pair too if the ring was full (the new pair overwrote it)."""
+    if sy > 1e-10 * yy:
+        rho[row] = 1.0 / sy
+        return row, min(kept + 1, memory), sy / yy
+    return newest, kept - 1 if kept == memory else kept, gamma
+
+
 def lbfgs(objective, w, rng, memory: int = 10):
     """The last ``memory`` pairs (s, y) live in the rows of two preallocated arrays used as a ring."""
     memory = int(memory)
@@ -125,11 +135,6 @@ def lbfgs(objective, w, rng, memory: int = 10):
         row = (newest + 1) % memory
         sy, yy = take_step(w, S[row], Y[row], alpha, d, g_new, g)
         f, g = f_new, g_new
-        if sy > 1e-10 * yy:     # curvature pair usable (always, under strong Wolfe, up to rounding)
-            newest, kept = row, min(kept + 1, memory)
-            rho[row] = 1.0 / sy
-            gamma = sy / yy
-        elif kept == memory:    # the rejected pair overwrote the oldest one
-            kept -= 1
+        newest, kept, gamma = remember_pair(row, sy, yy, rho, newest, kept, gamma, memory)
         yield Step(w=w, f=f, grad_norm=safe_norm(g),
                    counters={"line_search_evals": evals, "step": alpha})

@@ -15,6 +15,7 @@ from ..errors import InvalidInputError
 from ..kernels.vector import dot, lbfgs_direction
 from ..penalty import l1_norm, nonzeros, pseudo_gradient
 from .base import Step
+from .lbfgs import remember_pair
 from .stopping import safe_norm
 
 GAMMA = 1e-4            # sufficient decrease (Andrew & Gao's gamma)
@@ -103,11 +104,6 @@ def owlqn(objective, w, rng, memory: int = 10):
         w[:] = trial
         F, g = F_x, g_x
         pseudo_gradient(g, w, l1, v)
-        if sy > 1e-10 * yy:                     # a usable curvature pair of s
-            newest, kept = row, min(kept + 1, memory)
-            rho[row] = 1.0 / sy
-            gamma = sy / yy
-        elif kept == memory:                    # the rejected pair overwrote the oldest one
-            kept -= 1
+        newest, kept, gamma = remember_pair(row, sy, yy, rho, newest, kept, gamma, memory)   # pairs of s
         yield Step(w=w, f=F, grad_norm=safe_norm(v),
                    counters={"line_search_evals": evals, "step": alpha, "nonzeros": nonzeros(w)})
