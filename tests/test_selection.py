@@ -129,3 +129,35 @@ def test_a_signal_during_one_fit_stops_the_whole_path(monkeypatch, serial_numba)
     with pytest.raises(KeyboardInterrupt):
         cross_validation_path(MaxentClassifier(), X, y, [0.1, 1.0, 10.0], cv=3)
     assert len(fits) == 1
+
+
+def test_tag_train_c_auto_cross_validates_over_sentences(tmp_path):
+    from loglin.tagging.datasets import bundled_conll2000_small
+    train_file, _ = bundled_conll2000_small()
+    blocks = train_file.read_text().split("\n\n")[:60]
+    (tmp_path / "train.txt").write_text("\n\n".join(blocks) + "\n")
+    out = subprocess.run([sys.executable, "-m", "loglin.cli", "tag", "train", "--task", "chunk", "--model", "crf",
+                          str(tmp_path / "train.txt"), "-C", "auto", "--cv", "2", "--max-iter", "30", "-o",
+                          str(tmp_path / "crf.npz"), "--json"], capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stderr
+    assert "<- best" in out.stderr
+    best = float(next(line.split()[0] for line in out.stderr.splitlines() if "<- best" in line))
+    assert json.loads(out.stdout.strip().splitlines()[-1])["C"] == pytest.approx(best)
+
+
+def test_grouped_path_scores_each_fold_on_its_held_out_items():
+    from loglin.selection import grouped_path
+    items = list(range(20))
+    seen = []
+
+    def fit(train, C):
+        seen.append((len(train), C))
+        return (set(train), C)
+
+    def score(model, test):
+        assert not model[0] & set(test)          # held-out items never trained on
+        return -abs(np.log2(model[1]) - 3)       # best at C = 8
+
+    path = grouped_path(items, fit, score, Cs=[1, 2, 4, 8, 16, 32, 64, 128], cv=4, patience=2)
+    assert path.best_C == 8 and list(path.Cs) == [1, 2, 4, 8, 16, 32]
+    assert all(n == 15 for n, _ in seen)

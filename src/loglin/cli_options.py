@@ -43,8 +43,8 @@ def training_options() -> argparse.ArgumentParser:
     reg = g.add_mutually_exclusive_group()
     reg.add_argument("-C", dest="C", type=c_value, default=None,
                      help=f"regularization constant, LIBLINEAR scale (1/2||w||^2 + C*sum loss); default per model "
-                          f"kind: {_per_kind(DEFAULT_C)}; 'auto' (loglin train on svmlight data): chosen by "
-                          f"cross-validation (--cv folds) along a warm-started path of C = 2^-6 ... 2^10")
+                          f"kind: {_per_kind(DEFAULT_C)}; 'auto' (loglin train on svmlight data, loglin tag train): "
+                          f"chosen by cross-validation (--cv folds) along C = 2^-6 ... 2^10")
     reg.add_argument("--sigma2", type=float, default=None,
                      help="Gaussian prior variance on the unnormalized log-likelihood; the same as -C S")
     g.add_argument("--penalty", choices=("l2", "l1", "elasticnet"), default="l2",
@@ -113,8 +113,8 @@ def check_numbers(args) -> None:
 def regularization(args, kind: str) -> float:
     """C from -C / --sigma2, or the kind's default."""
     if args.C == "auto":
-        raise LoglinError("-C auto (cross-validated C) is available in `loglin train` on svmlight data; "
-                          "here give a number")
+        raise LoglinError("-C auto (cross-validated C) is available in `loglin train` on svmlight data and in "
+                          "`loglin tag train`; here give a number")
     C = args.sigma2 if args.sigma2 is not None else (args.C if args.C is not None else DEFAULT_C[kind])
     if not np.isfinite(C) or C <= 0:
         raise LoglinError(f"the regularization constant must be positive, got {C}")

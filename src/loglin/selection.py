@@ -97,7 +97,7 @@ class Path:
         lines = [f"{'C':>12}  {self.scoring:>10}  {'std':>8}  {'nonzeros':>9}"]
         for j, C in enumerate(self.Cs):
             mark = "  <- best" if j == self.best_index else ""
-            nnz = f"{self.nonzeros[j]:9.0f}" if len(self.nonzeros) > j else f"{'':9}"
+            nnz = f"{self.nonzeros[j]:9.0f}" if len(self.nonzeros) > j and np.isfinite(self.nonzeros[j]) else f"{'':9}"
             lines.append(f"{C:12.6g}  {self.mean[j]:10.5f}  {self.scores[:, j].std():8.5f}  {nnz}{mark}")
         return "\n".join(lines)
 
@@ -137,9 +137,6 @@ def cross_validation_path(estimator, X, y, Cs=DEFAULT_CS, cv: int = 5, scoring=N
                           patience: int | None = None, sample_weight=None) -> Path:
     """The :class:`Path` of ``estimator`` (a loglin classifier; its C is replaced) over ``Cs``.
     ``sample_weight`` weighs the rows in the fits (the held-out scores are unweighted)."""
-    import warnings
-    from .errors import ConvergenceWarning
-    Cs = c_grid(Cs)
     name, score = _scorer(scoring)
     classes, codes = _check_y(y, np.shape(X)[0], type(estimator).__name__)
     y = classes[codes]                          # validated labels (an object array of numbers becomes numeric)
@@ -147,28 +144,61 @@ def cross_validation_path(estimator, X, y, Cs=DEFAULT_CS, cv: int = 5, scoring=N
     params = {**estimator.get_params(), "warm_start": True}
     models = [type(estimator)(**params) for _ in folds]
     sample_weight = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+
+    def fold_score(C, f):
+        train, test = folds[f]
+        models[f].set_params(C=float(C))
+        models[f].fit(X[train], y[train], None if sample_weight is None else sample_weight[train])
+        return score(models[f], X[test], y[test]), np.count_nonzero(models[f].coef_)
+    return walk_path(c_grid(Cs), len(folds), fold_score, name, patience)
+
+
+def grouped_path(items, fit, score, Cs=AUTO_CS, cv: int = 5, random_state=0, patience: int | None = None,
+                 scoring: str = "score") -> Path:
+    """The path for models trained on a list of items (sentences, documents): ``fit(train_items, C) ->
+    model`` and ``score(model, test_items) -> float``; the folds are a random partition of the items.
+    Each fit starts cold (the problem is rebuilt from its fold's items)."""
+    n, k = len(items), int(cv)
+    if not 2 <= k <= n:
+        raise InvalidInputError(f"cv must be between 2 and the number of items ({n}), got {k}")
+    order = np.random.default_rng(random_state).permutation(n)
+    folds = [np.sort(order[f::k]) for f in range(k)]
+
+    def fold_score(C, f):
+        held = set(folds[f].tolist())
+        model = fit([items[i] for i in range(n) if i not in held], float(C))
+        return score(model, [items[i] for i in folds[f]]), None
+    return walk_path(c_grid(Cs), k, fold_score, scoring, patience)
+
+
+def walk_path(Cs, n_folds, fold_score, scoring, patience) -> Path:
+    """Cs in increasing order, every fold at each; stops after ``patience`` Cs without a better mean, or on
+    Ctrl-C / SIGTERM during any fit (the whole path, not only that fit). ``fold_score(C, f) -> (score,
+    non-zero weights or None)``."""
+    import warnings
+    from .errors import ConvergenceWarning
     scores, nonzeros = [], []
     best, since_best = -np.inf, 0
     mark = received_count()
     for C in Cs:
         row, nnz = [], []
-        for model, (train, test) in zip(models, folds):
-            model.set_params(C=float(C))
+        for f in range(n_folds):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)     # reported once, on the refit
-                model.fit(X[train], y[train], None if sample_weight is None else sample_weight[train])
-            if received(mark) is not None:     # Ctrl-C / SIGTERM ended that fit early: stop the whole path
+                value, count = fold_score(C, f)
+            if received(mark) is not None:
                 raise KeyboardInterrupt
-            row.append(score(model, X[test], y[test]))
-            nnz.append(np.count_nonzero(model.coef_))
+            row.append(value)
+            if count is not None:
+                nnz.append(count)
         scores.append(row)
-        nonzeros.append(np.mean(nnz))
+        nonzeros.append(np.mean(nnz) if nnz else np.nan)
         mean = float(np.mean(row))
         best, since_best = (mean, 0) if mean > best + 1e-12 else (best, since_best + 1)
         if patience is not None and since_best >= patience:
             break
     n = len(scores)
-    return Path(Cs=Cs[:n], scores=np.asarray(scores).T, scoring=name, nonzeros=np.asarray(nonzeros))
+    return Path(Cs=Cs[:n], scores=np.asarray(scores).T, scoring=scoring, nonzeros=np.asarray(nonzeros))
 
 
 class _CVMixin:

@@ -77,7 +77,7 @@ class Progress:
 
     def _line(self, record, m, what, eta, now) -> str:
         shown = f", {what} {m:.2e} (tol {self.target:g})" if m is not None else ""
-        guess = f", about {eta:.0f} s to go at the current rate" if eta is not None else ""
+        guess = f", about {eta:.0f} s to go at the current rate" if eta else ""
         return (f"loglin {self.solver}: iteration {record.get('iteration')}, {now - self.started:.0f} s, "
                 f"f = {record.get('objective', float('nan')):.8g}{shown}{guess}")
 

@@ -154,6 +154,10 @@ def add_tag_commands(subparsers) -> argparse.ArgumentParser:
                    help="a weight for every (predicate, label) pair, not only pairs seen in training (OpenNLP); "
                         "default on for chunk, off for pos (chosen on held-out training data)")
     p.add_argument("--test", type=Path, default=None, help="evaluate on this gold file after training")
+    p.add_argument("--cv", type=int, default=None, metavar="K",
+                   help="with -C auto: K-fold cross-validation over the training sentences (default 5)")
+    p.add_argument("--cv-plot", type=Path, default=None, metavar="FILE.png",
+                   help="with -C auto: a plot of the cross-validated score against C")
     p.add_argument("--split", choices=("train", "test"), default=None,
                    help=SPLIT_HELP + "; --test reads the other part")
     p.add_argument("--eta", default="auto", help="crf/m3n with eg: initial learning rate (default: chosen on "
@@ -206,12 +210,15 @@ def _train(args) -> int:
 
 def train_tagger(args) -> int:
     """Train the model that ``args`` (the tag train options, shared training options included) describe."""
-    check_writable(args.output, args.trace)
+    check_writable(args.output, args.trace, args.cv_plot)
     kind = "tagger" if args.model == "maxent" else "chain"
-    C = regularization(args, kind)
+    C = None if args.C == "auto" else regularization(args, kind)
     args.solver = chosen_solver(args, kind, "mm" if args.model == "m3n" else "ll")
     options = solver_options(args, args.solver, ("maxent" if kind == "tagger" else "chain",))   # before reading
     sentences = _read_gold(args.train, args.format, args.task, args.split)
+    if C is None:
+        with about_file(args.train):
+            C = _cross_validated_C(args, kind, sentences, options)
     if kind == "chain":
         with about_file(args.train):
             return _train_chain(args, C, sentences, options)
@@ -233,6 +240,38 @@ def train_tagger(args) -> int:
         text += "\n" + _score_text(args.task, scores)
     report(args, result, text)
     return 0
+
+
+def _cross_validated_C(args, kind, sentences, options) -> float:
+    """-C auto: C of the best cross-validated score (chunk F1, POS accuracy) along C = 2^-6 ... 2^10, each fold
+    trained as this command would train the model; prints the path (--json: reported on stderr too)."""
+    from ..selection import DEFAULT_PATIENCE, grouped_path
+    keywords = {**training_keywords(args, kind, options), "progress": False, "callback": None}
+    measure = "f1" if args.task == "chunk" else "accuracy"
+    if kind == "chain":
+        from ..structured.model import train_chain_model
+        keywords.pop("eta", None)
+
+        def fit(train, C):
+            return train_chain_model(train, args.task, model=args.model, solver=args.solver, C=C, **keywords)
+
+        def score(model, test):
+            return _chain_scores(model, test, args.task)[measure]
+    else:
+        def fit(train, C):
+            return Tagger.train(train, args.task, C=C, solver=args.solver, cutoff=args.cutoff,
+                                rare_threshold=args.rare_threshold, beam=args.beam,
+                                tag_dictionary=args.tag_dictionary, iob_constraint=args.iob_constraint,
+                                all_pairs=args.all_pairs, **keywords)
+
+        def score(model, test):
+            return model.evaluate(test)[measure]
+    path = grouped_path(sentences, fit, score, cv=args.cv or 5, random_state=args.seed,
+                        patience=DEFAULT_PATIENCE, scoring=measure)
+    print(f"{args.cv or 5}-fold cross-validation over C:\n{path.table()}", file=sys.stderr if args.json else sys.stdout)
+    if args.cv_plot:
+        path.plot(args.cv_plot)
+    return path.best_C
 
 
 def _score_text(task, s):
