@@ -66,7 +66,7 @@ def available_solvers(kind=None) -> dict:
 def train(problem, C: float | None = None, solver: str | None = None, *, loss: str = "ll", space=None, w0=None,
           tol: float = DEFAULT_TOL, gap_tol: float | None = None, max_iter: int | None = None,
           time_limit=None, random_state=None, progress=False, evaluate=None, callback=None, clock: str = "wall",
-          warn=True, info=None, **options):
+          warn=True, info=None, backend=None, shards=None, **options):
     """Fit ``problem`` and return (model, Result).
 
     ``C`` is LIBLINEAR's regularization constant (a BinaryProblem already has it
@@ -83,6 +83,11 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
     Returns a :class:`~loglin.model.LinearModel` (maxent, binary), a
     :class:`~loglin.structured.model.ChainModel` (chain) or a
     :class:`~loglin.parsing.model.ParserModel` (tree).
+
+    ``backend`` / ``shards``: evaluate the objective of a Maxent or LR problem as the sum of
+    ``shards`` row shards (default: one per Dask worker, else 2) on ``backend`` ("inprocess", "threads", "dask", a
+    :class:`~loglin.scale.backends.Backend` or a ``distributed.Client``): the same model as one
+    process, to rounding, with TRON or L-BFGS (:func:`loglin.scale.sharded`).
     """
     kind = problem_kind(problem)
     solver = default_solver(kind, loss) if solver is None else solver
@@ -94,16 +99,21 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
     if kind != "binary" and (not np.isfinite(C) or C <= 0):
         raise InvalidInputError(f"C must be positive and finite, got {C}")
     options = check_solver_options(name, kind, options)
-    objective = _objective(problem, kind, C, loss)
+    scaled = backend is not None or shards is not None
+    objective = _sharded(problem, kind, C, loss, name, backend, shards) if scaled else _objective(problem, kind, C, loss)
     structured = kind in ("chain", "tree")
     if structured and name == "eg" and options.pop("anneal", loss == "ll"):
         from .structured.eg import collins_annealing     # section 7.1.1: C' annealed from 10/C down to 1/C
         options["C_schedule"] = collins_annealing(C)
     stop_on_gap = structured and entry(name).dual
-    result = minimize(objective, solver, w0, tol=0.0 if stop_on_gap else tol,
-                      gap_tol=(DEFAULT_GAP_TOL if gap_tol is None else gap_tol) if stop_on_gap else gap_tol,
-                      max_iter=max_iter, time_limit=time_limit, random_state=random_state, progress=progress,
-                      evaluate=evaluate, callback=callback, clock=clock, warn=warn, **options)
+    try:
+        result = minimize(objective, solver, w0, tol=0.0 if stop_on_gap else tol,
+                          gap_tol=(DEFAULT_GAP_TOL if gap_tol is None else gap_tol) if stop_on_gap else gap_tol,
+                          max_iter=max_iter, time_limit=time_limit, random_state=random_state, progress=progress,
+                          evaluate=evaluate, callback=callback, clock=clock, warn=warn, **options)
+    finally:
+        if scaled:
+            objective.close()
     return _model(problem, kind, objective, result, solver, C, loss, space, info), result
 
 
@@ -118,6 +128,20 @@ def _objective(problem, kind, C, loss):
             return MaxMarginObjective(problem, C)
         return problem.objective(C)
     return problem.objective(C, loss=loss)
+
+
+def _sharded(problem, kind, C, loss, solver, backend, shards):
+    from .scale import SHARDABLE_SOLVERS, sharded
+    problem_text = None
+    if kind not in ("maxent", "binary") or loss != "ll":
+        problem_text = "backend= / shards= train Maxent and logistic regression (loss 'll') problems only"
+    elif solver not in SHARDABLE_SOLVERS:
+        problem_text = f"backend= / shards= run the solvers {', '.join(SHARDABLE_SOLVERS)}, not {solver!r}"
+    if problem_text:
+        if getattr(backend, "close_with_objective", False):
+            backend.close()
+        raise InvalidInputError(problem_text)
+    return sharded(problem, C, shards, "inprocess" if backend is None else backend)
 
 
 def _model(problem, kind, objective, result, solver, C, loss, space, info):

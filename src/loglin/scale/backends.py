@@ -41,6 +41,11 @@ class Backend:
 
     name = "backend"
     n_shards = 0
+    close_with_objective = False     # set by a caller that hands the backend over (the CLI)
+
+    def default_shards(self) -> int:
+        """The number of shards when none is asked for."""
+        return 2
 
     def load(self, kind, shards, C, threads=1):
         raise NotImplementedError
@@ -112,7 +117,7 @@ def make_backend(backend, **options) -> tuple[Backend, bool]:
     """(a Backend, whether the caller owns it and must close it) from a Backend, a name in
     :data:`BACKENDS`, or a ``distributed.Client`` (its cluster's workers hold the shards)."""
     if isinstance(backend, Backend):
-        return backend, False
+        return backend, bool(backend.close_with_objective)
     if backend is None or backend == "inprocess":
         return InProcessBackend(), True
     if backend == "threads":

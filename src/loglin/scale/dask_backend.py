@@ -74,6 +74,10 @@ class DaskBackend(Backend):
         self.actors = []
         self.workers = []
 
+    def default_shards(self) -> int:
+        """One shard per worker."""
+        return max(1, len(self.client.scheduler_info()["workers"]))
+
     def load(self, kind, shards, C, threads=1):
         workers = sorted(self.client.scheduler_info()["workers"])
         if not workers:
@@ -85,14 +89,20 @@ class DaskBackend(Backend):
         self.actors = []
         for i, future in enumerate(futures):
             try:
-                self.actors.append(future.result(timeout=self.timeout))
+                with self.client.as_current():      # the actor proxy binds to the current client, not another one
+                    self.actors.append(future.result(timeout=self.timeout))
             except Exception as exc:
                 raise ShardError(i, f"could not start on worker {self.workers[i]}: {type(exc).__name__}: {exc}") from exc
         self.n_shards = len(self.actors)
 
     def map(self, method, *args):
         deadline = time.monotonic() + self.timeout
-        pending = [actor.call(method, *args) for actor in self.actors]
+        pending = []
+        for i, actor in enumerate(self.actors):
+            try:
+                pending.append(actor.call(method, *args))
+            except Exception as exc:          # the proxy knows its worker is gone
+                raise ShardError(i, f"cannot send {method} to worker {self.workers[i]}: {type(exc).__name__}: {exc}") from exc
         results = []
         for i, future in enumerate(pending):
             try:

@@ -16,7 +16,7 @@ import numpy as np
 from ..errors import InvalidInputError
 from ..kernels import vector as vk
 from .backends import make_backend
-from .shards import check_bounds, kind_of, shard_arrays, shard_bounds
+from .shards import check_bounds, kind_of, row_pointer, shard_arrays, shard_bounds
 
 # the solvers that use nothing but the objective protocol (the others read objective.problem)
 SHARDABLE_SOLVERS = ("tron", "lbfgs")
@@ -105,15 +105,21 @@ class ShardedObjective:
         self.close()
 
 
-def sharded(problem, C=None, shards: int = 2, backend="inprocess", *, bounds=None, threads_per_shard: int = 1,
+def sharded(problem, C=None, shards: int | None = None, backend="inprocess", *, bounds=None, threads_per_shard: int = 1,
             **backend_options) -> ShardedObjective:
     """The objective of ``problem`` (MaxentProblem at ``C``, or BinaryProblem, whose costs hold C) over
-    ``shards`` contiguous row ranges of about equal non-zeros (or the row ``bounds`` given), evaluated by
+    ``shards`` contiguous row ranges of about equal non-zeros (default: one per Dask worker, else 2) (or the row ``bounds`` given), evaluated by
     ``backend``: "inprocess", "threads", "dask" (``backend_options``: those of
     :class:`~loglin.scale.dask_backend.DaskBackend`), a Backend or a ``distributed.Client``. A backend
     made here is closed with the objective (``close()`` or ``with``); one passed in is left open.
     ``threads_per_shard``: Numba threads per shard pass (the pass's blocks, hence its sums, follow it)."""
-    if bounds is None:
-        bounds = shard_bounds(problem, shards)
     made, owned = make_backend(backend, **backend_options)
+    try:
+        if bounds is None:
+            rows = len(row_pointer(problem)) - 1
+            bounds = shard_bounds(problem, min(made.default_shards(), rows) if shards is None else shards)
+    except BaseException:
+        if owned:
+            made.close()
+        raise
     return ShardedObjective(problem, C, made, bounds, owns_backend=owned, threads=threads_per_shard)
