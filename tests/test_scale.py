@@ -117,7 +117,7 @@ distributed = pytest.importorskip("distributed")
 @pytest.fixture(scope="module")
 def client():
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as c:
+                                  dashboard_address=":0") as cluster, distributed.Client(cluster) as c:
         yield c
 
 
@@ -173,7 +173,7 @@ def _exit_soon():
 def test_a_killed_worker_is_a_clear_error_naming_the_shard_within_the_timeout(maxent):
     timeout = 5.0
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as c:
+                                  dashboard_address=":0") as cluster, distributed.Client(cluster) as c:
         with sharded(maxent, 1.0, 2, c, timeout=timeout) as objective:
             w = np.zeros(objective.n)
             objective.fun_grad(w)
@@ -184,5 +184,26 @@ def test_a_killed_worker_is_a_clear_error_naming_the_shard_within_the_timeout(ma
                 for _ in range(100):        # the first round may still be answered before the worker goes
                     objective.fun_grad(w)
                     time.sleep(0.05)
-            assert caught.value.shard == 1
+            assert caught.value.shard == 1 and victim in str(caught.value)
             assert time.monotonic() - started < timeout + 10
+
+
+def test_a_stuck_worker_is_a_clear_error_after_the_timeout_never_a_hang(maxent):
+    import signal
+    timeout = 3.0
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0") as cluster, distributed.Client(cluster) as c:
+        with sharded(maxent, 1.0, 2, c, timeout=timeout) as objective:
+            w = np.zeros(objective.n)
+            objective.fun_grad(w)
+            victim = objective.backend.workers[0]
+            pid = c.run(os.getpid, workers=[victim])[victim]
+            os.kill(pid, signal.SIGSTOP)            # alive to the scheduler, silent to the driver
+            try:
+                started = time.monotonic()
+                with pytest.raises(ShardError, match="shard 0.*within") as caught:
+                    objective.fun_grad(w)
+                assert caught.value.shard == 0 and victim in str(caught.value)
+                assert timeout - 0.5 <= time.monotonic() - started < timeout + 10
+            finally:
+                os.kill(pid, signal.SIGKILL)

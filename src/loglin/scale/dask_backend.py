@@ -69,7 +69,7 @@ class DaskBackend(Backend):
             if n_workers < 1:
                 raise InvalidInputError(f"workers must be at least 1, got {n_workers}")
             self.cluster = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                                                    dashboard_address=None)
+                                                    dashboard_address=":0")
             self.client = distributed.Client(self.cluster)
         self.actors = []
         self.workers = []
