@@ -31,11 +31,16 @@ class ShardActor:
         return getattr(self.part, method)(*args)
 
 
+def _text(exc) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
 def _distributed():
     try:
         import distributed
     except ImportError:                  # pragma: no cover - the extra is not installed
-        raise InvalidInputError("the Dask backend needs the 'distributed' package: pip install 'loglin[dask]'") from None
+        raise InvalidInputError("the Dask backend needs the 'distributed' package: "
+                                "pip install 'loglin[dask]'") from None
     return distributed
 
 
@@ -92,7 +97,7 @@ class DaskBackend(Backend):
                 with self.client.as_current():      # the actor proxy binds to the current client, not another one
                     self.actors.append(future.result(timeout=self.timeout))
             except Exception as exc:
-                raise ShardError(i, f"could not start on worker {self.workers[i]}: {type(exc).__name__}: {exc}") from exc
+                raise ShardError(i, f"could not start on worker {self.workers[i]}: {_text(exc)}") from exc
         self.n_shards = len(self.actors)
 
     def map(self, method, *args):
@@ -102,7 +107,7 @@ class DaskBackend(Backend):
             try:
                 pending.append(actor.call(method, *args))
             except Exception as exc:          # the proxy knows its worker is gone
-                raise ShardError(i, f"cannot send {method} to worker {self.workers[i]}: {type(exc).__name__}: {exc}") from exc
+                raise ShardError(i, f"cannot send {method} to worker {self.workers[i]}: {_text(exc)}") from exc
         results = []
         for i, future in enumerate(pending):
             try:
@@ -111,7 +116,7 @@ class DaskBackend(Backend):
                 raise ShardError(i, f"no answer to {method} from worker {self.workers[i]} within {self.timeout:g} s "
                                     "(the worker died or is stuck)") from None
             except Exception as exc:
-                raise ShardError(i, f"{method} failed on worker {self.workers[i]}: {type(exc).__name__}: {exc}") from exc
+                raise ShardError(i, f"{method} failed on worker {self.workers[i]}: {_text(exc)}") from exc
         return results
 
     def close(self):

@@ -107,12 +107,13 @@ class ShardedObjective:
 
 def sharded(problem, C=None, shards: int | None = None, backend="inprocess", *, bounds=None, threads_per_shard: int = 1,
             **backend_options) -> ShardedObjective:
-    """The objective of ``problem`` (MaxentProblem at ``C``, or BinaryProblem, whose costs hold C) over
-    ``shards`` contiguous row ranges of about equal non-zeros (default: one per Dask worker, else 2) (or the row ``bounds`` given), evaluated by
-    ``backend``: "inprocess", "threads", "dask" (``backend_options``: those of
-    :class:`~loglin.scale.dask_backend.DaskBackend`), a Backend or a ``distributed.Client``. A backend
-    made here is closed with the objective (``close()`` or ``with``); one passed in is left open.
-    ``threads_per_shard``: Numba threads per shard pass (the pass's blocks, hence its sums, follow it)."""
+    """The objective of ``problem`` (a MaxentProblem at ``C``, or a BinaryProblem, whose costs hold C)
+    over ``shards`` contiguous row ranges of about equal non-zeros (default: one per Dask worker,
+    else 2) or over the row ``bounds`` given, evaluated by ``backend``: "inprocess", "threads",
+    "dask" (``backend_options``: those of :class:`~loglin.scale.dask_backend.DaskBackend`), a
+    Backend or a ``distributed.Client``. A backend made here is closed with the objective
+    (``close()`` or ``with``); one passed in is left open. ``threads_per_shard``: Numba threads
+    per shard pass (the pass's blocks, hence its sums, follow it)."""
     made, owned = make_backend(backend, **backend_options)
     try:
         if bounds is None:
