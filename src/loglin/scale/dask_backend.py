@@ -65,7 +65,7 @@ class DaskBackend(Backend):
             self.client = client
         elif address is not None:
             try:
-                self.client = distributed.Client(address, timeout=connect_timeout)
+                self.client = distributed.Client(address, timeout=connect_timeout, direct_to_workers=True)
             except (OSError, TimeoutError) as exc:
                 raise SchedulerUnreachable(f"the Dask scheduler at {address} did not answer within "
                                            f"{connect_timeout:g} s ({type(exc).__name__}: {exc})") from None
@@ -75,7 +75,7 @@ class DaskBackend(Backend):
                 raise InvalidInputError(f"workers must be at least 1, got {n_workers}")
             self.cluster = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
                                                     dashboard_address=":0")
-            self.client = distributed.Client(self.cluster)
+            self.client = distributed.Client(self.cluster, direct_to_workers=True)
         self.actors = []
         self.workers = []
 
