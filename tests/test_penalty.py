@@ -218,3 +218,11 @@ def test_estimators_take_penalty_and_l1_ratio_with_scikit_learns_meaning(small_b
     assert np.count_nonzero(sparse.coef_) < np.count_nonzero(dense.coef_)
     with pytest.raises(ValueError, match="does not handle penalty 'l1'"):
         MaxentClassifier(penalty="l1", solver="tron").fit(Xm, ym)
+
+
+def test_l1_on_a_sharded_objective_equals_one_process(small_multiclass, serial_numba):
+    problem, _ = _problems(small_multiclass)["maxent"]
+    _, one = training.train(problem, 1.0, penalty="l1", tol=1e-9, max_iter=5000)
+    _, two = training.train(problem, 1.0, penalty="l1", tol=1e-9, max_iter=5000, shards=2, backend="inprocess")
+    assert one.solver == two.solver == "owlqn" and two.converged
+    assert two.f == pytest.approx(one.f, rel=1e-9)

@@ -71,6 +71,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--all-pairs", action="store_true",
                    help="events: a feature for every (predicate, label) pair, not only pairs seen in training "
                         "(tagging corpora: the task's default unless given)")
+    p.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="Maxent / LR with tron or lbfgs: evaluate the objective on a local Dask cluster of N worker "
+                        "processes, one shard each (the same model, to rounding)")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="as --workers, on the workers of the running Dask cluster at ADDRESS (e.g. tcp://host:8786)")
 
     p = sub.add_parser("predict", help="predict labels (or probabilities) for a data file")
     p.add_argument("model", type=Path)
@@ -136,6 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def cmd_train(args):
     check_writable(args.output, args.trace, getattr(args, "cv_plot", None))
+    backend = _scale_out_backend(args)     # before the data is read: an unreachable scheduler fails first
     from .training import train
     if args.format in ("conll2000-chunk", "conll2000-pos", "brown"):
         return _train_tagger(args)
@@ -158,9 +164,10 @@ def cmd_train(args):
     with about_file(args.data):
         problem, kind = _training_problem(args, C)
     problem_kind = "binary" if kind == "lr" else "maxent"
-    solver = chosen_solver(args, problem_kind, problem=problem)
+    solver = chosen_solver(args, problem_kind, problem=problem) if backend is None or args.solver else None
     model, result = train(problem, C, solver, warn=False, info={"data_format": args.format, "kind": kind},
-                          **training_keywords(args, problem_kind, options))
+                          backend=backend, **training_keywords(args, problem_kind, options))
+    solver = result.solver
     model.save(args.output)
     if args.trace:
         result.trace.save(args.trace)
@@ -198,6 +205,23 @@ def _cross_validate(args, C, options):
     searching = args.C == "auto"
     return cross_validation_path(estimator, X, y, AUTO_CS if searching else [C], cv=args.cv or DEFAULT_FOLDS,
                                  random_state=args.seed, patience=DEFAULT_PATIENCE if searching else None)
+
+
+def _scale_out_backend(args):
+    """A Dask backend for --workers N (a LocalCluster) or --scheduler ADDRESS, closed when training ends; else None."""
+    if args.workers is None and args.scheduler is None:
+        return None
+    from .scale import SHARDABLE_SOLVERS, DaskBackend
+    if args.workers is not None and args.scheduler is not None:
+        raise LoglinError("give --workers or --scheduler, not both")
+    if args.workers is not None and args.workers < 1:
+        raise LoglinError(f"--workers must be at least 1, got {args.workers}")
+    if args.format not in ("svmlight", "events") or (args.solver or "tron") not in SHARDABLE_SOLVERS:
+        raise LoglinError(f"--workers / --scheduler train Maxent and LR from svmlight or events data with "
+                          f"{' or '.join(SHARDABLE_SOLVERS)}")
+    backend = DaskBackend(n_workers=args.workers, address=args.scheduler)
+    backend.close_with_objective = True
+    return backend
 
 
 def _training_problem(args, C):

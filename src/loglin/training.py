@@ -93,7 +93,8 @@ def available_solvers(kind=None) -> dict:
 def train(problem, C: float | None = None, solver: str | None = None, *, loss: str = "ll", space=None, w0=None,
           tol: float = DEFAULT_TOL, gap_tol: float | None = None, max_iter: int | None = None,
           time_limit=None, random_state=None, progress=False, evaluate=None, callback=None, clock: str = "wall",
-          warn=True, info=None, penalty: str = "l2", l1_ratio: float | None = None, **options):
+          warn=True, info=None, penalty: str = "l2", l1_ratio: float | None = None, backend=None, shards=None,
+          **options):
     """Fit ``problem`` and return (model, Result).
 
     ``C`` is LIBLINEAR's regularization constant (a BinaryProblem already has it
@@ -110,11 +111,19 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
     Returns a :class:`~loglin.model.LinearModel` (maxent, binary), a
     :class:`~loglin.structured.model.ChainModel` (chain) or a
     :class:`~loglin.parsing.model.ParserModel` (tree).
+
+    ``backend`` / ``shards``: evaluate the objective of a Maxent or LR problem as the sum of
+    ``shards`` row shards (default: one per Dask worker, else 2) on ``backend`` ("inprocess", "threads", "dask", a
+    :class:`~loglin.scale.backends.Backend` or a ``distributed.Client``): the same model as one
+    process, to rounding, with TRON or L-BFGS (:func:`loglin.scale.sharded`).
     """
     kind = problem_kind(problem)
     rho = check_penalty(penalty, l1_ratio, loss)
     penalty = "l2" if rho == 0.0 else penalty
-    solver = default_solver(kind, loss, penalty, problem) if solver in (None, "auto") else solver
+    if solver in (None, "auto"):
+        solver = default_solver(kind, loss, penalty, problem)
+        if (backend is not None or shards is not None) and solver == "eg-acc":
+            solver = "lbfgs"        # a sharded objective serves the primal solvers; L-BFGS where TRON is poor (0019)
     C = DEFAULT_C[kind] if C is None else C
     max_iter = DEFAULT_MAX_ITER[kind] if max_iter is None else max_iter
     name = canonical(solver)
@@ -124,7 +133,9 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
         raise InvalidInputError(f"C must be positive and finite, got {C}")
     check(name, kind, loss, "l1" if rho == 1.0 else "elasticnet" if rho > 0 else "l2")
     options = check_solver_options(name, kind, options)
-    objective = penalized(_objective(problem, kind, C, loss), penalty, l1_ratio)
+    scaled = backend is not None or shards is not None
+    inner = _sharded(problem, kind, C, loss, name, backend, shards) if scaled else _objective(problem, kind, C, loss)
+    objective = penalized(inner, penalty, l1_ratio)
     if rho > 0:
         info = {**(info or {}), "penalty": penalty, "l1_ratio": rho}
     structured = kind in ("chain", "tree")
@@ -132,10 +143,14 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
         from .structured.eg import collins_annealing     # section 7.1.1: C' annealed from 10/C down to 1/C
         options["C_schedule"] = collins_annealing(C)
     stop_on_gap = structured and entry(name).dual
-    result = minimize(objective, solver, w0, tol=0.0 if stop_on_gap else tol,
-                      gap_tol=(DEFAULT_GAP_TOL if gap_tol is None else gap_tol) if stop_on_gap else gap_tol,
-                      max_iter=max_iter, time_limit=time_limit, random_state=random_state, progress=progress,
-                      evaluate=evaluate, callback=callback, clock=clock, warn=warn, **options)
+    try:
+        result = minimize(objective, solver, w0, tol=0.0 if stop_on_gap else tol,
+                          gap_tol=(DEFAULT_GAP_TOL if gap_tol is None else gap_tol) if stop_on_gap else gap_tol,
+                          max_iter=max_iter, time_limit=time_limit, random_state=random_state, progress=progress,
+                          evaluate=evaluate, callback=callback, clock=clock, warn=warn, **options)
+    finally:
+        if scaled:
+            objective.close()
     return _model(problem, kind, objective, result, solver, C, loss, space, info), result
 
 
@@ -150,6 +165,20 @@ def _objective(problem, kind, C, loss):
             return MaxMarginObjective(problem, C)
         return problem.objective(C)
     return problem.objective(C, loss=loss)
+
+
+def _sharded(problem, kind, C, loss, solver, backend, shards):
+    from .scale import SHARDABLE_SOLVERS, sharded
+    problem_text = None
+    if kind not in ("maxent", "binary") or loss != "ll":
+        problem_text = "backend= / shards= train Maxent and logistic regression (loss 'll') problems only"
+    elif solver not in SHARDABLE_SOLVERS:
+        problem_text = f"backend= / shards= run the solvers {', '.join(SHARDABLE_SOLVERS)}, not {solver!r}"
+    if problem_text:
+        if getattr(backend, "close_with_objective", False):
+            backend.close()
+        raise InvalidInputError(problem_text)
+    return sharded(problem, C, shards, "inprocess" if backend is None else backend)
 
 
 def _model(problem, kind, objective, result, solver, C, loss, space, info):

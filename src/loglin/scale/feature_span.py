@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from .errors import DataScaleWarning
+from ..errors import DataScaleWarning
 
 MAX_SPAN = 1e6      # largest column scale over the smallest one before we warn
 

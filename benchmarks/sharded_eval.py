@@ -1,0 +1,59 @@
+"""Seconds per L-BFGS evaluation of the sharded objective (issue 19): one process vs 2 shards in-process,
+on 2 threads and on a 2-worker Dask LocalCluster. Run alone:
+
+    python -m benchmarks.sharded_eval a9a 30            # LR, 30 L-BFGS iterations
+    python -m benchmarks.sharded_eval conll2000-pos 10  # Maxent on CoNLL2000-P
+
+Prints one JSON object: per setting [seconds per fun_grad, evaluations, final objective], the
+cluster's start-up and the actors' load seconds. docs/decisions/0018 has the numbers.
+"""
+import json
+import sys
+import time
+import warnings
+
+import numpy as np
+
+from loglin.scale import DaskBackend, sharded
+from loglin.solvers.base import minimize
+
+
+def problem_for(name):
+    if name == "a9a":
+        from loglin.binary import binary_problem
+        from loglin.experiments.datasets import lr_data
+        X, y, _, _ = lr_data("a9a")
+        return binary_problem(X, y, 1.0), 1.0
+    from loglin.tagging.datasets import build_dataset
+    return build_dataset(name).problem, 1.0
+
+
+def seconds_per_evaluation(objective, iterations):
+    warnings.simplefilter("ignore")
+    objective.fun_grad(np.zeros(objective.n), keep_cache=False)     # warm-up, not timed
+    before = objective.n_grad
+    started = time.perf_counter()
+    result = minimize(objective, "lbfgs", max_iter=iterations, tol=1e-12, warn=False)
+    evaluations = objective.n_grad - before
+    return (time.perf_counter() - started) / evaluations, evaluations, result.f
+
+
+def main(name="a9a", iterations=30):
+    problem, C = problem_for(name)
+    full = problem.objective() if name == "a9a" else problem.objective(C)
+    out = {"data": name, "n": full.n, "one_process": seconds_per_evaluation(full, iterations)}
+    for backend in ("inprocess", "threads"):
+        with sharded(problem, C, 2, backend) as objective:
+            out[f"{backend}_2_shards"] = seconds_per_evaluation(objective, iterations)
+    started = time.perf_counter()
+    with DaskBackend(n_workers=2, timeout=600) as cluster:
+        out["cluster_start_s"] = time.perf_counter() - started
+        started = time.perf_counter()
+        with sharded(problem, C, 2, cluster) as objective:
+            out["dask_load_s"] = time.perf_counter() - started
+            out["dask_2_workers"] = seconds_per_evaluation(objective, iterations)
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "a9a", int(sys.argv[2]) if len(sys.argv) > 2 else 30)

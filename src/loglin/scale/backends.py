@@ -1,0 +1,131 @@
+"""Where the shards live and how one round reaches them: one small interface, three engines.
+
+A backend holds one :class:`~loglin.scale.shards.ShardPart` per shard and answers
+
+    backend.load(kind, shard_arrays, C, threads)    # build the shards where they will be evaluated
+    backend.map("fun_grad", w, True)                 # -> [shard 0's result, shard 1's, ...]
+    backend.close()
+
+``map`` calls one method on every shard and returns the results in shard order (the driver sums
+them in that order, so every backend gives the same sums for the same shards).
+
+* :class:`InProcessBackend` - the shards in this process, one after the other: the reference;
+* :class:`ThreadBackend` - the shards in this process, one thread each (the kernels release no
+  lock they share, so shards run on all local cores);
+* :class:`~loglin.scale.dask_backend.DaskBackend` - one Dask actor per shard on a cluster.
+"""
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+from ..errors import InvalidInputError, LoglinError
+from .shards import ShardPart, warm_kernels
+
+BACKENDS = ("inprocess", "threads", "dask")
+
+
+class ShardError(LoglinError, RuntimeError):
+    """A shard did not answer a round (its worker died, or it timed out, or it raised): names the shard."""
+
+    def __init__(self, shard: int, message: str):
+        self.shard = shard
+        super().__init__(f"shard {shard}: {message}")
+
+
+class SchedulerUnreachable(LoglinError, ConnectionError):
+    """The Dask scheduler address given does not answer: raised before any work."""
+
+
+class Backend:
+    """The interface: ``load``, ``map`` (results in shard order), ``close``; a context manager."""
+
+    name = "backend"
+    n_shards = 0
+    close_with_objective = False     # set by a caller that hands the backend over (the CLI)
+
+    def default_shards(self) -> int:
+        """The number of shards when none is asked for."""
+        return 2
+
+    def load(self, kind, shards, C, threads=1):
+        raise NotImplementedError
+
+    def map(self, method, *args):
+        raise NotImplementedError
+
+    def close(self):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class InProcessBackend(Backend):
+    """Every shard in this process, evaluated in shard order."""
+
+    name = "inprocess"
+
+    def __init__(self):
+        self.parts = []
+
+    def load(self, kind, shards, C, threads=1):
+        self.parts = [ShardPart(kind, arrays, C, threads) for arrays in shards]
+        self.n_shards = len(self.parts)
+
+    def map(self, method, *args):
+        return [getattr(part, method)(*args) for part in self.parts]
+
+
+class ThreadBackend(InProcessBackend):
+    """Every shard in this process, one thread per shard."""
+
+    name = "threads"
+
+    def __init__(self, max_workers=None):
+        super().__init__()
+        self.max_workers = max_workers
+        self.pool = None
+
+    def load(self, kind, shards, C, threads=1):
+        super().load(kind, shards, C, threads)
+        if shards:
+            warm_kernels(kind, shards[0], C, threads)     # compile once before threads race to it
+        self.pool = ThreadPoolExecutor(self.max_workers or self.n_shards, thread_name_prefix="loglin-shard")
+
+    def map(self, method, *args):
+        futures = [self.pool.submit(getattr(part, method), *args) for part in self.parts]
+        results = []
+        for i, future in enumerate(futures):
+            try:
+                results.append(future.result())
+            except LoglinError:
+                raise
+            except Exception as exc:
+                raise ShardError(i, f"{method} failed: {type(exc).__name__}: {exc}") from exc
+        return results
+
+    def close(self):
+        if self.pool is not None:
+            self.pool.shutdown(wait=True)
+            self.pool = None
+
+
+def make_backend(backend, **options) -> tuple[Backend, bool]:
+    """(a Backend, whether the caller owns it and must close it) from a Backend, a name in
+    :data:`BACKENDS`, or a ``distributed.Client`` (its cluster's workers hold the shards)."""
+    if isinstance(backend, Backend):
+        return backend, bool(backend.close_with_objective)
+    if backend is None or backend == "inprocess":
+        return InProcessBackend(), True
+    if backend == "threads":
+        return ThreadBackend(), True
+    if backend == "dask":
+        from .dask_backend import DaskBackend
+        return DaskBackend(**options), True
+    if type(backend).__name__ == "Client":
+        from .dask_backend import DaskBackend
+        return DaskBackend(client=backend, **options), True
+    raise InvalidInputError(f"backend must be one of {BACKENDS}, a Backend or a distributed.Client, got {backend!r}")

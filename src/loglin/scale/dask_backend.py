@@ -1,0 +1,129 @@
+"""The Dask backend: one long-lived ``distributed`` actor per shard, holding the shard and its Numba state.
+
+Actors answer in about a millisecond-scale round trip and keep state between calls (TRON's
+``accept`` swaps a cache on the shard). A call to an actor on a dead worker never returns, so
+every round waits at most ``timeout`` seconds and then raises :class:`ShardError` naming the
+shard; a scheduler address that does not answer within ``connect_timeout`` raises
+:class:`SchedulerUnreachable` before any work.
+"""
+from __future__ import annotations
+
+import time
+
+from ..errors import InvalidInputError
+from .backends import Backend, SchedulerUnreachable, ShardError
+
+DEFAULT_TIMEOUT = 600.0          # seconds one round may take on every shard
+DEFAULT_CONNECT_TIMEOUT = 10.0
+
+
+class ShardActor:
+    """A shard on a Dask worker: built, and its kernels warmed, in the constructor."""
+
+    def __init__(self, kind, arrays, C, threads=1):
+        import numba
+        from .shards import ShardPart, warm_kernels
+        numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
+        warm_kernels(kind, arrays, C, threads)
+        self.part = ShardPart(kind, arrays, C, threads)
+
+    def call(self, method, *args):
+        return getattr(self.part, method)(*args)
+
+
+def _text(exc) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _distributed():
+    try:
+        import distributed
+    except ImportError:                  # pragma: no cover - the extra is not installed
+        raise InvalidInputError("the Dask backend needs the 'distributed' package: "
+                                "pip install 'loglin[dask]'") from None
+    return distributed
+
+
+class DaskBackend(Backend):
+    """Shards as Dask actors. Give one of ``client`` (an existing ``distributed.Client``, left open),
+    ``address`` (a scheduler to connect to) or ``n_workers`` (a LocalCluster of that many worker
+    processes with one thread each, closed with the backend)."""
+
+    name = "dask"
+
+    def __init__(self, client=None, address=None, n_workers=None, timeout=DEFAULT_TIMEOUT,
+                 connect_timeout=DEFAULT_CONNECT_TIMEOUT):
+        if sum(x is not None for x in (client, address, n_workers)) > 1:
+            raise InvalidInputError("give at most one of client, address and n_workers")
+        if not timeout > 0:
+            raise InvalidInputError(f"timeout must be positive, got {timeout!r}")
+        distributed = _distributed()
+        self.timeout = float(timeout)
+        self.cluster = None
+        self.own_client = client is None
+        if client is not None:
+            self.client = client
+        elif address is not None:
+            try:
+                self.client = distributed.Client(address, timeout=connect_timeout, direct_to_workers=True)
+            except (OSError, TimeoutError) as exc:
+                raise SchedulerUnreachable(f"the Dask scheduler at {address} did not answer within "
+                                           f"{connect_timeout:g} s ({type(exc).__name__}: {exc})") from None
+        else:
+            n_workers = 2 if n_workers is None else int(n_workers)
+            if n_workers < 1:
+                raise InvalidInputError(f"workers must be at least 1, got {n_workers}")
+            self.cluster = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
+                                                    dashboard_address=":0")
+            self.client = distributed.Client(self.cluster, direct_to_workers=True)
+        self.actors = []
+        self.workers = []
+
+    def default_shards(self) -> int:
+        """One shard per worker."""
+        return max(1, len(self.client.scheduler_info()["workers"]))
+
+    def load(self, kind, shards, C, threads=1):
+        workers = sorted(self.client.scheduler_info()["workers"])
+        if not workers:
+            raise ShardError(0, "the Dask cluster has no workers")
+        self.workers = [workers[i % len(workers)] for i in range(len(shards))]
+        futures = [self.client.submit(ShardActor, kind, arrays, C, threads, actor=True, workers=[worker],
+                                      allow_other_workers=False, pure=False)
+                   for arrays, worker in zip(shards, self.workers)]
+        self.actors = []
+        for i, future in enumerate(futures):
+            try:
+                with self.client.as_current():      # the actor proxy binds to the current client, not another one
+                    self.actors.append(future.result(timeout=self.timeout))
+            except Exception as exc:
+                raise ShardError(i, f"could not start on worker {self.workers[i]}: {_text(exc)}") from exc
+        self.n_shards = len(self.actors)
+
+    def map(self, method, *args):
+        deadline = time.monotonic() + self.timeout
+        pending = []
+        for i, actor in enumerate(self.actors):
+            try:
+                pending.append(actor.call(method, *args))
+            except Exception as exc:          # the proxy knows its worker is gone
+                raise ShardError(i, f"cannot send {method} to worker {self.workers[i]}: {_text(exc)}") from exc
+        results = []
+        for i, future in enumerate(pending):
+            try:
+                results.append(future.result(timeout=max(0.0, deadline - time.monotonic())))
+            except TimeoutError:
+                raise ShardError(i, f"no answer to {method} from worker {self.workers[i]} within {self.timeout:g} s "
+                                    "(the worker died or is stuck)") from None
+            except Exception as exc:
+                raise ShardError(i, f"{method} failed on worker {self.workers[i]}: {_text(exc)}") from exc
+        return results
+
+    def close(self):
+        self.actors = []
+        if self.own_client and getattr(self, "client", None) is not None:
+            self.client.close()
+            self.client = None
+        if self.cluster is not None:
+            self.cluster.close()
+            self.cluster = None

@@ -1,0 +1,126 @@
+"""The objective of a Maxent or LR problem as the sum of its shards' loss parts (issue 19, first slice).
+
+    f(w) = 1/2 sum_t r_t w_t^2 + sum_s L_s(w)
+
+Every protocol member (:mod:`loglin.solvers.protocol`) is one round on the backend: each shard
+returns its part, the driver adds the parts in shard order and the regularizer once, so TRON and
+L-BFGS run unchanged, and the same shards give bitwise the same iterates on every backend.
+
+    with sharded(problem, C, shards=2, backend="dask") as objective:
+        result = minimize(objective, "lbfgs")
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InvalidInputError
+from ..kernels import vector as vk
+from .backends import make_backend
+from .shards import check_bounds, kind_of, row_pointer, shard_arrays, shard_bounds
+
+# the solvers that use nothing but the objective protocol (the others read objective.problem)
+SHARDABLE_SOLVERS = ("tron", "lbfgs", "owlqn")     # owlqn: through loglin.penalty, f and its gradient only
+
+
+class ShardedObjective:
+    """The objective protocol (n, kind, reg, fun, fun_grad, accept, hess_vec, hess_diag) over shards."""
+
+    def __init__(self, problem, C, backend, bounds, owns_backend=False, threads=1):
+        self.kind = kind_of(problem)
+        self.n = problem.n_features
+        self.reg = np.asarray(problem.reg, dtype=np.float64)
+        self.bounds = check_bounds(problem, bounds)
+        if self.kind == "maxent":
+            if C is None or not np.isfinite(C) or C <= 0:
+                raise InvalidInputError(f"C must be positive and finite, got {C}")
+            self.C = float(C)
+            self._total_count = problem.total_count
+        self.backend, self._owns_backend = backend, owns_backend
+        self.n_fun = self.n_grad = self.n_hess_vec = 0
+        parts = [shard_arrays(problem, lo, hi)[1] for lo, hi in zip(self.bounds[:-1], self.bounds[1:])]
+        try:
+            backend.load(self.kind, parts, C, threads)
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def n_shards(self) -> int:
+        return len(self.bounds) - 1
+
+    def regularizer(self, w):
+        return vk.half_weighted_sq_norm(self.reg, w)
+
+    def fun(self, w):
+        self.n_fun += 1
+        f = self.regularizer(w)
+        for part in self.backend.map("fun", w):
+            f += part
+        return f
+
+    def fun_grad(self, w, keep_cache=True):
+        self.n_fun += 1
+        self.n_grad += 1
+        f, g = self.regularizer(w), self.reg * w
+        for f_s, g_s in self.backend.map("fun_grad", w, keep_cache):
+            f += f_s
+            g += g_s
+        return f, g
+
+    def accept(self):
+        self.backend.map("accept")
+
+    def hess_vec(self, v):
+        self.n_hess_vec += 1
+        hv = self.reg * v
+        for part in self.backend.map("hess_vec", v):
+            hv += part
+        return hv
+
+    def hess_diag(self):
+        d = self.reg.copy()
+        for part in self.backend.map("hess_diag"):
+            d += part
+        return d
+
+    def grad_norm(self, w) -> float:
+        return float(np.linalg.norm(self.fun_grad(w, keep_cache=False)[1]))
+
+    def total_count(self):
+        return self._total_count
+
+    def normalized(self, f):
+        """The papers' L(w) of eq. (3) from f (Maxent)."""
+        return f / (self.C * self._total_count)
+
+    def close(self):
+        if self._owns_backend and self.backend is not None:
+            self.backend.close()
+            self.backend = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def sharded(problem, C=None, shards: int | None = None, backend="inprocess", *, bounds=None, threads_per_shard: int = 1,
+            **backend_options) -> ShardedObjective:
+    """The objective of ``problem`` (a MaxentProblem at ``C``, or a BinaryProblem, whose costs hold C)
+    over ``shards`` contiguous row ranges of about equal non-zeros (default: one per Dask worker,
+    else 2) or over the row ``bounds`` given, evaluated by ``backend``: "inprocess", "threads",
+    "dask" (``backend_options``: those of :class:`~loglin.scale.dask_backend.DaskBackend`), a
+    Backend or a ``distributed.Client``. A backend made here is closed with the objective
+    (``close()`` or ``with``); one passed in is left open. ``threads_per_shard``: Numba threads
+    per shard pass (the pass's blocks, hence its sums, follow it)."""
+    made, owned = make_backend(backend, **backend_options)
+    try:
+        if bounds is None:
+            rows = len(row_pointer(problem)) - 1
+            bounds = shard_bounds(problem, min(made.default_shards(), rows) if shards is None else shards)
+    except BaseException:
+        if owned:
+            made.close()
+        raise
+    return ShardedObjective(problem, C, made, bounds, owns_backend=owned, threads=threads_per_shard)

@@ -1,0 +1,164 @@
+"""Shards of a Maxent or LR problem, and the loss part a shard contributes to the objective.
+
+A shard is a contiguous range of rows: contexts of a :class:`~loglin.problem.MaxentProblem`
+(each keeping the *global* predicate map, so every shard reads the same weight vector) or
+instances of a :class:`~loglin.binary.BinaryProblem`. Both objectives are 1/2 sum_t r_t w_t^2
+plus a sum over rows, so the full objective is the regularizer plus the shards' loss parts.
+
+A shard's loss part is its own objective with every regularization weight r_t set to 0: the
+objective classes then return exactly C (loss - w.emp) (Maxent) or sum_i C_i log(1 + e^{-y_i w.x_i})
+(LR), with the gradient, Hessian-vector product and Hessian diagonal of that sum alone.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import InvalidInputError
+
+
+def row_pointer(problem) -> np.ndarray:
+    """The CSR row pointer whose rows are cut into shards (contexts or instances)."""
+    return problem.X.indptr if kind_of(problem) == "binary" else problem.ctx_ptr
+
+
+def kind_of(problem) -> str:
+    from ..binary import BinaryProblem
+    from ..problem import MaxentProblem
+    if isinstance(problem, BinaryProblem):
+        return "binary"
+    if isinstance(problem, MaxentProblem):
+        return "maxent"
+    raise InvalidInputError(f"only MaxentProblem and BinaryProblem can be sharded, not a {type(problem).__name__}")
+
+
+def shard_bounds(problem, shards: int) -> np.ndarray:
+    """Row boundaries b_0 = 0 < b_1 < ... < b_k = rows of ``shards`` contiguous shards with about equal
+    non-zeros each (a pass costs one visit per non-zero), every shard holding at least one row."""
+    ptr = np.asarray(row_pointer(problem), dtype=np.int64)
+    rows = len(ptr) - 1
+    if not (isinstance(shards, (int, np.integer)) and 1 <= shards <= rows):
+        raise InvalidInputError(f"shards must be an integer between 1 and the number of rows ({rows}), got {shards!r}")
+    targets = ptr[-1] * np.arange(1, shards) / shards
+    cuts = np.searchsorted(ptr, targets, side="left").astype(np.int64)
+    bounds = np.concatenate([[0], cuts, [rows]])
+    for j in range(1, shards):            # at least one row per shard, from the left ...
+        bounds[j] = max(bounds[j], bounds[j - 1] + 1)
+    for j in range(shards - 1, 0, -1):    # ... and from the right
+        bounds[j] = min(bounds[j], bounds[j + 1] - 1)
+    return bounds
+
+
+def check_bounds(problem, bounds) -> np.ndarray:
+    bounds = np.asarray(bounds, dtype=np.int64)
+    rows = len(row_pointer(problem)) - 1
+    if bounds.ndim != 1 or len(bounds) < 2 or bounds[0] != 0 or bounds[-1] != rows or np.any(np.diff(bounds) < 1):
+        raise InvalidInputError(f"shard bounds must rise strictly from 0 to the number of rows ({rows})")
+    return bounds
+
+
+def shard_arrays(problem, lo: int, hi: int) -> tuple[str, dict]:
+    """(kind, the arrays of rows lo..hi-1 with a zero regularizer): what a shard is built from
+    (:func:`build_shard`), small to send to a worker; derived arrays are rebuilt there."""
+    kind = kind_of(problem)
+    if kind == "binary":
+        X = problem.X
+        a, b = X.indptr[lo], X.indptr[hi]
+        return kind, dict(data=X.data[a:b], indices=X.indices[a:b], indptr=X.indptr[lo:hi + 1] - a,
+                          n_features=X.shape[1], y=problem.y[lo:hi], cost=problem.cost[lo:hi],
+                          classes=problem.classes, bias=problem.bias, C=problem.C)
+    a, b = problem.ctx_ptr[lo], problem.ctx_ptr[hi]
+    o, p = problem.obs_ptr[lo], problem.obs_ptr[hi]
+    return kind, dict(ctx_ptr=problem.ctx_ptr[lo:hi + 1] - a, ctx_pred=problem.ctx_pred[a:b],
+                      ctx_val=None if problem.ctx_val is None else problem.ctx_val[a:b],
+                      map_ptr=problem.map_ptr, map_label=problem.map_label, map_feat=problem.map_feat,
+                      ctx_count=problem.ctx_count[lo:hi], obs_ptr=problem.obs_ptr[lo:hi + 1] - o,
+                      obs_label=problem.obs_label[o:p], obs_count=problem.obs_count[o:p],
+                      n_features=problem.n_features, labels=problem.labels, bias=problem.bias)
+
+
+def build_shard(kind: str, arrays: dict):
+    """The shard problem from :func:`shard_arrays`' output, with r_t = 0 (its objective is a loss part)."""
+    arrays = dict(arrays)
+    if kind == "binary":
+        from ..binary import BinaryProblem
+        n = arrays.pop("n_features")
+        indptr = arrays.pop("indptr")
+        X = sp.csr_matrix((arrays.pop("data"), arrays.pop("indices"), indptr), shape=(len(indptr) - 1, n))
+        X = sp.csr_matrix((X.data, X.indices, X.indptr.astype(np.int64)), shape=X.shape)
+        return BinaryProblem(X=X, reg=np.zeros(n), **arrays)
+    from ..problem import MaxentProblem
+    return MaxentProblem(reg=np.zeros(arrays["n_features"]), **arrays)
+
+
+@contextmanager
+def numba_threads(count: int):
+    """Numba's thread count set to ``count`` within the block: the objectives cut their passes into
+    per-thread blocks when built, and the same blocks give the same sums wherever a shard is evaluated."""
+    import numba
+    old = numba.get_num_threads()
+    numba.set_num_threads(max(1, min(int(count), numba.config.NUMBA_NUM_THREADS)))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(old)
+
+
+class ShardPart:
+    """One shard's loss part: ``fun``, ``fun_grad``, ``accept``, ``hess_vec``, ``hess_diag`` of the
+    shard's unregularized objective; built from :func:`shard_arrays` output where it will be evaluated."""
+
+    def __init__(self, kind: str, arrays: dict, C: float, threads: int = 1):
+        problem = build_shard(kind, arrays)
+        with numba_threads(threads):
+            self.objective = problem.objective(C) if kind == "maxent" else problem.objective()
+        self.rows = problem.n_contexts if kind == "maxent" else problem.n_instances
+
+    def fun(self, w):
+        return self.objective.fun(w)
+
+    def fun_grad(self, w, keep_cache=True):
+        return self.objective.fun_grad(w, keep_cache)
+
+    def accept(self):
+        self.objective.accept()
+
+    def hess_vec(self, v):
+        return self.objective.hess_vec(v)
+
+    def hess_diag(self):
+        return self.objective.hess_diag()
+
+    def ping(self):
+        return self.rows
+
+
+def warm_kernels(kind: str, arrays: dict, C: float, threads: int = 1) -> None:
+    """Compile (or load from Numba's cache) every kernel a shard calls, on its first row alone."""
+    first = _first_row(kind, arrays)
+    try:
+        part = ShardPart(kind, first, C, threads)
+    except ValueError:
+        return                  # a first row the problem classes refuse (e.g. zero weight): warm on first use
+    w = np.zeros(part.objective.n)
+    part.fun(w)
+    part.fun_grad(w, True)
+    part.accept()
+    part.hess_vec(w)
+    part.hess_diag()
+
+
+def _first_row(kind, arrays):
+    a = dict(arrays)
+    if kind == "binary":
+        end = a["indptr"][1]
+        a.update(data=a["data"][:end], indices=a["indices"][:end], indptr=a["indptr"][:2], y=a["y"][:1],
+                 cost=a["cost"][:1])
+        return a
+    end, obs_end = a["ctx_ptr"][1], a["obs_ptr"][1]
+    a.update(ctx_ptr=a["ctx_ptr"][:2], ctx_pred=a["ctx_pred"][:end],
+             ctx_val=None if a["ctx_val"] is None else a["ctx_val"][:end], ctx_count=a["ctx_count"][:1],
+             obs_ptr=a["obs_ptr"][:2], obs_label=a["obs_label"][:obs_end], obs_count=a["obs_count"][:obs_end])
+    return a
