@@ -226,3 +226,13 @@ def test_l1_on_a_sharded_objective_equals_one_process(small_multiclass, serial_n
     _, two = training.train(problem, 1.0, penalty="l1", tol=1e-8, max_iter=5000, shards=2, backend="inprocess")
     assert one.solver == two.solver == "owlqn" and two.converged
     assert two.f == pytest.approx(one.f, rel=1e-9)
+
+
+def test_a_thinned_trace_keeps_the_nonzero_count_of_its_record(serial_numba):
+    from loglin.penalty import penalized
+    from loglin.solvers.base import minimize
+    problem = random_binary_lr(l=200, n=30, C=1.0)
+    full = minimize(penalized(problem.objective(), "l1"), "owlqn", tol=1e-8, record_spacing=None)
+    thin = minimize(penalized(problem.objective(), "l1"), "owlqn", tol=1e-8, record_spacing=1e9)
+    assert len(thin.trace.records) < len(full.trace.records)
+    assert thin.trace.records[-1]["nonzeros"] == np.count_nonzero(thin.w) == full.trace.records[-1]["nonzeros"]

@@ -262,6 +262,10 @@ AUTO_FULL_SECONDS = 10.0     # ... once it has run this long (short runs keep ev
 DEFAULT_F_TOL = 1e-3   # certified relative suboptimality when tol = 0 (dual solvers' own stops)
 
 
+# integer counters that describe the iterate rather than count work: a thinned trace keeps the next record's own
+STATE_COUNTERS = frozenset({"nonzeros", "working_set"})
+
+
 class _Skipped:
     """Integer counters of iterations left out of a thinned trace, added into the next record."""
 
@@ -270,6 +274,8 @@ class _Skipped:
 
     def add(self, counters):
         for name, v in counters.items():
+            if name in STATE_COUNTERS:
+                continue
             if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
                 self.sums[name] = self.sums.get(name, 0) + int(v)
 
