@@ -67,6 +67,7 @@ def default_solver(kind: str, loss: str = "ll", penalty: str = "l2", problem=Non
     return DEFAULT_SOLVERS[kind]
 
 
+AUTO_MAXENT_CHOICES = ("tron", "lbfgs", "eg-acc")     # what auto_maxent picks from
 LOW_DIMENSIONAL = 0.05      # weights per (distinct) context below which TRON is the Maxent choice
 SMALL_PASS = 100_000        # non-zeros x labels of a pass below which TRON is cheap and the most precise
 
