@@ -142,9 +142,19 @@ def build_parser() -> argparse.ArgumentParser:
 def cmd_train(args):
     check_writable(args.output, args.trace, getattr(args, "cv_plot", None))
     backend = _scale_out_backend(args)     # before the data is read: an unreachable scheduler fails first
-    from .training import train
     if args.format in ("conll2000-chunk", "conll2000-pos", "brown"):
         return _train_tagger(args)
+    try:
+        return _train_flat(args, backend)
+    except BaseException:
+        if backend is not None:            # bad data, Ctrl-C before training: the cluster goes too
+            backend.close()
+        raise
+
+
+def _train_flat(args, backend):
+    """`loglin train` on svmlight or events data (Maxent or LR)."""
+    from .training import train
     problem_kind = "binary" if args.model == "lr" else "maxent"
     searching = args.C == "auto"
     if (searching or args.cv) and args.format != "svmlight":
