@@ -290,10 +290,9 @@ def _gold_as_model_labels(model, y):
 
 def _family(model) -> str:
     """'linear', 'tagging' (Maxent tagger or chain CRF / M3N), 'parser' or 'crfsuite'."""
-    from .crfsuite import CRF
     from .model import LinearModel
     from .parsing.model import ParserModel
-    if isinstance(model, CRF):
+    if type(model).__module__.startswith("loglin.crfsuite"):     # without importing it (and scikit-learn)
         return "crfsuite"
     return "linear" if isinstance(model, LinearModel) else "parser" if isinstance(model, ParserModel) else "tagging"
 

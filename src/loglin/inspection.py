@@ -18,12 +18,11 @@ TRANSITIONS = "<transitions>"
 
 def weights(model) -> list[tuple[str, str, float]]:
     """(label, feature name, weight) of every non-zero weight of ``model``."""
-    from .crfsuite import CRF
     from .model import LinearModel
     from .parsing.model import ParserModel
     from .structured.model import ChainModel
     from .tagging.tagger import Tagger
-    if isinstance(model, CRF):                  # sklearn-crfsuite's estimator: its chain model
+    if type(model).__module__.startswith("loglin.crfsuite"):    # sklearn-crfsuite's estimator: its chain model
         space, w = model._fitted()
         model = ChainModel(space=space, w=w, model="crf", C=model.C_ or 1.0, solver="")
     if isinstance(model, ChainModel):
