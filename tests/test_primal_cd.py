@@ -193,7 +193,8 @@ def test_power_series_of_the_cd_surrogate_matches_direct_logs():
     sums = np.zeros(kcd.SERIES_TERMS)
     kcd._column_power_sums(0, 2, cols, S, R, sums)
     P = S[:, 2] / S.sum(axis=1)
-    for z in (-0.06, -1e-3, 1e-7, 0.02, 0.06):
+    assert np.any(P > 0.5) and np.expm1(-0.28) > -kcd.SERIES_MAX and np.expm1(0.22) < kcd.SERIES_MAX
+    for z in (-0.28, -0.15, -0.06, -1e-3, 1e-7, 0.02, 0.06, 0.15, 0.22):
         em1 = np.expm1(z)
         direct = float(np.sum(R[:, ss.COUNT] * np.log1p(P * em1)))
         assert kcd._series_log_ratio(em1, sums) == pytest.approx(direct, rel=1e-13, abs=1e-300)

@@ -12,13 +12,12 @@ import math
 import numpy as np
 from numba import njit
 
-from .scaled_scores import (COUNT, LINE_SEARCH, N_EXP, N_LOG, NEWTON, SERIES, SERIES_NEGLIGIBLE, SKIP, TOP, TOTAL,
-                            UNIT, _repair, _scale_entry, _store_row, _update_column, _column_moments)
+from .scaled_scores import (COUNT, LINE_SEARCH, N_EXP, N_LOG, NEWTON, SERIES, SERIES_HIGH, SERIES_LOW, SERIES_MAX,
+                            SERIES_NEGLIGIBLE, SERIES_TERMS, SKIP, TOP, TOTAL, UNIT, _repair, _scale_entry, _store_row,
+                            _update_column, _column_moments)
 
 SMALL_ARG = 1e-4                 # below this 1 + P (e^{zf} - 1) is re-formed without cancellation
 MAX_LINE_SEARCH = 60             # lambda = 1, beta, ..., beta^59
-SERIES_TERMS = 12                # (unrolled in _column_power_sums) A_t^CD of 0/1 features by its power series when |e^z - 1| <= SERIES_MAX:
-SERIES_MAX = 0.0625              # the truncation error is below 0.0625^12 / 13 ~ 3e-16 of the first term
 
 
 @njit(cache=True)
@@ -58,12 +57,15 @@ def _column_power_sums(p, y, cols, S, R, sums):
 
     M_1 = E of eq. (32) and M_1 - M_2 the data part of A_t^CD''(0), eq. (31);
     the rest make A_t^CD(z) an O(1) sum (:func:`_series_log_ratio`). A context
-    with P <= SERIES_NEGLIGIBLE adds only to M_1 and M_2: its later terms in
-    the series are below (P SERIES_MAX)^2 < 1e-15 of its first. Accumulators
-    are locals (registers), not the output array.
+    adds to M_k only while its term (P |e^z - 1|)^k / k of the series can be
+    above rounding (see :mod:`loglin.kernels.scaled_scores`): to M_1, M_2 if
+    P <= SERIES_NEGLIGIBLE, to M_1..M_12 if P <= SERIES_HIGH, else to all.
+    The first twelve accumulators are locals (registers).
     """
     col_ptr, col_ctx, _ = cols
     m1 = m2 = m3 = m4 = m5 = m6 = m7 = m8 = m9 = m10 = m11 = m12 = 0.0
+    for j in range(SERIES_LOW, SERIES_TERMS):
+        sums[j] = 0.0
     for k in range(col_ptr[p], col_ptr[p + 1]):
         x = col_ctx[k]
         P = S[x, y] / R[x, TOTAL]
@@ -92,6 +94,10 @@ def _column_power_sums(p, y, cols, S, R, sums):
             m11 += a
             a *= P
             m12 += a
+            if P > SERIES_HIGH:
+                for j in range(SERIES_LOW, SERIES_TERMS):
+                    a *= P
+                    sums[j] += a
     sums[0], sums[1], sums[2], sums[3], sums[4], sums[5] = m1, m2, m3, m4, m5, m6
     sums[6], sums[7], sums[8], sums[9], sums[10], sums[11] = m7, m8, m9, m10, m11, m12
 

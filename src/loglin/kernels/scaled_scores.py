@@ -46,7 +46,15 @@ COUNTER_NAMES = ("n_exp", "n_log", "newton_steps", "line_search_steps", "unit_st
 TINY_T, HUGE_T = 1e-150, 1e150   # rebuild / rescale a row of S outside this range
 TINY_S = 1e-290                  # an S entry below this has lost precision to underflow
 CANCEL = 1e-6                    # re-sum T[x] if it drops below CANCEL * old T[x]
-SERIES_NEGLIGIBLE = 1e-6         # P_w(y|x) below this adds only to M_1 and M_2 of CD's series (primal_cd)
+# CD's A_t^CD(z) of 0/1 features by the power series sum_k (-1)^(k+1) (e^z - 1)^k M_k / k
+# (kernels.primal_cd) when |e^z - 1| <= SERIES_MAX. A context's terms beyond those kept are below
+# 2e-16 of its first term P |e^z - 1|: (1e-7 / 4)^2 / 3 for P <= SERIES_NEGLIGIBLE (M_1, M_2 kept),
+# (1/16)^12 / 13 for P <= SERIES_HIGH (M_1..M_12), (1/4)^24 / 25 otherwise (all SERIES_TERMS).
+SERIES_MAX = 0.25
+SERIES_TERMS = 24
+SERIES_LOW = 12                  # terms held in registers (unrolled) for every context above SERIES_NEGLIGIBLE
+SERIES_NEGLIGIBLE = 1e-7
+SERIES_HIGH = 0.25
 
 
 # ------------------------------------------------------------ S_w and T_w
@@ -238,7 +246,7 @@ def _update_column(t, z, w, rows, cols, S, R, scores, counters, p, y, link):
 @njit(cache=True)
 def update_and_sums(t, z, y_old, y, w, rows, cols, S, R, scores, counters, link, sums, powers):
     """:func:`_update_column` of (t, z) on label ``y_old`` of 0/1 column 0 and, in the same pass, the sums of
-    label ``y``: M_1..M_12 of :func:`loglin.kernels.primal_cd._column_power_sums` (``powers``, CD) or E
+    label ``y``: M_1..M_24 of :func:`loglin.kernels.primal_cd._column_power_sums` (``powers``, CD) or E
     (sums[0], SCGIS). Each row is updated before it is read, so the sums are those of the updated S, T.
     """
     w[t] += z
@@ -246,6 +254,9 @@ def update_and_sums(t, z, y_old, y, w, rows, cols, S, R, scores, counters, link,
     factor = math.exp(z)         # one exp for the whole column (section 4.3)
     counters[N_EXP] += 1
     m1 = m2 = m3 = m4 = m5 = m6 = m7 = m8 = m9 = m10 = m11 = m12 = 0.0
+    if powers:
+        for j in range(SERIES_LOW, SERIES_TERMS):
+            sums[j] = 0.0
     for k in range(col_ptr[0], col_ptr[1]):
         x = col_ctx[k]
         s_old = S[x, y_old]
@@ -291,6 +302,10 @@ def update_and_sums(t, z, y_old, y, w, rows, cols, S, R, scores, counters, link,
             m11 += a
             a *= P
             m12 += a
+            if P > SERIES_HIGH:
+                for j in range(SERIES_LOW, SERIES_TERMS):
+                    a *= P
+                    sums[j] += a
     sums[0], sums[1], sums[2], sums[3], sums[4], sums[5] = m1, m2, m3, m4, m5, m6
     if powers:
         sums[6], sums[7], sums[8], sums[9], sums[10], sums[11] = m7, m8, m9, m10, m11, m12
