@@ -38,6 +38,7 @@ import numpy as np
 from numba import njit, prange
 
 from .maxent import context_scores
+from .memory import prefetch
 
 N_EXP, N_LOG, NEWTON, LINE_SEARCH, UNIT, SKIP, RESCALE, SERIES = range(8)
 COUNTER_NAMES = ("n_exp", "n_log", "newton_steps", "line_search_steps", "unit_steps",
@@ -63,6 +64,7 @@ SERIES_HIGH = 0.25
 
 TOTAL, TOP, COUNT = 0, 1, 2      # fields of a context record
 RECORD = 4
+BLOCK_AHEAD = 8                  # rows ahead whose lines a block copy asks for (software prefetch)
 
 
 def context_records(ctx_count):
@@ -190,6 +192,16 @@ def _store_row(x, gx, S, R, S_all, R_all, label):
         R_all[gx, f] = R[x, f]
 
 
+@njit(cache=True, inline="always")
+def _prefetch_row(i, ctx, label, S_all, R_all):
+    """Ask for the lines of S_all[ctx[i], label] and R_all[ctx[i]] before they are copied (kernels/memory.py)."""
+    if i < ctx.shape[0]:
+        x = ctx[i]
+        prefetch(S_all, x * S_all.shape[1] + label[0])
+        prefetch(S_all, x * S_all.shape[1] + label[label.shape[0] - 1])
+        prefetch(R_all, x * RECORD)
+
+
 @njit(cache=True)
 def load_block(ctx, label, S_all, R_all, S_flat, R_flat):
     """The block of contexts ``ctx`` x labels ``label``: (S, R) as label-major views, see the module notes."""
@@ -197,6 +209,7 @@ def load_block(ctx, label, S_all, R_all, S_flat, R_flat):
     S = S_flat[:m * n].reshape((m, n)).T
     R = R_flat[:RECORD * n].reshape((RECORD, n)).T
     for i in range(n):
+        _prefetch_row(i + BLOCK_AHEAD, ctx, label, S_all, R_all)
         x = ctx[i]
         for j in range(m):
             S[i, j] = S_all[x, label[j]]
@@ -209,6 +222,7 @@ def load_block(ctx, label, S_all, R_all, S_flat, R_flat):
 def store_block(ctx, label, S, R, S_all, R_all):
     """Copy a block back to the global S and R (inverse of :func:`load_block`)."""
     for i in range(ctx.shape[0]):
+        _prefetch_row(i + BLOCK_AHEAD, ctx, label, S_all, R_all)
         _store_row(i, ctx[i], S, R, S_all, R_all, label)
 
 
