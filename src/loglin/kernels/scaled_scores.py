@@ -295,31 +295,31 @@ def update_and_sums(t, z, y_old, y, w, rows, cols, S, R, scores, counters, link,
         m1 += a
         a *= P
         m2 += a
-        if P > SERIES_NEGLIGIBLE:
-            a *= P
-            m3 += a
-            a *= P
-            m4 += a
-            a *= P
-            m5 += a
-            a *= P
-            m6 += a
-            a *= P
-            m7 += a
-            a *= P
-            m8 += a
-            a *= P
-            m9 += a
-            a *= P
-            m10 += a
-            a *= P
-            m11 += a
-            a *= P
-            m12 += a
-            if P > SERIES_HIGH:
-                for j in range(SERIES_LOW, SERIES_TERMS):
-                    a *= P
-                    sums[j] += a
+        q = P if P > SERIES_NEGLIGIBLE else 0.0     # a select, not a branch: P's size is unpredictable
+        a *= q
+        m3 += a
+        a *= q
+        m4 += a
+        a *= q
+        m5 += a
+        a *= q
+        m6 += a
+        a *= q
+        m7 += a
+        a *= q
+        m8 += a
+        a *= q
+        m9 += a
+        a *= q
+        m10 += a
+        a *= q
+        m11 += a
+        a *= q
+        m12 += a
+        if P > SERIES_HIGH:
+            for j in range(SERIES_LOW, SERIES_TERMS):
+                a *= P
+                sums[j] += a
     sums[0], sums[1], sums[2], sums[3], sums[4], sums[5] = m1, m2, m3, m4, m5, m6
     if powers:
         sums[6], sums[7], sums[8], sums[9], sums[10], sums[11] = m7, m8, m9, m10, m11, m12
