@@ -265,3 +265,38 @@ def test_blocked_sequential_pass_matches_the_plain_pass_bit_for_bit(method, bina
         assert plain_repairs > 0
     for (w0, S0, R0), (w1, S1, R1) in zip(plain, blocked):
         assert np.array_equal(w0, w1) and np.array_equal(S0, S1) and np.array_equal(R0, R1)
+
+
+def test_a_block_never_holds_one_label_twice():
+    """Two features on one (predicate, label) pair, one after the other, must see each other's update of
+    S[x, y]: the run of a block stops at a repeated label, so blocked and plain passes still agree."""
+    from loglin.kernels import scaled_scores as ss
+    from loglin.kernels import scaling as ks
+    from loglin.solvers.iterative_scaling import SequentialData
+    rng = np.random.default_rng(5)
+    X = random_sparse(150, 6, 0.6, seed=5, binary=True)
+    prob = problem_from_matrix(X, rng.integers(0, 3, size=150))
+    data = SequentialData.from_maxent(prob, 1.0, "cd")
+    n = prob.n_features
+    t0 = int(np.flatnonzero(data.feat_pred >= 0)[0])
+    feat_pred, feat_label = np.append(data.feat_pred, data.feat_pred[t0]), np.append(data.feat_label, data.feat_label[t0])
+    emp, reg = np.append(data.emp, data.emp[t0]), np.append(data.reg, data.reg[t0])
+    order = np.insert(np.arange(n), t0 + 1, n)             # the copy of t0 right after it
+
+    def passes(kind, block_entries):
+        w = np.zeros(n + 1)
+        S = np.empty((data.n_contexts, data.n_labels))
+        R = ss.context_records(data.ctx_count)
+        ss.init_scores(w[:n], data.rows, S, R)
+        for _ in range(2):
+            ss.resum_totals(S, R)
+            ks.sequential_pass(kind, order, w, reg, data.C, emp, 1e-5 * data.total_count, 0.01, 0.5, True,
+                               data.rows, data.cols, feat_pred, feat_label, data.pred_max, data.pred_count, S, R,
+                               np.zeros(len(ss.COUNTER_NAMES), dtype=np.int64), block_entries)
+        return w, S, R
+
+    for kind in (ks.CD, ks.SCGIS):
+        plain, blocked = passes(kind, 1), passes(kind, ks.BLOCK_ENTRIES)
+        assert plain[0][t0] != 0.0 and plain[0][n] != 0.0
+        for a, b in zip(plain, blocked):
+            assert np.array_equal(a, b)

@@ -229,6 +229,7 @@ def sequential_pass(method, order, w, reg, C, emp, newton_tol, gamma, beta, use_
     local_ptr = np.zeros(2, dtype=col_ptr.dtype)
     local_ctx = np.arange(longest).astype(col_ctx.dtype)
     whole = (S, R, col_ctx[:0], labels[:0])
+    run_of_label = np.full(n_labels, -1, dtype=np.int64)     # a block holds each label once
     i = 0
     while i < order.shape[0]:
         t = order[i]
@@ -241,7 +242,11 @@ def sequential_pass(method, order, w, reg, C, emp, newton_tol, gamma, beta, use_
             continue
         lo, hi = col_ptr[p], col_ptr[p + 1]
         run = i + 1
+        run_of_label[feat_label[t]] = i
         while run < order.shape[0] and run - i < block_entries // (hi - lo) and feat_pred[order[run]] == p:
+            if run_of_label[feat_label[order[run]]] == i:
+                break
+            run_of_label[feat_label[order[run]]] = i
             run += 1
         if run - i == 1:
             _solve_feature(method, t, p, feat_label[t], w, reg, C, emp, newton_tol, gamma, beta, use_bound,
