@@ -193,7 +193,8 @@ def test_power_series_of_the_cd_surrogate_matches_direct_logs():
     sums = np.zeros(kcd.SERIES_TERMS)
     kcd._column_power_sums(0, 2, cols, S, R, sums)
     P = S[:, 2] / S.sum(axis=1)
-    for z in (-0.06, -1e-3, 1e-7, 0.02, 0.06):
+    assert np.any(P > 0.5) and np.expm1(-0.28) > -kcd.SERIES_MAX and np.expm1(0.22) < kcd.SERIES_MAX
+    for z in (-0.28, -0.15, -0.06, -1e-3, 1e-7, 0.02, 0.06, 0.15, 0.22):
         em1 = np.expm1(z)
         direct = float(np.sum(R[:, ss.COUNT] * np.log1p(P * em1)))
         assert kcd._series_log_ratio(em1, sums) == pytest.approx(direct, rel=1e-13, abs=1e-300)
@@ -217,7 +218,85 @@ def test_rejected_cd_step_leaves_the_state_exactly_as_it_was():
     S0, R0, w0 = S.copy(), R.copy(), w.copy()
     saved = np.empty((80, 4))
     counters = np.zeros(len(ss.COUNTER_NAMES), dtype=np.int64)
-    kcd._step_and_measure(t, p, lab, 0.7, w, data.rows, data.cols, S, R, saved, np.empty(3), counters)
+    kcd._step_and_measure(t, p, lab, 0.7, w, data.rows, data.cols, S, R, saved, np.empty(3), counters,
+                          (S, R, data.cols[1][:0], np.empty(0, dtype=np.int64)))
     assert w[t] != w0[t] and not np.array_equal(S, S0)
     kcd._undo_step(t, p, lab, w0[t], w, data.cols, S, R, saved)
     assert np.array_equal(S, S0) and np.array_equal(R, R0) and np.array_equal(w, w0)
+
+
+@pytest.mark.parametrize("method", ["cd", "cdd", "scgis"])
+@pytest.mark.parametrize("binary", [True, False])
+def test_blocked_sequential_pass_matches_the_plain_pass_bit_for_bit(method, binary):
+    """Runs of features on one predicate are solved on a compact copy of their column of S (blocks, with
+    CD's and SCGIS's update fused into the next feature's sums on 0/1 data): w, S and T after each outer
+    iteration must equal those of the plain feature-by-feature pass exactly, row repairs included."""
+    from loglin.kernels import scaled_scores as ss
+    from loglin.kernels import scaling as ks
+    from loglin.solvers.iterative_scaling import SequentialData
+    rng = np.random.default_rng(11)
+    X = random_sparse(240, 12, 0.5, seed=11, binary=binary)
+    prob = problem_from_matrix(X, rng.integers(0, 5, size=240))
+    data = SequentialData.from_maxent(prob, 1.0, method)
+    assert np.any(np.diff(data.feat_pred[data.feat_pred >= 0]) == 0)      # runs on one predicate exist
+    kind = ks.SCGIS if method == "scgis" else ks.CD
+    order = np.arange(prob.n_features)
+
+    def passes(block_entries):
+        w = np.random.default_rng(2).normal(scale=25.0, size=prob.n_features)   # extreme scores: repairs happen
+        S = np.empty((data.n_contexts, data.n_labels))
+        R = ss.context_records(data.ctx_count)
+        ss.init_scores(w, data.rows, S, R)
+        states, repairs = [], 0
+        for _ in range(3):
+            counters = np.zeros(len(ss.COUNTER_NAMES), dtype=np.int64)
+            ss.resum_totals(S, R)
+            ks.sequential_pass(kind, order, w, data.reg, data.C, data.emp, 1e-5 * data.total_count, 0.01, 0.5,
+                               method == "cd", data.rows, data.cols, data.feat_pred, data.feat_label, data.pred_max,
+                               data.pred_count, S, R, counters, block_entries)
+            states.append((w.copy(), S.copy(), R.copy()))
+            repairs += counters[ss.RESCALE]
+        return states, repairs
+
+    plain, plain_repairs = passes(1)
+    blocked, blocked_repairs = passes(ks.BLOCK_ENTRIES)
+    assert plain_repairs == blocked_repairs
+    if method != "scgis":
+        assert plain_repairs > 0
+    for (w0, S0, R0), (w1, S1, R1) in zip(plain, blocked):
+        assert np.array_equal(w0, w1) and np.array_equal(S0, S1) and np.array_equal(R0, R1)
+
+
+def test_a_block_never_holds_one_label_twice():
+    """Two features on one (predicate, label) pair, one after the other, must see each other's update of
+    S[x, y]: the run of a block stops at a repeated label, so blocked and plain passes still agree."""
+    from loglin.kernels import scaled_scores as ss
+    from loglin.kernels import scaling as ks
+    from loglin.solvers.iterative_scaling import SequentialData
+    rng = np.random.default_rng(5)
+    X = random_sparse(150, 6, 0.6, seed=5, binary=True)
+    prob = problem_from_matrix(X, rng.integers(0, 3, size=150))
+    data = SequentialData.from_maxent(prob, 1.0, "cd")
+    n = prob.n_features
+    t0 = int(np.flatnonzero(data.feat_pred >= 0)[0])
+    feat_pred, feat_label = np.append(data.feat_pred, data.feat_pred[t0]), np.append(data.feat_label, data.feat_label[t0])
+    emp, reg = np.append(data.emp, data.emp[t0]), np.append(data.reg, data.reg[t0])
+    order = np.insert(np.arange(n), t0 + 1, n)             # the copy of t0 right after it
+
+    def passes(kind, block_entries):
+        w = np.zeros(n + 1)
+        S = np.empty((data.n_contexts, data.n_labels))
+        R = ss.context_records(data.ctx_count)
+        ss.init_scores(w[:n], data.rows, S, R)
+        for _ in range(2):
+            ss.resum_totals(S, R)
+            ks.sequential_pass(kind, order, w, reg, data.C, emp, 1e-5 * data.total_count, 0.01, 0.5, True,
+                               data.rows, data.cols, feat_pred, feat_label, data.pred_max, data.pred_count, S, R,
+                               np.zeros(len(ss.COUNTER_NAMES), dtype=np.int64), block_entries)
+        return w, S, R
+
+    for kind in (ks.CD, ks.SCGIS):
+        plain, blocked = passes(kind, 1), passes(kind, ks.BLOCK_ENTRIES)
+        assert plain[0][t0] != 0.0 and plain[0][n] != 0.0
+        for a, b in zip(plain, blocked):
+            assert np.array_equal(a, b)

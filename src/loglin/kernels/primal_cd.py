@@ -1,6 +1,7 @@
 """Algorithm 3 of Huang, Hsieh, Chang & Lin (2010): the CD sub-problem, one Newton step plus line search.
 
-Scale and storage of S_w, T_w as in :mod:`loglin.kernels.scaled_scores`.
+Scale and storage of S_w, T_w (whole or a block of one column, ``link``) as in
+:mod:`loglin.kernels.scaled_scores`.
 CD evaluates A_t^CD (eq. 17) and applies (18)-(19) in the same column pass
 and undoes the step from a saved copy in the rare case that (35) fails.
 In the line search, 1 + P (e^{zf} - 1) is re-formed without cancellation
@@ -11,31 +12,38 @@ import math
 import numpy as np
 from numba import njit
 
-from .scaled_scores import (COUNT, LINE_SEARCH, N_EXP, N_LOG, NEWTON, SERIES, SKIP, TOP, TOTAL, UNIT, _repair_row,
-                            _scale_entry, _update_column, _column_moments)
+from .scaled_scores import (COUNT, LINE_SEARCH, N_EXP, N_LOG, NEWTON, SERIES, SERIES_HIGH, SERIES_LOW, SERIES_MAX,
+                            SERIES_NEGLIGIBLE, SERIES_TERMS, SKIP, TOP, TOTAL, UNIT, _repair, _scale_entry, _store_row,
+                            _update_column, _column_moments)
 
 SMALL_ARG = 1e-4                 # below this 1 + P (e^{zf} - 1) is re-formed without cancellation
 MAX_LINE_SEARCH = 60             # lambda = 1, beta, ..., beta^59
-SERIES_TERMS = 12                # (unrolled in _column_power_sums) A_t^CD of 0/1 features by its power series when |e^z - 1| <= SERIES_MAX:
-SERIES_MAX = 0.0625              # the truncation error is below 0.0625^12 / 13 ~ 3e-16 of the first term
-SERIES_NEGLIGIBLE = 1e-6         # P_w(y|x) below this adds only to M_1 and M_2 of the series
 
 
-@njit(cache=True, inline="always")
-def _log_ratio_term(x, y, v, z, em1, S, R, counters):
-    """log(T_{w+z e_t}(x) / T_w(x)) = log(1 + P_w(y|x)(e^{z v} - 1)), the summand of eq. (17).
-
-    Where 1 + P (e^{zv} - 1) is small (P near 1, large negative step) it is
-    re-formed as (sum_{y' != y} S + S e^{zv}) / T without cancellation; a zero
-    or non-finite ratio gives -inf / nan, which rejects the step.
-    """
-    u = S[x, y] / R[x, TOTAL] * em1
-    if 1.0 + u >= SMALL_ARG or not u == u:
-        return math.log1p(u)
+@njit(cache=True)
+def _other_scores(x, y, S, R, link):
+    """sum_{y' != y} S[x, y'] over the whole row of context x (a block holds only some labels)."""
+    S_all, R_all, ctx, label = link
     rest = 0.0
-    for yy in range(S.shape[1]):
-        if yy != y:
-            rest += S[x, yy]
+    if ctx.shape[0] == 0:
+        for yy in range(S.shape[1]):
+            if yy != y:
+                rest += S[x, yy]
+        return rest
+    gx = ctx[x]
+    _store_row(x, gx, S, R, S_all, R_all, label)
+    for yy in range(S_all.shape[1]):
+        if yy != label[y]:
+            rest += S_all[gx, yy]
+    return rest
+
+
+@njit(cache=True)
+def _log_ratio_without_cancellation(x, y, v, z, S, R, counters, link):
+    """log(1 + P (e^{zv} - 1)) re-formed as log((sum_{y' != y} S + S e^{zv}) / T) where 1 + P (e^{zv} - 1) is
+    small (P near 1, large negative step); a zero or non-finite ratio gives nan, which rejects the step.
+    Not inlined: ``link`` in the inlined column loop would cost reference counting per element."""
+    rest = _other_scores(x, y, S, R, link)
     arg = (rest + S[x, y] * math.exp(z * v)) / R[x, TOTAL]     # not em1 + 1: it rounds to 0
     counters[N_EXP] += 1
     if not (arg > 0.0 and arg < np.inf):
@@ -49,12 +57,15 @@ def _column_power_sums(p, y, cols, S, R, sums):
 
     M_1 = E of eq. (32) and M_1 - M_2 the data part of A_t^CD''(0), eq. (31);
     the rest make A_t^CD(z) an O(1) sum (:func:`_series_log_ratio`). A context
-    with P <= SERIES_NEGLIGIBLE adds only to M_1 and M_2: its later terms in
-    the series are below (P SERIES_MAX)^2 < 1e-15 of its first. Accumulators
-    are locals (registers), not the output array.
+    adds to M_k only while its term (P |e^z - 1|)^k / k of the series can be
+    above rounding (see :mod:`loglin.kernels.scaled_scores`): to M_1, M_2 if
+    P <= SERIES_NEGLIGIBLE, to M_1..M_12 if P <= SERIES_HIGH, else to all.
+    The first twelve accumulators are locals (registers).
     """
     col_ptr, col_ctx, _ = cols
     m1 = m2 = m3 = m4 = m5 = m6 = m7 = m8 = m9 = m10 = m11 = m12 = 0.0
+    for j in range(SERIES_LOW, SERIES_TERMS):
+        sums[j] = 0.0
     for k in range(col_ptr[p], col_ptr[p + 1]):
         x = col_ctx[k]
         P = S[x, y] / R[x, TOTAL]
@@ -62,27 +73,31 @@ def _column_power_sums(p, y, cols, S, R, sums):
         m1 += a
         a *= P
         m2 += a
-        if P > SERIES_NEGLIGIBLE:
-            a *= P
-            m3 += a
-            a *= P
-            m4 += a
-            a *= P
-            m5 += a
-            a *= P
-            m6 += a
-            a *= P
-            m7 += a
-            a *= P
-            m8 += a
-            a *= P
-            m9 += a
-            a *= P
-            m10 += a
-            a *= P
-            m11 += a
-            a *= P
-            m12 += a
+        q = P if P > SERIES_NEGLIGIBLE else 0.0     # a select, not a branch: P's size is unpredictable
+        a *= q
+        m3 += a
+        a *= q
+        m4 += a
+        a *= q
+        m5 += a
+        a *= q
+        m6 += a
+        a *= q
+        m7 += a
+        a *= q
+        m8 += a
+        a *= q
+        m9 += a
+        a *= q
+        m10 += a
+        a *= q
+        m11 += a
+        a *= q
+        m12 += a
+        if P > SERIES_HIGH:
+            for j in range(SERIES_LOW, SERIES_TERMS):
+                a *= P
+                sums[j] += a
     sums[0], sums[1], sums[2], sums[3], sums[4], sums[5] = m1, m2, m3, m4, m5, m6
     sums[6], sums[7], sums[8], sums[9], sums[10], sums[11] = m7, m8, m9, m10, m11, m12
 
@@ -116,7 +131,7 @@ def _expm1_and_exp(a, counters):
 
 
 @njit(cache=True)
-def _step_and_measure(t, p, y, z, w, rows, cols, S, R, saved, scores, counters):
+def _step_and_measure(t, p, y, z, w, rows, cols, S, R, saved, scores, counters, link):
     """w_t += z with (18)-(19) *and* sum_x c(x) log(T_new(x) / T_w(x)) of eq. (17), in one column pass.
 
     Near the optimum lambda = 1 is accepted almost always (Theorem 6), so the
@@ -140,7 +155,11 @@ def _step_and_measure(t, p, y, z, w, rows, cols, S, R, saved, scores, counters):
         if not binary:
             v = col_val[k]
             em1, factor = _expm1_and_exp(z * v, counters)
-        total += R[x, COUNT] * _log_ratio_term(x, y, v, z, em1, S, R, counters)
+        u = S[x, y] / R[x, TOTAL] * em1                      # log(T_new(x) / T_w(x)) = log(1 + u), eq. (17)
+        if 1.0 + u >= SMALL_ARG or not u == u:
+            total += R[x, COUNT] * math.log1p(u)
+        else:
+            total += R[x, COUNT] * _log_ratio_without_cancellation(x, y, v, z, S, R, counters, link)
         i = k - lo
         saved[i, 0] = S[x, y]
         saved[i, 1] = R[x, TOTAL]
@@ -151,14 +170,14 @@ def _step_and_measure(t, p, y, z, w, rows, cols, S, R, saved, scores, counters):
 
 
 @njit(cache=True)
-def _finish_step(p, y, w, rows, cols, S, R, saved, scores, counters):
+def _finish_step(p, y, w, rows, cols, S, R, saved, scores, counters, link):
     """The step is accepted: repair the rows :func:`_step_and_measure` marked."""
     col_ptr, col_ctx, _ = cols
     lo = col_ptr[p]
     for k in range(lo, col_ptr[p + 1]):
         status = saved[k - lo, 3]
         if status != 0.0:
-            _repair_row(col_ctx[k], int(status), w, rows, S, R, scores, counters)
+            _repair(col_ctx[k], int(status), w, rows, S, R, scores, counters, link)
 
 
 @njit(cache=True)
@@ -176,7 +195,7 @@ def _undo_step(t, p, y, w_t, w, cols, S, R, saved):
 
 @njit(cache=True)
 def cd_step(t, p, y, w, r, C, emp_t, gamma, beta, use_bound, f_max, omega, rows, cols, S, R, saved, sums,
-            scores, counters):
+            scores, counters, link, fused):
     """Algorithm 3 for coordinate t: Newton direction (34), backtracking on (35), w_t += z, (18)-(19).
 
     With ``use_bound`` the O(1) test (38) on the upper bound (39) is tried
@@ -186,19 +205,24 @@ def cd_step(t, p, y, w, r, C, emp_t, gamma, beta, use_bound, f_max, omega, rows,
     For 0/1 data e^{z f_t(x,y)} = e^z: one exp per line-search step (section
     4.3), and for small steps A_t^CD(z) is the O(1) power series of
     :func:`_series_log_ratio` over sums gathered with E in the same pass.
-    Returns the accepted z (0 when no lambda passes).
+    With ``fused`` (0/1 data) ``sums`` already hold that column's sums, and a
+    step accepted by (38) or the series is left to the caller, who applies it
+    in the pass that gathers the next feature's sums
+    (:func:`loglin.kernels.scaled_scores.update_and_sums`).
+    Returns (the accepted z or 0, whether w_t += z and (18)-(19) are left to do).
     """
     w_t = w[t]
     binary = cols[2].shape[0] == 0
     if binary:
-        _column_power_sums(p, y, cols, S, R, sums)
+        if not fused:
+            _column_power_sums(p, y, cols, S, R, sums)
         E, V2, M2 = sums[0], sums[0], sums[1]
     else:
         E, V2, M2 = _column_moments(p, y, cols, S, R)
     g = r * w_t + C * (E - emp_t)            # A_t^CD'(0), eq. (30)
     h = r + C * (V2 - M2)                    # A_t^CD''(0), eq. (31)
     if g == 0.0 or not h > 0.0:
-        return 0.0
+        return 0.0, False
     counters[NEWTON] += 1
     d = -g / h                               # eq. (34)
     lam = 1.0
@@ -215,8 +239,9 @@ def cd_step(t, p, y, w, r, C, emp_t, gamma, beta, use_bound, f_max, omega, rows,
                 counters[SKIP] += 1
                 if trial == 0:
                     counters[UNIT] += 1
-                _update_column(t, z, w, rows, cols, S, R, scores, counters, p, y)
-                return z
+                if not fused:
+                    _update_column(t, z, w, rows, cols, S, R, scores, counters, p, y, link)
+                return z, fused
         if binary:
             counters[N_EXP] += 1
             em1 = math.expm1(z)              # one exp per line-search step (section 4.3)
@@ -225,16 +250,17 @@ def cd_step(t, p, y, w, r, C, emp_t, gamma, beta, use_bound, f_max, omega, rows,
                 if q + C * _series_log_ratio(em1, sums) <= target:      # (35), A_t^CD by its series
                     if trial == 0:
                         counters[UNIT] += 1
-                    _update_column(t, z, w, rows, cols, S, R, scores, counters, p, y)
-                    return z
+                    if not fused:
+                        _update_column(t, z, w, rows, cols, S, R, scores, counters, p, y, link)
+                    return z, fused
                 lam *= beta
                 continue
-        total = _step_and_measure(t, p, y, z, w, rows, cols, S, R, saved, scores, counters)
+        total = _step_and_measure(t, p, y, z, w, rows, cols, S, R, saved, scores, counters, link)
         if q + C * total <= target:                            # (35) with A_t^CD of (17)
             if trial == 0:
                 counters[UNIT] += 1
-            _finish_step(p, y, w, rows, cols, S, R, saved, scores, counters)
-            return z
+            _finish_step(p, y, w, rows, cols, S, R, saved, scores, counters, link)
+            return z, False
         _undo_step(t, p, y, w_t, w, cols, S, R, saved)
         lam *= beta
-    return 0.0
+    return 0.0, False

@@ -21,6 +21,16 @@ Guards (:func:`_scale_entry`, :func:`_repair_row`):
 
 Counters (one int64 array per pass, of every scaling and CD kernel) are
 indexed by the constants below.
+
+Blocks. A sequential pass visits the features of one predicate p one after
+the other, each over the same column of contexts. It therefore copies
+S[x, y] and R[x] of that column, for the labels of a run of those features,
+into a compact label-major block (:func:`load_block`), works there (each
+feature's pass is then a stride-1 stream) and copies it back
+(:func:`store_block`). The column kernels take the block like S and R, with
+identity contexts; ``link = (S, R, ctx, label)`` maps its row i and column j
+to the global S[ctx[i], label[j]] for the rare steps that need a whole row
+(:func:`_repair`). An empty ``ctx`` means S and R are the global ones.
 """
 import math
 
@@ -28,6 +38,7 @@ import numpy as np
 from numba import njit, prange
 
 from .maxent import context_scores
+from .memory import prefetch
 
 N_EXP, N_LOG, NEWTON, LINE_SEARCH, UNIT, SKIP, RESCALE, SERIES = range(8)
 COUNTER_NAMES = ("n_exp", "n_log", "newton_steps", "line_search_steps", "unit_steps",
@@ -36,6 +47,15 @@ COUNTER_NAMES = ("n_exp", "n_log", "newton_steps", "line_search_steps", "unit_st
 TINY_T, HUGE_T = 1e-150, 1e150   # rebuild / rescale a row of S outside this range
 TINY_S = 1e-290                  # an S entry below this has lost precision to underflow
 CANCEL = 1e-6                    # re-sum T[x] if it drops below CANCEL * old T[x]
+# CD's A_t^CD(z) of 0/1 features by the power series sum_k (-1)^(k+1) (e^z - 1)^k M_k / k
+# (kernels.primal_cd) when |e^z - 1| <= SERIES_MAX. A context's terms beyond those kept are below
+# 2e-16 of its first term P |e^z - 1|: (1e-7 / 4)^2 / 3 for P <= SERIES_NEGLIGIBLE (M_1, M_2 kept),
+# (1/16)^12 / 13 for P <= SERIES_HIGH (M_1..M_12), (1/4)^24 / 25 otherwise (all SERIES_TERMS).
+SERIES_MAX = 0.25
+SERIES_TERMS = 24
+SERIES_LOW = 12                  # terms held in registers (unrolled) for every context above SERIES_NEGLIGIBLE
+SERIES_NEGLIGIBLE = 1e-7
+SERIES_HIGH = 0.25
 
 
 # ------------------------------------------------------------ S_w and T_w
@@ -44,6 +64,7 @@ CANCEL = 1e-6                    # re-sum T[x] if it drops below CANCEL * old T[
 
 TOTAL, TOP, COUNT = 0, 1, 2      # fields of a context record
 RECORD = 4
+BLOCK_AHEAD = 8                  # rows ahead whose lines a block copy asks for (software prefetch)
 
 
 def context_records(ctx_count):
@@ -148,7 +169,65 @@ def _repair_row(x, status, w, rows, S, R, scores, counters):
 
 
 @njit(cache=True)
-def _update_column(t, z, w, rows, cols, S, R, scores, counters, p, y):
+def _repair(x, status, w, rows, S, R, scores, counters, link):
+    """:func:`_repair_row` of row x of S, R, which may be a block (see the module notes)."""
+    S_all, R_all, ctx, label = link
+    if ctx.shape[0] == 0:
+        _repair_row(x, status, w, rows, S, R, scores, counters)
+        return
+    gx = ctx[x]
+    _store_row(x, gx, S, R, S_all, R_all, label)
+    _repair_row(gx, status, w, rows, S_all, R_all, scores, counters)
+    for j in range(label.shape[0]):
+        S[x, j] = S_all[gx, label[j]]
+    for f in range(RECORD):
+        R[x, f] = R_all[gx, f]
+
+
+@njit(cache=True, inline="always")
+def _store_row(x, gx, S, R, S_all, R_all, label):
+    for j in range(label.shape[0]):
+        S_all[gx, label[j]] = S[x, j]
+    for f in range(RECORD):
+        R_all[gx, f] = R[x, f]
+
+
+@njit(cache=True, inline="always")
+def _prefetch_row(i, ctx, label, S_all, R_all):
+    """Ask for the lines of S_all[ctx[i], label] and R_all[ctx[i]] before they are copied (kernels/memory.py)."""
+    if i < ctx.shape[0]:
+        x = ctx[i]
+        prefetch(S_all, x * S_all.shape[1] + label[0])
+        prefetch(S_all, x * S_all.shape[1] + label[label.shape[0] - 1])
+        prefetch(R_all, x * RECORD)
+
+
+@njit(cache=True)
+def load_block(ctx, label, S_all, R_all, S_flat, R_flat):
+    """The block of contexts ``ctx`` x labels ``label``: (S, R) as label-major views, see the module notes."""
+    n, m = ctx.shape[0], label.shape[0]
+    S = S_flat[:m * n].reshape((m, n)).T
+    R = R_flat[:RECORD * n].reshape((RECORD, n)).T
+    for i in range(n):
+        _prefetch_row(i + BLOCK_AHEAD, ctx, label, S_all, R_all)
+        x = ctx[i]
+        for j in range(m):
+            S[i, j] = S_all[x, label[j]]
+        for f in range(RECORD):
+            R[i, f] = R_all[x, f]
+    return S, R
+
+
+@njit(cache=True)
+def store_block(ctx, label, S, R, S_all, R_all):
+    """Copy a block back to the global S and R (inverse of :func:`load_block`)."""
+    for i in range(ctx.shape[0]):
+        _prefetch_row(i + BLOCK_AHEAD, ctx, label, S_all, R_all)
+        _store_row(i, ctx[i], S, R, S_all, R_all, label)
+
+
+@njit(cache=True)
+def _update_column(t, z, w, rows, cols, S, R, scores, counters, p, y, link):
     """w_t += z and the matching updates (18)-(19) of S_w, T_w on column p, label y."""
     w[t] += z
     col_ptr, col_ctx, col_val = cols
@@ -162,9 +241,88 @@ def _update_column(t, z, w, rows, cols, S, R, scores, counters, p, y):
             factor = math.exp(z * col_val[k])
             counters[N_EXP] += 1
         x = col_ctx[k]
-        status = _scale_entry(x, y, factor, S, R)
+        s_old = S[x, y]                      # _scale_entry, written out: the loop then keeps its values in registers
+        status = 2
+        if not (s_old < TINY_S and factor > 1.0):
+            s_new = s_old * factor
+            S[x, y] = s_new
+            t_new = R[x, TOTAL] + (s_new - s_old)
+            status = 1
+            if t_new > CANCEL * R[x, TOP] and t_new > TINY_T and t_new < HUGE_T:
+                R[x, TOTAL] = t_new
+                if t_new > R[x, TOP]:
+                    R[x, TOP] = t_new
+                status = 0
         if status != 0:
-            _repair_row(x, status, w, rows, S, R, scores, counters)
+            _repair(x, status, w, rows, S, R, scores, counters, link)
+
+
+@njit(cache=True)
+def update_and_sums(t, z, y_old, y, w, rows, cols, S, R, scores, counters, link, sums, powers):
+    """:func:`_update_column` of (t, z) on label ``y_old`` of 0/1 column 0 and, in the same pass, the sums of
+    label ``y``: M_1..M_24 of :func:`loglin.kernels.primal_cd._column_power_sums` (``powers``, CD) or E
+    (sums[0], SCGIS). Each row is updated before it is read, so the sums are those of the updated S, T.
+    """
+    w[t] += z
+    col_ptr, col_ctx, _ = cols
+    factor = math.exp(z)         # one exp for the whole column (section 4.3)
+    counters[N_EXP] += 1
+    m1 = m2 = m3 = m4 = m5 = m6 = m7 = m8 = m9 = m10 = m11 = m12 = 0.0
+    if powers:
+        for j in range(SERIES_LOW, SERIES_TERMS):
+            sums[j] = 0.0
+    for k in range(col_ptr[0], col_ptr[1]):
+        x = col_ctx[k]
+        s_old = S[x, y_old]
+        status = 2
+        if not (s_old < TINY_S and factor > 1.0):
+            s_new = s_old * factor
+            S[x, y_old] = s_new
+            t_new = R[x, TOTAL] + (s_new - s_old)
+            status = 1
+            if t_new > CANCEL * R[x, TOP] and t_new > TINY_T and t_new < HUGE_T:
+                R[x, TOTAL] = t_new
+                if t_new > R[x, TOP]:
+                    R[x, TOP] = t_new
+                status = 0
+        if status != 0:
+            _repair(x, status, w, rows, S, R, scores, counters, link)
+        P = S[x, y] / R[x, TOTAL]
+        if not powers:
+            m1 += R[x, COUNT] * (P * 1.0)        # as _column_moments with v = 1
+            continue
+        a = R[x, COUNT] * P
+        m1 += a
+        a *= P
+        m2 += a
+        q = P if P > SERIES_NEGLIGIBLE else 0.0     # a select, not a branch: P's size is unpredictable
+        a *= q
+        m3 += a
+        a *= q
+        m4 += a
+        a *= q
+        m5 += a
+        a *= q
+        m6 += a
+        a *= q
+        m7 += a
+        a *= q
+        m8 += a
+        a *= q
+        m9 += a
+        a *= q
+        m10 += a
+        a *= q
+        m11 += a
+        a *= q
+        m12 += a
+        if P > SERIES_HIGH:
+            for j in range(SERIES_LOW, SERIES_TERMS):
+                a *= P
+                sums[j] += a
+    sums[0], sums[1], sums[2], sums[3], sums[4], sums[5] = m1, m2, m3, m4, m5, m6
+    if powers:
+        sums[6], sums[7], sums[8], sums[9], sums[10], sums[11] = m7, m8, m9, m10, m11, m12
 
 
 @njit(cache=True, inline="always")

@@ -23,14 +23,16 @@ import numpy as np
 from numba import njit, prange
 
 from .maxent import context_scores
-from .primal_cd import SERIES_TERMS, cd_step
-from .scaled_scores import COUNTER_NAMES, N_EXP, NEWTON, _column_moments, _update_column
+from .primal_cd import SERIES_TERMS, _column_power_sums, cd_step
+from .scaled_scores import (COUNTER_NAMES, N_EXP, NEWTON, RECORD, _column_moments, _update_column, load_block,
+                            store_block, update_and_sums)
 
 SCGIS, CD = 0, 1                 # sub-problem of a sequential pass
 MAX_EXP_STEP = 30.0              # a Newton step may move z * f^s by at most this
 MAX_EXP_TOTAL = 50.0             # an exactly solved sub-problem moves z * f^s by at most this
 MAX_NEWTON = 100                 # Newton iterations per exactly-solved sub-problem
 MAX_HALVINGS = 60                # z, z/2, ..., z/2^59 tried by the descent safeguard
+BLOCK_ENTRIES = 1 << 21          # entries of S in one block of a sequential pass (16 MB)
 
 
 # ---------------------------------- Table 1: A_t^GIS, A_t^SCGIS, A_t^IIS on one Newton loop
@@ -184,39 +186,109 @@ def iis_pass(w, reg, C, emp, occ_ptr, occ_entry, map_pred, map_label, cols, ctx_
 
 
 @njit(cache=True)
+def _solve_feature(method, t, p, y, w, reg, C, emp, newton_tol, gamma, beta, use_bound, f_max, omega,
+                   rows, cols, S, R, saved, sums, scores, counters, link):
+    """Sub-problem t on column p, label y of S, R (global, or a block: ``link``), then w_t += z, (18)-(19)."""
+    r = reg[t]
+    if method == SCGIS:
+        E, V2, M2 = _column_moments(p, y, cols, S, R)
+        z = minimize_surrogate(t, r, w[t], C, emp[t], E, f_max, newton_tol, None, counters)
+        if z != 0.0 and math.isfinite(z):
+            _update_column(t, z, w, rows, cols, S, R, scores, counters, p, y, link)
+    else:
+        cd_step(t, p, y, w, r, C, emp[t], gamma, beta, use_bound, f_max, omega, rows, cols, S, R, saved, sums,
+                scores, counters, link, False)
+
+
+@njit(cache=True)
 def sequential_pass(method, order, w, reg, C, emp, newton_tol, gamma, beta, use_bound,
-                    rows, cols, feat_pred, feat_label, pred_max, pred_count, S, R, counters):
+                    rows, cols, feat_pred, feat_label, pred_max, pred_count, S, R, counters,
+                    block_entries=BLOCK_ENTRIES):
     """One outer iteration of Algorithm 1: for t in order, solve A_t, w_t += z, eqs. (18)-(19).
 
     ``method`` is SCGIS (A_t^SCGIS minimized by Newton to |A_t'| <= newton_tol)
     or CD (Algorithm 3, which applies its own step). ``pred_max[p]`` is f_t^#
     (eq. 14) and ``pred_count[p]`` is N Ptilde_t (eq. 40) for the features on
-    predicate p. S, R: see the module notes.
+    predicate p. A run of consecutive features on one predicate is solved on a
+    block of S, R (:func:`loglin.kernels.scaled_scores.load_block`): the same
+    arithmetic in the same order, on stride-1 data; a block holds at most
+    ``block_entries`` entries of S (1: no blocks). S, R: see the module notes.
     """
-    scores = np.empty(S.shape[1])
-    col_ptr = cols[0]
-    longest = 0
+    n_labels = S.shape[1]
+    scores = np.empty(n_labels)
+    col_ptr, col_ctx, col_val = cols
+    longest = 1
     for p in range(col_ptr.shape[0] - 1):
         longest = max(longest, col_ptr[p + 1] - col_ptr[p])
     saved = np.empty((longest if method == CD else 0, 4))
     sums = np.zeros(SERIES_TERMS)
-    for i in range(order.shape[0]):
+    block_entries = min(block_entries, n_labels * longest)
+    S_flat = np.empty(block_entries)
+    R_flat = np.empty(RECORD * longest)
+    labels = np.empty(n_labels, dtype=np.int64)
+    local_ptr = np.zeros(2, dtype=col_ptr.dtype)
+    local_ctx = np.arange(longest).astype(col_ctx.dtype)
+    whole = (S, R, col_ctx[:0], labels[:0])
+    run_of_label = np.full(n_labels, -1, dtype=np.int64)     # a block holds each label once
+    i = 0
+    while i < order.shape[0]:
         t = order[i]
         p = feat_pred[t]
-        r = reg[t]
         if p < 0:                        # f_t == 0 everywhere: A_t = Q_t
+            r = reg[t]
             if r > 0.0:
                 w[t] += C * emp[t] / r - w[t]
+            i += 1
             continue
-        y = feat_label[t]
-        if method == SCGIS:
-            E, V2, M2 = _column_moments(p, y, cols, S, R)
-            z = minimize_surrogate(t, r, w[t], C, emp[t], E, pred_max[p], newton_tol, None, counters)
-            if z != 0.0 and math.isfinite(z):
-                _update_column(t, z, w, rows, cols, S, R, scores, counters, p, y)
-        else:
-            cd_step(t, p, y, w, r, C, emp[t], gamma, beta, use_bound, pred_max[p], pred_count[p], rows, cols,
-                    S, R, saved, sums, scores, counters)
+        lo, hi = col_ptr[p], col_ptr[p + 1]
+        run = i + 1
+        run_of_label[feat_label[t]] = i
+        while run < order.shape[0] and run - i < block_entries // (hi - lo) and feat_pred[order[run]] == p:
+            if run_of_label[feat_label[order[run]]] == i:
+                break
+            run_of_label[feat_label[order[run]]] = i
+            run += 1
+        if run - i == 1:
+            _solve_feature(method, t, p, feat_label[t], w, reg, C, emp, newton_tol, gamma, beta, use_bound,
+                           pred_max[p], pred_count[p], rows, cols, S, R, saved, sums, scores, counters, whole)
+            i = run
+            continue
+        for q in range(i, run):
+            labels[q - i] = feat_label[order[q]]
+        ctx, label = col_ctx[lo:hi], labels[:run - i]
+        S_block, R_block = load_block(ctx, label, S, R, S_flat, R_flat)
+        local_ptr[1] = hi - lo
+        local_cols = (local_ptr, local_ctx[:hi - lo], col_val[lo:hi])
+        link = (S, R, ctx, label)
+        pending, t_old, z_old = False, 0, 0.0
+        for q in range(i, run):
+            t = order[q]
+            if col_val.shape[0] > 0:
+                _solve_feature(method, t, 0, q - i, w, reg, C, emp, newton_tol, gamma, beta, use_bound,
+                               pred_max[p], pred_count[p], rows, local_cols, S_block, R_block, saved, sums, scores,
+                               counters, link)
+                continue
+            # 0/1 data: the last accepted step's (18)-(19) and this feature's sums share one pass
+            if pending:
+                update_and_sums(t_old, z_old, q - i - 1, q - i, w, rows, local_cols, S_block, R_block, scores,
+                                counters, link, sums, method == CD)
+            elif method == CD:
+                _column_power_sums(0, q - i, local_cols, S_block, R_block, sums)
+            else:
+                sums[0] = _column_moments(0, q - i, local_cols, S_block, R_block)[0]
+            if method == SCGIS:
+                z = minimize_surrogate(t, reg[t], w[t], C, emp[t], sums[0], pred_max[p], newton_tol, None, counters)
+                pending = z != 0.0 and math.isfinite(z)
+            else:
+                z, pending = cd_step(t, 0, q - i, w, reg[t], C, emp[t], gamma, beta, use_bound, pred_max[p],
+                                     pred_count[p], rows, local_cols, S_block, R_block, saved, sums, scores,
+                                     counters, link, True)
+            t_old, z_old = t, z
+        if pending:
+            _update_column(t_old, z_old, w, rows, local_cols, S_block, R_block, scores, counters, 0, run - i - 1,
+                           link)
+        store_block(ctx, label, S_block, R_block, S, R)
+        i = run
 
 
 # ------------------------------------------------------------- f^# helpers

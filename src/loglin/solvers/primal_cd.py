@@ -10,7 +10,7 @@ lambda = 1, beta, beta^2, ... until the sufficient decrease (35)
 Before each O(|Omega_t|) evaluation of A_t^CD the O(1) test (38) on the upper
 bound (39) is tried ("cd"); "cdd" leaves it out (the paper's CDD, Figure 4).
 The evaluation itself shares its column pass with the update (18)-(19), and
-for 0/1 features and small steps (|e^z - 1| <= 1/16) it is an O(1) power
+for 0/1 features and small steps (|e^z - 1| <= 1/4) it is an O(1) power
 series in sums gathered with A_t'(0) (:mod:`loglin.kernels.primal_cd`), in both
 cd and cdd; so on 0/1 data (38) saves less than in the paper.
 beta = 0.5; gamma = 0.001 for 0/1 data (section 5.1) and 0.01 for real
