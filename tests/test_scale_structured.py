@@ -119,3 +119,30 @@ def test_dask_gives_bitwise_the_in_process_lbfgs_iterates(request, client, name)
     assert [r["grad_norm"] for r in local.trace.records] == [r["grad_norm"] for r in dask.trace.records]
     assert np.array_equal(local.w, dask.w)
 
+
+
+def test_cli_tag_train_crf_workers_writes_the_single_process_model(tmp_path):
+    """L-BFGS's line search tests f, which stops resolving w near sqrt(eps |f|): a small C keeps f small."""
+    from loglin.cli import main
+    from loglin.model_io import load_model
+    data = tmp_path / "train.txt"
+    data.write_text(_columns(CHUNKS))
+    common = ["tag", "train", str(data), "--task", "chunk", "--model", "crf", "-C", "0.5", "--tol", "1e-12",
+              "--quiet"]
+    assert main(common + ["-o", str(tmp_path / "one.npz")]) == 0
+    assert main(common + ["-o", str(tmp_path / "two.npz"), "--workers", "2"]) == 0
+    one, two = load_model(tmp_path / "one.npz"), load_model(tmp_path / "two.npz")
+    assert np.linalg.norm(two.w - one.w) <= 1e-8 * np.linalg.norm(one.w)
+
+
+def test_cli_parse_train_workers_and_refusals(tmp_path):
+    from loglin.cli import main
+    from loglin.model_io import load_model
+    common = ["parse", "train", str(EN), "-C", "1", "--tol", "1e-8", "--quiet"]
+    assert main(common + ["-o", str(tmp_path / "one.npz"), "--solver", "lbfgs"]) == 0
+    assert main(common + ["-o", str(tmp_path / "two.npz"), "--workers", "2"]) == 0      # no --solver: lbfgs
+    one, two = load_model(tmp_path / "one.npz"), load_model(tmp_path / "two.npz")
+    assert two.solver == "lbfgs"
+    assert np.linalg.norm(two.w - one.w) <= 1e-6 * np.linalg.norm(one.w)
+    assert main(common + ["-o", str(tmp_path / "m3n.npz"), "--model", "m3n", "--workers", "2"]) == 2
+    assert main(common + ["-o", str(tmp_path / "eg.npz"), "--solver", "eg", "--workers", "2"]) == 2
