@@ -237,7 +237,7 @@ def scaled_structured_solver(args, model: str, solver: str, command: str) -> tup
     from .scale import SHARDABLE_SOLVERS
     if getattr(args, "workers", None) is None and getattr(args, "scheduler", None) is None:
         return solver, None
-    if args.solver in (None, "auto") and solver not in SHARDABLE_SOLVERS:
+    if model == "crf" and args.solver in (None, "auto") and solver not in SHARDABLE_SOLVERS:
         solver = "lbfgs"
     if model != "crf" or solver not in SHARDABLE_SOLVERS:
         return solver, (f"`{command}` with --workers / --scheduler trains --model crf with "
