@@ -87,6 +87,14 @@ def test_owlqn_over_shards_reaches_the_single_process_objective(chain):
     assert three.f == pytest.approx(one.f, rel=1e-8)
 
 
+def test_thread_backend_gives_the_in_process_iterates(tree):
+    runs = []
+    for backend in ("inprocess", "threads"):
+        with sharded(tree, 1.0, 3, backend) as objective:
+            runs.append(minimize(objective, "lbfgs", tol=1e-8, max_iter=100, warn=False))
+    assert np.array_equal(runs[0].w, runs[1].w) and runs[0].iterations > 2
+
+
 def test_train_refuses_max_margin_and_dual_solvers_on_shards(chain):
     with pytest.raises(InvalidInputError, match="log-loss"):
         train(chain, 1.0, "eg", loss="mm", shards=2)
