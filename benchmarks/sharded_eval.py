@@ -3,6 +3,8 @@ on 2 threads and on a 2-worker Dask LocalCluster. Run alone:
 
     python -m benchmarks.sharded_eval a9a 30            # LR, 30 L-BFGS iterations
     python -m benchmarks.sharded_eval conll2000-pos 10  # Maxent on CoNLL2000-P
+    python -m benchmarks.sharded_eval conll2000-chunk-crf 5   # chain CRF on CoNLL-2000 chunking, C = 10:
+                                                              # one process and 2 Dask workers only
 
 Prints one JSON object: per setting [seconds per fun_grad, evaluations, final objective], the
 cluster's start-up and the actors' load seconds. docs/decisions/0018 has the numbers.
@@ -24,6 +26,12 @@ def problem_for(name):
         from loglin.experiments.datasets import lr_data
         X, y, _, _ = lr_data("a9a")
         return binary_problem(X, y, 1.0), 1.0
+    if name == "conll2000-chunk-crf":
+        from loglin.data import read_conll2000
+        from loglin.experiments.datasets import conll2000_files
+        from loglin.structured.crf_features import build_chain_problem
+        sentences = read_conll2000(conll2000_files()[0])
+        return build_chain_problem(sentences, "chunk")[0], 10.0
     from loglin.tagging.datasets import build_dataset
     return build_dataset(name).problem, 1.0
 
@@ -42,7 +50,7 @@ def main(name="a9a", iterations=30):
     problem, C = problem_for(name)
     full = problem.objective() if name == "a9a" else problem.objective(C)
     out = {"data": name, "n": full.n, "one_process": seconds_per_evaluation(full, iterations)}
-    for backend in ("inprocess", "threads"):
+    for backend in () if name.endswith("-crf") else ("inprocess", "threads"):
         with sharded(problem, C, 2, backend) as objective:
             out[f"{backend}_2_shards"] = seconds_per_evaluation(objective, iterations)
     started = time.perf_counter()

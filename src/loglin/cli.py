@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .cli_options import (check_numbers, chosen_solver, regularization, report, solver_options, training_keywords,
-                          training_options)
+from .cli_options import (check_numbers, chosen_solver, regularization, report, scale_out_backend, solver_options,
+                          training_keywords, training_options)
 from .errors import DataFormatError, LoglinError, about_file
 from .outputs import check_writable
 from .training import DEFAULT_C, DEFAULT_MAX_ITER
@@ -221,17 +221,13 @@ def _scale_out_backend(args):
     """A Dask backend for --workers N (a LocalCluster) or --scheduler ADDRESS, closed when training ends; else None."""
     if args.workers is None and args.scheduler is None:
         return None
-    from .scale import SHARDABLE_SOLVERS, DaskBackend
-    if args.workers is not None and args.scheduler is not None:
-        raise LoglinError("give --workers or --scheduler, not both")
-    if args.workers is not None and args.workers < 1:
-        raise LoglinError(f"--workers must be at least 1, got {args.workers}")
+    from .scale import SHARDABLE_SOLVERS
+    refusal = None
     if args.format not in ("svmlight", "events") or (args.solver or "tron") not in SHARDABLE_SOLVERS:
-        raise LoglinError(f"--workers / --scheduler train Maxent and LR from svmlight or events data with "
-                          f"{' or '.join(SHARDABLE_SOLVERS)}")
-    backend = DaskBackend(n_workers=args.workers, address=args.scheduler)
-    backend.close_with_objective = True
-    return backend
+        refusal = (f"--workers / --scheduler train Maxent and LR from svmlight or events data with "
+                   f"{' or '.join(SHARDABLE_SOLVERS)} (chains and parsers: `loglin tag train --model crf`, "
+                   f"`loglin parse train`)")
+    return scale_out_backend(args, refusal)
 
 
 def _training_problem(args, C):

@@ -202,3 +202,44 @@ def report(args, result: dict, text: str) -> None:
         print(json.dumps(result, default=float))
     elif not getattr(args, "quiet", False):
         print(text)
+
+
+def add_scale_out_options(p, what: str) -> None:
+    """--workers N / --scheduler ADDRESS on a train command; ``what``: the models and solvers they serve there."""
+    p.add_argument("--workers", type=int, default=None, metavar="N",
+                   help=f"{what}: evaluate the objective on a local Dask cluster of N worker processes, one shard "
+                        "each (the same model, to rounding)")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="as --workers, on the workers of the running Dask cluster at ADDRESS (e.g. tcp://host:8786)")
+
+
+def scale_out_backend(args, refusal: str | None = None):
+    """A Dask backend for --workers N (a LocalCluster) or --scheduler ADDRESS, closed with the training objective;
+    None without them. ``refusal``: why this model / solver cannot be sharded (an error when scaling out)."""
+    workers, scheduler = getattr(args, "workers", None), getattr(args, "scheduler", None)
+    if workers is None and scheduler is None:
+        return None
+    if workers is not None and scheduler is not None:
+        raise LoglinError("give --workers or --scheduler, not both")
+    if workers is not None and workers < 1:
+        raise LoglinError(f"--workers must be at least 1, got {workers}")
+    if refusal:
+        raise LoglinError(refusal)
+    from .scale import DaskBackend
+    backend = DaskBackend(n_workers=workers, address=scheduler)
+    backend.close_with_objective = True
+    return backend
+
+
+def scaled_structured_solver(args, model: str, solver: str, command: str) -> tuple[str, str | None]:
+    """(solver, refusal) for --workers / --scheduler on a chain or parser: L-BFGS unless --solver names a
+    shardable one (a sharded objective has no dual state, so the default EG does not apply)."""
+    from .scale import SHARDABLE_SOLVERS
+    if getattr(args, "workers", None) is None and getattr(args, "scheduler", None) is None:
+        return solver, None
+    if model == "crf" and args.solver in (None, "auto") and solver not in SHARDABLE_SOLVERS:
+        solver = "lbfgs"
+    if model != "crf" or solver not in SHARDABLE_SOLVERS:
+        return solver, (f"`{command}` with --workers / --scheduler trains --model crf with "
+                        f"{' or '.join(s for s in SHARDABLE_SOLVERS if s != 'tron')}")
+    return solver, None

@@ -113,18 +113,19 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
     :class:`~loglin.structured.model.ChainModel` (chain) or a
     :class:`~loglin.parsing.model.ParserModel` (tree).
 
-    ``backend`` / ``shards``: evaluate the objective of a Maxent or LR problem as the sum of
-    ``shards`` row shards (default: one per Dask worker, else 2) on ``backend`` ("inprocess", "threads", "dask", a
-    :class:`~loglin.scale.backends.Backend` or a ``distributed.Client``): the same model as one
-    process, to rounding, with TRON or L-BFGS (:func:`loglin.scale.sharded`).
+    ``backend`` / ``shards``: evaluate the objective of a Maxent, LR, CRF chain or parser (loss "ll")
+    problem as the sum of ``shards`` row (sentence) shards (default: one per Dask worker, else 2) on
+    ``backend`` ("inprocess", "threads", "dask", a :class:`~loglin.scale.backends.Backend` or a
+    ``distributed.Client``): the same model as one process, to rounding, with TRON (flat kinds),
+    L-BFGS or OWL-QN (:func:`loglin.scale.sharded`); chain / tree default to L-BFGS there.
     """
     kind = problem_kind(problem)
     rho = check_penalty(penalty, l1_ratio, loss)
     penalty = "l2" if rho == 0.0 else penalty
     if solver in (None, "auto"):
         solver = default_solver(kind, loss, penalty, problem)
-        if (backend is not None or shards is not None) and solver == "eg-acc":
-            solver = "lbfgs"        # a sharded objective serves the primal solvers; L-BFGS where TRON is poor (0019)
+        if (backend is not None or shards is not None) and solver in ("eg-acc", "eg"):
+            solver = "lbfgs"        # a sharded objective has no dual state; L-BFGS where TRON is poor (0019)
     C = DEFAULT_C[kind] if C is None else C
     max_iter = DEFAULT_MAX_ITER[kind] if max_iter is None else max_iter
     name = canonical(solver)
@@ -171,8 +172,8 @@ def _objective(problem, kind, C, loss):
 def _sharded(problem, kind, C, loss, solver, backend, shards):
     from .scale import SHARDABLE_SOLVERS, sharded
     problem_text = None
-    if kind not in ("maxent", "binary") or loss != "ll":
-        problem_text = "backend= / shards= train Maxent and logistic regression (loss 'll') problems only"
+    if loss != "ll":
+        problem_text = "backend= / shards= train the log-loss models (Maxent, LR, CRF chains and parsers) only"
     elif solver not in SHARDABLE_SOLVERS:
         problem_text = f"backend= / shards= run the solvers {', '.join(SHARDABLE_SOLVERS)}, not {solver!r}"
     if problem_text:

@@ -67,19 +67,26 @@ def write_with_heads(path, out, heads) -> None:
 
 def _train(args):
     check_writable(args.output)
-    from ..cli_options import chosen_solver, regularization, report, solver_options, training_keywords
+    from ..cli_options import (chosen_solver, regularization, report, scale_out_backend, scaled_structured_solver,
+                               solver_options, training_keywords)
     from .model import check_options, train_parser
     C = regularization(args, "tree")
     solver = chosen_solver(args, "tree", "mm" if args.model == "m3n" else "ll")
+    solver, refusal = scaled_structured_solver(args, args.model, solver, "loglin parse train")
     check_options(args.model, solver)
     options = solver_options(args, solver, ("tree",))              # before the treebank is read
-    train = _read(args.train)
-    dev = _read(args.dev) if args.dev else None
-    start = time.perf_counter()
-    with about_file(args.train):
-        model, result = train_parser(train, model=args.model, solver=solver, C=C, cutoff=args.cutoff,
-                                     dev_sentences=dev, return_result=True,
-                                     **training_keywords(args, "tree", options))
+    backend = scale_out_backend(args, refusal)     # before the data is read: an unreachable scheduler fails first
+    try:
+        train = _read(args.train)
+        dev = _read(args.dev) if args.dev else None
+        start = time.perf_counter()
+        with about_file(args.train):
+            model, result = train_parser(train, model=args.model, solver=solver, C=C, cutoff=args.cutoff,
+                                         dev_sentences=dev, return_result=True, backend=backend,
+                                         **training_keywords(args, "tree", options))
+    finally:
+        if backend is not None:        # also when the data fails before training
+            backend.close()
     seconds = time.perf_counter() - start
     model.save(args.output)
     if args.trace is not None:
@@ -152,6 +159,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dev", type=Path, default=None, help="held-out treebank: UAS trace and final dev UAS")
     p.add_argument("--cutoff", type=int, default=DEFAULT_CUTOFF,
                    help="keep features seen on >= K gold arcs; default %(default)s")
+    from ..cli_options import add_scale_out_options
+    add_scale_out_options(p, "--model crf with lbfgs (the default with --workers) or owlqn")
     p = sub.add_parser("evaluate", help="unlabeled attachment score on a gold treebank")
     p.add_argument("model", type=Path)
     p.add_argument("test", type=Path)

@@ -2,9 +2,9 @@
 
 * :func:`warn_if_badly_scaled` (:mod:`loglin.scale.feature_span`): one warning for data whose
   feature values span too many orders of magnitude;
-* :func:`sharded` (:mod:`loglin.scale.sharded_objective`): the objective of a Maxent or LR problem as the
-  sum of per-shard loss parts, evaluated by a backend (in-process, threads, Dask actors), so that
-  TRON and L-BFGS run unchanged on it.
+* :func:`sharded` (:mod:`loglin.scale.sharded_objective`): the objective of a Maxent, LR, chain CRF or
+  parser problem as the sum of per-shard loss parts, evaluated by a backend (in-process, threads,
+  Dask actors), so that TRON (flat kinds), L-BFGS and OWL-QN run unchanged on it.
 
 The sharding names are imported on first use, so that the problem modules can import the
 feature-span warning from here without importing the objectives.

@@ -1,4 +1,4 @@
-"""The objective of a Maxent or LR problem as the sum of its shards' loss parts (issue 19, first slice).
+"""The objective of a Maxent, LR, chain CRF or parser problem as the sum of its shards' loss parts (issue 19).
 
     f(w) = 1/2 sum_t r_t w_t^2 + sum_s L_s(w)
 
@@ -16,7 +16,7 @@ import numpy as np
 from ..errors import InvalidInputError
 from ..kernels import vector as vk
 from .backends import make_backend
-from .shards import check_bounds, kind_of, row_pointer, shard_arrays, shard_bounds
+from .shards import STRUCTURED, check_bounds, kind_of, row_pointer, shard_arrays, shard_bounds
 
 # the solvers that use nothing but the objective protocol (the others read objective.problem)
 SHARDABLE_SOLVERS = ("tron", "lbfgs", "owlqn")     # owlqn: through loglin.penalty, f and its gradient only
@@ -30,10 +30,11 @@ class ShardedObjective:
         self.n = problem.n_features
         self.reg = np.asarray(problem.reg, dtype=np.float64)
         self.bounds = check_bounds(problem, bounds)
-        if self.kind == "maxent":
+        if self.kind != "binary":
             if C is None or not np.isfinite(C) or C <= 0:
                 raise InvalidInputError(f"C must be positive and finite, got {C}")
             self.C = float(C)
+        if self.kind == "maxent":
             self._total_count = problem.total_count
         self.backend, self._owns_backend = backend, owns_backend
         self.n_fun = self.n_grad = self.n_hess_vec = 0
@@ -105,10 +106,24 @@ class ShardedObjective:
         self.close()
 
 
+class StructuredShardedObjective(ShardedObjective):
+    """Sentence shards of a chain CRF or parser (loss "ll"): f and its gradient only, as
+    :class:`~loglin.structured.objective.StructuredObjective` (L-BFGS, OWL-QN)."""
+
+    loss = "ll"
+    hess_vec = None          # not offered (loglin.solvers.protocol.offers): no Hessian products
+    hess_diag = None
+
+    def collins(self, f):
+        """Collins et al.'s objective sum loss + C'/2 ||w||^2 (C' = 1/C) from f."""
+        return f / self.C
+
+
 def sharded(problem, C=None, shards: int | None = None, backend="inprocess", *, bounds=None, threads_per_shard: int = 1,
             **backend_options) -> ShardedObjective:
-    """The objective of ``problem`` (a MaxentProblem at ``C``, or a BinaryProblem, whose costs hold C)
-    over ``shards`` contiguous row ranges of about equal non-zeros (default: one per Dask worker,
+    """The objective of ``problem`` (a MaxentProblem, or a ChainProblem / TreeProblem with the CRF loss, at
+    ``C``; or a BinaryProblem, whose costs hold C) over ``shards`` contiguous row ranges (contexts,
+    instances, sentences) of about equal cost (:func:`~loglin.scale.shards.row_pointer`; default: one per Dask worker,
     else 2) or over the row ``bounds`` given, evaluated by ``backend``: "inprocess", "threads",
     "dask" (``backend_options``: those of :class:`~loglin.scale.dask_backend.DaskBackend`), a
     Backend or a ``distributed.Client``. A backend made here is closed with the objective
@@ -123,4 +138,5 @@ def sharded(problem, C=None, shards: int | None = None, backend="inprocess", *, 
         if owned:
             made.close()
         raise
-    return ShardedObjective(problem, C, made, bounds, owns_backend=owned, threads=threads_per_shard)
+    cls = StructuredShardedObjective if kind_of(problem) in STRUCTURED else ShardedObjective
+    return cls(problem, C, made, bounds, owns_backend=owned, threads=threads_per_shard)

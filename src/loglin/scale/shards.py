@@ -1,17 +1,22 @@
-"""Shards of a Maxent or LR problem, and the loss part a shard contributes to the objective.
+"""Shards of a Maxent, LR, chain CRF or parser problem, and the loss part a shard contributes.
 
 A shard is a contiguous range of rows: contexts of a :class:`~loglin.problem.MaxentProblem`
-(each keeping the *global* predicate map, so every shard reads the same weight vector) or
-instances of a :class:`~loglin.binary.BinaryProblem`. Both objectives are 1/2 sum_t r_t w_t^2
-plus a sum over rows, so the full objective is the regularizer plus the shards' loss parts.
+(each keeping the *global* predicate map, so every shard reads the same weight vector),
+instances of a :class:`~loglin.binary.BinaryProblem`, or sentences of a
+:class:`~loglin.structured.problem.ChainProblem` (keeping the global attribute map) or of a
+:class:`~loglin.parsing.problem.TreeProblem` (global feature ids). Every objective is
+1/2 sum_t r_t w_t^2 plus a sum over rows, so the full objective is the regularizer plus the
+shards' loss parts.
 
 A shard's loss part is its own objective with every regularization weight r_t set to 0: the
-objective classes then return exactly C (loss - w.emp) (Maxent) or sum_i C_i log(1 + e^{-y_i w.x_i})
-(LR), with the gradient, Hessian-vector product and Hessian diagonal of that sum alone.
+objective classes then return exactly C (loss - w.emp) (Maxent, chain, tree: ``reg`` is read once
+when the objective is built) or sum_i C_i log(1 + e^{-y_i w.x_i}) (LR), with the gradient (and for
+Maxent / LR the Hessian-vector product and Hessian diagonal) of that sum alone.
 """
 from __future__ import annotations
 
 from contextlib import contextmanager
+from types import SimpleNamespace
 
 import numpy as np
 import scipy.sparse as sp
@@ -19,9 +24,22 @@ import scipy.sparse as sp
 from ..errors import InvalidInputError
 
 
+STRUCTURED = ("chain", "tree")     # sharded by sentence; no Hessian products
+
+
 def row_pointer(problem) -> np.ndarray:
-    """The CSR row pointer whose rows are cut into shards (contexts or instances)."""
-    return problem.X.indptr if kind_of(problem) == "binary" else problem.ctx_ptr
+    """The cumulative cost of the rows that are cut into shards: non-zeros of contexts or instances, tokens
+    of chain sentences (a forward-backward pass is linear in them), n_i^3 of parser sentences (inside)."""
+    kind = kind_of(problem)
+    if kind == "binary":
+        return problem.X.indptr
+    if kind == "chain":
+        return problem.seq_ptr
+    if kind == "tree":
+        out = np.zeros(problem.n_sentences + 1, dtype=np.int64)
+        np.cumsum(np.diff(problem.sent_ptr).astype(np.int64) ** 3, out=out[1:])
+        return out
+    return problem.ctx_ptr
 
 
 def kind_of(problem) -> str:
@@ -31,12 +49,15 @@ def kind_of(problem) -> str:
         return "binary"
     if isinstance(problem, MaxentProblem):
         return "maxent"
-    raise InvalidInputError(f"only MaxentProblem and BinaryProblem can be sharded, not a {type(problem).__name__}")
+    name = type(problem).__name__
+    if name in ("ChainProblem", "TreeProblem"):
+        return "chain" if name == "ChainProblem" else "tree"
+    raise InvalidInputError(f"only Maxent, binary, chain and tree problems can be sharded, not a {name}")
 
 
 def shard_bounds(problem, shards: int) -> np.ndarray:
     """Row boundaries b_0 = 0 < b_1 < ... < b_k = rows of ``shards`` contiguous shards with about equal
-    non-zeros each (a pass costs one visit per non-zero), every shard holding at least one row."""
+    cost each (:func:`row_pointer`: a flat pass costs one visit per non-zero), every shard holding at least one row."""
     ptr = np.asarray(row_pointer(problem), dtype=np.int64)
     rows = len(ptr) - 1
     if not (isinstance(shards, (int, np.integer)) and 1 <= shards <= rows):
@@ -63,15 +84,24 @@ def shard_arrays(problem, lo: int, hi: int) -> tuple[str, dict]:
     """(kind, the arrays of rows lo..hi-1 with a zero regularizer): what a shard is built from
     (:func:`build_shard`), small to send to a worker; derived arrays are rebuilt there."""
     kind = kind_of(problem)
+    return kind, _slice(kind, problem, lo, hi)
+
+
+def _slice(kind, problem, lo, hi) -> dict:
+    """The arrays of rows lo..hi-1 of ``problem`` (a problem, or a namespace of a shard's arrays)."""
+    if kind == "chain":
+        return _chain_slice(problem, lo, hi)
+    if kind == "tree":
+        return _tree_slice(problem, lo, hi)
     if kind == "binary":
         X = problem.X
         a, b = X.indptr[lo], X.indptr[hi]
-        return kind, dict(data=X.data[a:b], indices=X.indices[a:b], indptr=X.indptr[lo:hi + 1] - a,
+        return dict(data=X.data[a:b], indices=X.indices[a:b], indptr=X.indptr[lo:hi + 1] - a,
                           n_features=X.shape[1], y=problem.y[lo:hi], cost=problem.cost[lo:hi],
                           classes=problem.classes, bias=problem.bias, C=problem.C)
     a, b = problem.ctx_ptr[lo], problem.ctx_ptr[hi]
     o, p = problem.obs_ptr[lo], problem.obs_ptr[hi]
-    return kind, dict(ctx_ptr=problem.ctx_ptr[lo:hi + 1] - a, ctx_pred=problem.ctx_pred[a:b],
+    return dict(ctx_ptr=problem.ctx_ptr[lo:hi + 1] - a, ctx_pred=problem.ctx_pred[a:b],
                       ctx_val=None if problem.ctx_val is None else problem.ctx_val[a:b],
                       map_ptr=problem.map_ptr, map_label=problem.map_label, map_feat=problem.map_feat,
                       ctx_count=problem.ctx_count[lo:hi], obs_ptr=problem.obs_ptr[lo:hi + 1] - o,
@@ -79,9 +109,34 @@ def shard_arrays(problem, lo: int, hi: int) -> tuple[str, dict]:
                       n_features=problem.n_features, labels=problem.labels, bias=problem.bias)
 
 
+def _chain_slice(p, lo, hi) -> dict:
+    s, t = p.seq_ptr[lo], p.seq_ptr[hi]             # tokens
+    a, b = p.tok_ptr[s], p.tok_ptr[t]               # attribute occurrences
+    return dict(seq_ptr=p.seq_ptr[lo:hi + 1] - s, tok_ptr=p.tok_ptr[s:t + 1] - a, tok_attr=p.tok_attr[a:b],
+                tok_val=None if p.tok_val is None else p.tok_val[a:b], map_ptr=p.map_ptr, map_label=p.map_label,
+                map_feat=p.map_feat, n_state=p.n_state, labels=p.labels, gold=p.gold[s:t], weight=p.weight[lo:hi])
+
+
+def _tree_slice(p, lo, hi) -> dict:
+    s, t = p.sent_ptr[lo], p.sent_ptr[hi]           # words
+    a, b = p.arc_off[lo], p.arc_off[hi]             # arc slots
+    f, g = p.feat_ptr[a], p.feat_ptr[b]             # feature ids
+    return dict(sent_ptr=p.sent_ptr[lo:hi + 1] - s, arc_off=p.arc_off[lo:hi + 1] - a,
+                feat_ptr=p.feat_ptr[a:b + 1] - f, feat_idx=p.feat_idx[f:g], heads=p.heads[s:t],
+                n_features=p.n_features, weight=p.weight[lo:hi])
+
+
 def build_shard(kind: str, arrays: dict):
     """The shard problem from :func:`shard_arrays`' output, with r_t = 0 (its objective is a loss part)."""
     arrays = dict(arrays)
+    if kind in STRUCTURED:
+        if kind == "chain":
+            from ..structured.problem import ChainProblem as Problem
+        else:
+            from ..parsing.problem import TreeProblem as Problem
+        problem = Problem(**arrays)
+        problem.reg = np.zeros(problem.n_features)      # read by the objective when it is built
+        return problem
     if kind == "binary":
         from ..binary import BinaryProblem
         n = arrays.pop("n_features")
@@ -113,8 +168,12 @@ class ShardPart:
     def __init__(self, kind: str, arrays: dict, C: float, threads: int = 1):
         problem = build_shard(kind, arrays)
         with numba_threads(threads):
-            self.objective = problem.objective(C) if kind == "maxent" else problem.objective()
-        self.rows = problem.n_contexts if kind == "maxent" else problem.n_instances
+            if kind in STRUCTURED:
+                self.objective = problem.objective(C, loss="ll")
+            else:
+                self.objective = problem.objective(C) if kind == "maxent" else problem.objective()
+        self.rows = problem.n_contexts if kind == "maxent" else \
+            problem.n_instances if kind == "binary" else problem.n_sentences
 
     def fun(self, w):
         return self.objective.fun(w)
@@ -146,11 +205,14 @@ def warm_kernels(kind: str, arrays: dict, C: float, threads: int = 1) -> None:
     part.fun(w)
     part.fun_grad(w, True)
     part.accept()
-    part.hess_vec(w)
-    part.hess_diag()
+    if kind not in STRUCTURED:
+        part.hess_vec(w)
+        part.hess_diag()
 
 
 def _first_row(kind, arrays):
+    if kind in STRUCTURED:
+        return _slice(kind, SimpleNamespace(**arrays), 0, 1)
     a = dict(arrays)
     if kind == "binary":
         end = a["indptr"][1]

@@ -16,7 +16,8 @@ import sys
 import time
 from pathlib import Path
 
-from ..cli_options import (check_numbers, chosen_solver, regularization, report, solver_options, training_keywords,
+from ..cli_options import (add_scale_out_options, check_numbers, chosen_solver, regularization, report,
+                           scale_out_backend, scaled_structured_solver, solver_options, training_keywords,
                            training_options)
 from ..errors import DataContentError, InvalidInputError, about_file
 from ..outputs import check_writable
@@ -162,6 +163,7 @@ def add_tag_commands(subparsers) -> argparse.ArgumentParser:
                    help=SPLIT_HELP + "; --test reads the other part")
     p.add_argument("--eta", default="auto", help="crf/m3n with eg: initial learning rate (default: chosen on "
                    "10%% of the data, Collins et al. section 7); the same as -O eta=ETA")
+    add_scale_out_options(p, "--model crf with lbfgs (the default) or owlqn")
 
     for name, helptext in (("evaluate", "score a model on gold data"), ("run", "tag a file")):
         p = sub.add_parser(name, help=helptext)
@@ -213,15 +215,21 @@ def train_tagger(args) -> int:
     check_writable(args.output, args.trace, args.cv_plot)
     kind = "tagger" if args.model == "maxent" else "chain"
     C = None if args.C == "auto" else regularization(args, kind)
-    args.solver = chosen_solver(args, kind, "mm" if args.model == "m3n" else "ll")
+    solver = chosen_solver(args, kind, "mm" if args.model == "m3n" else "ll")
+    args.solver, refusal = scaled_structured_solver(args, args.model, solver, "loglin tag train")
     options = solver_options(args, args.solver, ("maxent" if kind == "tagger" else "chain",))   # before reading
-    sentences = _read_gold(args.train, args.format, args.task, args.split)
-    if C is None:
-        with about_file(args.train):
-            C = _cross_validated_C(args, kind, sentences, options)
-    if kind == "chain":
-        with about_file(args.train):
-            return _train_chain(args, C, sentences, options)
+    backend = scale_out_backend(args, refusal)      # before the data is read: an unreachable scheduler fails first
+    try:
+        sentences = _read_gold(args.train, args.format, args.task, args.split)
+        if C is None:
+            with about_file(args.train):
+                C = _cross_validated_C(args, kind, sentences, options)
+        if kind == "chain":
+            with about_file(args.train):
+                return _train_chain(args, C, sentences, options, backend)
+    finally:
+        if backend is not None:         # also when the data or the options fail before training
+            backend.close()
     with about_file(args.train):
         tagger = Tagger.train(sentences, args.task, C=C, solver=args.solver, cutoff=args.cutoff,
                               rare_threshold=args.rare_threshold, beam=args.beam, tag_dictionary=args.tag_dictionary,
@@ -286,10 +294,12 @@ def _score_text(task, s):
     return text
 
 
-def _train_chain(args, C, sentences, checked) -> int:
-    """CRF / M3N chain models (loglin.structured) behind the same command."""
+def _train_chain(args, C, sentences, checked, backend=None) -> int:
+    """CRF / M3N chain models (loglin.structured) behind the same command; ``backend``: --workers' shards."""
     from ..structured.model import train_chain_model
     options = training_keywords(args, "chain", checked)
+    if backend is not None:
+        options["backend"] = backend
     if args.eta != "auto":
         options.setdefault("eta", args.eta)     # text: the option check converts and bounds it
     model, result = train_chain_model(sentences, args.task, model=args.model, solver=args.solver, C=C,
