@@ -6,7 +6,8 @@ F(w) = sum_t l1_t |w_t| + s(w), s(w) = 1/2 sum_t l2_t w_t^2 + sum_i C_i log(1 + 
 * one kernel pass computes grad s, the pseudo-gradient's 1-, max- and 2-norms and the *working
   set* with the paper's outer shrinking (section 5.1): a weight at 0 whose gradient is well inside
   its subdifferential, |grad_t| < l1_t - M_out / l (M_out the previous step's largest violation,
-  l the number of examples), stays at 0 for this step; everything else enters;
+  l the number of examples), stays at 0 for this step; everything else enters (the first step,
+  with no M_out yet, takes the weights that are non-zero or violate their optimality condition);
 * the quadratic model q(d) = grad s.d + 1/2 d'Hd + sum_t l1_t |w_t + d_t|, H = X'DX + diag(l2) + nu I,
   D_i = C_i sigma_i (1 - sigma_i), is minimized by cyclic coordinate descent over the working set,
   each coordinate in closed form (soft thresholding, eq. (11)), keeping X d up to date so a
@@ -114,7 +115,8 @@ def _gradient_and_working_set(indptr, indices, data, sig_weight, w, l1, l2, shri
 
 
 @njit(cache=True)
-def _newton_direction(indptr, indices, data, D, g, w, l1, l2, working, m, seed, max_inner, threshold, d, Xd):
+def _newton_direction(indptr, indices, data, D, g, w, l1, l2, working, m, seed, max_inner, threshold, d, Xd,
+                      DX):
     """Coordinate descent on the quadratic model over ``working`` in a fresh random order per pass,
     with inner shrinking; d (on ``working``) and Xd (= X d) are zeroed first. A pass measures the
     model's violation sum_j |v_j| (its minimum-norm subgradient at the d it had when visiting j);
@@ -129,7 +131,8 @@ def _newton_direction(indptr, indices, data, D, g, w, l1, l2, working, m, seed, 
         d[j] = 0.0
         h = 0.0
         for k in range(indptr[j], indptr[j + 1]):
-            h += D[indices[k]] * data[k] * data[k]
+            DX[k] = D[indices[k]] * data[k]         # column j of D X: one gather less per inner visit
+            h += DX[k] * data[k]
         Hdiag[a] = h + l2[j] + NU
     passes = 0
     active = np.arange(n_work)
@@ -149,8 +152,7 @@ def _newton_direction(indptr, indices, data, D, g, w, l1, l2, working, m, seed, 
             H = Hdiag[a]
             G = g[j] + l2[j] * d[j]
             for k in range(indptr[j], indptr[j + 1]):
-                i = indices[k]
-                G += D[i] * data[k] * Xd[i]
+                G += DX[k] * Xd[indices[k]]
             u = w[j] + d[j]
             if u > 0:
                 v = abs(G + l1[j])
@@ -257,18 +259,19 @@ def newglmnet(objective, w, rng, max_inner: int = MAX_INNER):
     sig_weight, D = np.empty(m), np.empty(m)
     z_trial, sig_trial, D_trial = np.empty(m), np.empty(m), np.empty(m)
     g, d, Xd, g_trial = np.empty(n), np.zeros(n), np.empty(m), np.empty(n)
+    DX = np.empty(data.shape[0])
     work_buffer, trial_buffer = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
     loss = _margins_and_curvature(z, y, cost, sig_weight, D)
     penalty = _penalty(w, l1, l2)
     F = loss + penalty
-    count, violation, largest, pg_norm = _gradient_and_working_set(
-        indptr, indices, data, sig_weight, w, l1, l2, np.inf, g, work_buffer)
+    count, violation, largest, pg_norm = _gradient_and_working_set(     # no previous step: violators only
+        indptr, indices, data, sig_weight, w, l1, l2, 0.0, g, work_buffer)
     first_violation = violation
     inner_tol, retries = 1.0, 0
     while True:
         working = work_buffer[:count]
         passes = _newton_direction(indptr, indices, data, D, g, w, l1, l2, working, m,
-                                   int(rng.integers(0, 2 ** 31)), max_inner, inner_tol * first_violation, d, Xd)
+                                   int(rng.integers(0, 2 ** 31)), max_inner, inner_tol * first_violation, d, Xd, DX)
         if passes == 1:                 # the model was solved loosely at once: ask more of the next one
             inner_tol *= INNER_SHRINK
         gd, l1_change = _direction_terms(working, g, w, d, l1)
