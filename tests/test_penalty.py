@@ -236,3 +236,24 @@ def test_a_thinned_trace_keeps_the_nonzero_count_of_its_record(serial_numba):
     thin = minimize(penalized(problem.objective(), "l1"), "owlqn", tol=1e-8, record_spacing=1e9)
     assert len(thin.trace.records) < len(full.trace.records)
     assert thin.trace.records[-1]["nonzeros"] == np.count_nonzero(thin.w) == full.trace.records[-1]["nonzeros"]
+
+
+def test_newglmnet_steps_report_the_objective_and_pseudo_gradient_norm_at_their_iterate(serial_numba):
+    """The fused kernels (gradient + pseudo-gradient norms + working set, the line search's
+    working-set update of the penalty) against F.fun and F.fun_grad evaluated from scratch."""
+    from loglin.solvers.newglmnet import newglmnet
+    for penalty, l1_ratio in (("l1", None), ("elasticnet", 0.5)):
+        F = penalized(random_binary_lr(seed=3, l=120, n=300, C=0.5).objective(), penalty, l1_ratio)
+        w = np.zeros(F.n)
+        working_sets, previous = [], np.inf
+        for step in newglmnet(F, w, np.random.default_rng(0)):
+            f, pg = F.fun_grad(step.w.copy(), keep_cache=False)
+            assert step.f == pytest.approx(f, rel=1e-12)
+            assert step.grad_norm == pytest.approx(np.linalg.norm(pg), rel=1e-9)
+            assert step.f <= previous + 16 * np.finfo(float).eps * abs(previous)   # rounding: pseudo-gradient decides
+            previous = step.f
+            working_sets.append(step.counters.get("working_set", F.n))
+            if step.done or step.grad_norm < 1e-9 or len(working_sets) == 60:
+                break
+        assert step.grad_norm < 1e-6
+        assert min(working_sets) < F.n / 2             # the shrunk working set leaves most zero weights out
