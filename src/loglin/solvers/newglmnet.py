@@ -261,7 +261,9 @@ def newglmnet(objective, w, rng, max_inner: int = MAX_INNER):
     problem = objective.problem
     X = problem.X.tocsc()
     X.sort_indices()
-    indptr, indices, data = X.indptr, X.indices, X.data
+    # unsigned row indices: numba then skips the negative-index wraparound on every gather and scatter
+    indices = X.indices.astype(np.uint32 if X.shape[0] < 2 ** 32 else np.uint64)
+    indptr, data = X.indptr, X.data
     y = problem.y.astype(np.float64)
     cost = problem.cost
     l1 = getattr(objective, "l1", None)
