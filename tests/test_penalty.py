@@ -257,3 +257,18 @@ def test_newglmnet_steps_report_the_objective_and_pseudo_gradient_norm_at_their_
                 break
         assert step.grad_norm < 1e-6
         assert min(working_sets) < F.n / 2             # the shrunk working set leaves most zero weights out
+
+
+def test_newglmnet_with_binary_and_real_valued_columns_reaches_the_split_optimum(serial_numba):
+    """Columns of ones take the inner CD's value-free path; mixed with real-valued ones."""
+    from loglin.binary import binary_problem
+    rng = np.random.default_rng(5)
+    X = np.hstack([(rng.uniform(size=(150, 12)) < 0.3).astype(float), rng.normal(size=(150, 8))])
+    y = np.where(X @ rng.normal(size=20) + 0.5 * rng.normal(size=150) > 0, 1, -1)
+    problem = binary_problem(X, y, 0.8)
+    for penalty, l1_ratio in (("l1", None), ("elasticnet", 0.6)):
+        _, result = training.train(problem, solver="newglmnet", penalty=penalty, l1_ratio=l1_ratio, tol=1e-9,
+                                   max_iter=2000, random_state=0)
+        f_ref, _ = split_reference(problem.objective(), l1_mixing(penalty, l1_ratio))
+        assert result.converged and result.f == pytest.approx(f_ref, rel=1e-8)
+        assert result.f <= f_ref + 1e-9 * abs(f_ref)

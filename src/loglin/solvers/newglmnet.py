@@ -100,6 +100,38 @@ def _column_dot(start, end, values, indices, vector):
 
 
 @njit(cache=True)
+def _unit_column_dot(start, end, weights, indices, vector):
+    """sum_k weights[i] vector[i], i = indices[k]: a column whose values are all 1 (binary features)
+    needs no value array, and its D X column is D itself."""
+    a0 = a1 = a2 = a3 = 0.0
+    k = start
+    while k + 4 <= end:
+        i0, i1, i2, i3 = indices[k], indices[k + 1], indices[k + 2], indices[k + 3]
+        a0 += weights[i0] * vector[i0]
+        a1 += weights[i1] * vector[i1]
+        a2 += weights[i2] * vector[i2]
+        a3 += weights[i3] * vector[i3]
+        k += 4
+    while k < end:
+        i0 = indices[k]
+        a0 += weights[i0] * vector[i0]
+        k += 1
+    return (a0 + a1) + (a2 + a3)
+
+
+@njit(cache=True)
+def _unit_columns(indptr, data):
+    """Which columns hold only the value 1."""
+    unit = np.ones(indptr.shape[0] - 1, dtype=np.bool_)
+    for j in range(unit.shape[0]):
+        for k in range(indptr[j], indptr[j + 1]):
+            if data[k] != 1.0:
+                unit[j] = False
+                break
+    return unit
+
+
+@njit(cache=True)
 def _gradient_and_working_set(indptr, indices, data, sig_weight, w, l1, l2, shrink_margin, g, working):
     """grad s = X' sig_weight + l2 * w column by column (X in CSC) into g, and in the same pass the
     working set (w_t != 0 or |grad_t| >= l1_t - shrink_margin) into working[:count]. Returns
@@ -130,8 +162,8 @@ def _gradient_and_working_set(indptr, indices, data, sig_weight, w, l1, l2, shri
 
 
 @njit(cache=True)
-def _newton_direction(indptr, indices, data, D, g, w, l1, l2, working, m, seed, max_inner, threshold, d, Xd,
-                      DX):
+def _newton_direction(indptr, indices, data, unit, D, g, w, l1, l2, working, m, seed, max_inner, threshold,
+                      d, Xd, DX):
     """Coordinate descent on the quadratic model over ``working`` in a fresh random order per pass,
     with inner shrinking; d (on ``working``) and Xd (= X d) are zeroed first. A pass measures the
     model's violation sum_j |v_j| (its minimum-norm subgradient at the d it had when visiting j);
@@ -145,9 +177,13 @@ def _newton_direction(indptr, indices, data, D, g, w, l1, l2, working, m, seed, 
         j = working[a]
         d[j] = 0.0
         h = 0.0
-        for k in range(indptr[j], indptr[j + 1]):
-            DX[k] = D[indices[k]] * data[k]         # column j of D X: one gather less per inner visit
-            h += DX[k] * data[k]
+        if unit[j]:
+            for k in range(indptr[j], indptr[j + 1]):
+                h += D[indices[k]]
+        else:
+            for k in range(indptr[j], indptr[j + 1]):
+                DX[k] = D[indices[k]] * data[k]     # column j of D X: one gather less per inner visit
+                h += DX[k] * data[k]
         Hdiag[a] = h + l2[j] + NU
     passes = 0
     active = np.arange(n_work)
@@ -165,7 +201,10 @@ def _newton_direction(indptr, indices, data, D, g, w, l1, l2, working, m, seed, 
             a = active[s]
             j = working[a]
             H = Hdiag[a]
-            G = g[j] + l2[j] * d[j] + _column_dot(indptr[j], indptr[j + 1], DX, indices, Xd)
+            if unit[j]:
+                G = g[j] + l2[j] * d[j] + _unit_column_dot(indptr[j], indptr[j + 1], D, indices, Xd)
+            else:
+                G = g[j] + l2[j] * d[j] + _column_dot(indptr[j], indptr[j + 1], DX, indices, Xd)
             u = w[j] + d[j]
             if u > 0:
                 v = abs(G + l1[j])
@@ -187,8 +226,12 @@ def _newton_direction(indptr, indices, data, D, g, w, l1, l2, working, m, seed, 
                 z = -u
             if z != 0.0:
                 d[j] += z
-                for k in range(indptr[j], indptr[j + 1]):
-                    Xd[indices[k]] += z * data[k]
+                if unit[j]:
+                    for k in range(indptr[j], indptr[j + 1]):
+                        Xd[indices[k]] += z
+                else:
+                    for k in range(indptr[j], indptr[j + 1]):
+                        Xd[indices[k]] += z * data[k]
             s += 1
         if violation <= threshold:
             if n_active == n_work:
@@ -264,6 +307,7 @@ def newglmnet(objective, w, rng, max_inner: int = MAX_INNER):
     # unsigned row indices: numba then skips the negative-index wraparound on every gather and scatter
     indices = X.indices.astype(np.uint32 if X.shape[0] < 2 ** 32 else np.uint64)
     indptr, data = X.indptr, X.data
+    unit = _unit_columns(indptr, data)
     y = problem.y.astype(np.float64)
     cost = problem.cost
     l1 = getattr(objective, "l1", None)
@@ -285,7 +329,7 @@ def newglmnet(objective, w, rng, max_inner: int = MAX_INNER):
     inner_tol, retries = 1.0, 0
     while True:
         working = work_buffer[:count]
-        passes = _newton_direction(indptr, indices, data, D, g, w, l1, l2, working, m,
+        passes = _newton_direction(indptr, indices, data, unit, D, g, w, l1, l2, working, m,
                                    int(rng.integers(0, 2 ** 31)), max_inner, inner_tol * first_violation, d, Xd, DX)
         if passes == 1:                 # the model was solved loosely at once: ask more of the next one
             inner_tol *= INNER_SHRINK
