@@ -4,7 +4,7 @@ F(w) = sum_t l1_t |w_t| + s(w), s(w) = 1/2 sum_t l2_t w_t^2 + sum_i C_i log(1 + 
 (:mod:`loglin.penalty`: l1 = rho r, l2 = (1 - rho) r). Each outer iteration is one Newton step:
 
 * one kernel pass computes grad s, the pseudo-gradient's 1-, max- and 2-norms and the *working
-  set* with the paper's outer shrinking (section 5.1): a weight at 0 whose gradient is well inside
+  set* with the paper's outer shrinking (section 5): a weight at 0 whose gradient is well inside
   its subdifferential, |grad_t| < l1_t - M_out / l (M_out the previous step's largest violation,
   l the number of examples), stays at 0 for this step; everything else enters (the first step,
   with no M_out yet, takes the weights that are non-zero or violate their optimality condition);
