@@ -236,3 +236,39 @@ def test_a_thinned_trace_keeps_the_nonzero_count_of_its_record(serial_numba):
     thin = minimize(penalized(problem.objective(), "l1"), "owlqn", tol=1e-8, record_spacing=1e9)
     assert len(thin.trace.records) < len(full.trace.records)
     assert thin.trace.records[-1]["nonzeros"] == np.count_nonzero(thin.w) == full.trace.records[-1]["nonzeros"]
+
+
+def test_newglmnet_steps_report_the_objective_and_pseudo_gradient_norm_at_their_iterate(serial_numba):
+    """The fused kernels (gradient + pseudo-gradient norms + working set, the line search's
+    working-set update of the penalty) against F.fun and F.fun_grad evaluated from scratch."""
+    from loglin.solvers.newglmnet import newglmnet
+    for penalty, l1_ratio in (("l1", None), ("elasticnet", 0.5)):
+        F = penalized(random_binary_lr(seed=3, l=120, n=300, C=0.5).objective(), penalty, l1_ratio)
+        w = np.zeros(F.n)
+        working_sets, previous = [], np.inf
+        for step in newglmnet(F, w, np.random.default_rng(0)):
+            f, pg = F.fun_grad(step.w.copy(), keep_cache=False)
+            assert step.f == pytest.approx(f, rel=1e-12)
+            assert step.grad_norm == pytest.approx(np.linalg.norm(pg), rel=1e-9)
+            assert step.f <= previous + 16 * np.finfo(float).eps * abs(previous)   # rounding: pseudo-gradient decides
+            previous = step.f
+            working_sets.append(step.counters.get("working_set", F.n))
+            if step.done or step.grad_norm < 1e-9 or len(working_sets) == 60:
+                break
+        assert step.grad_norm < 1e-6
+        assert min(working_sets) < F.n / 2             # the shrunk working set leaves most zero weights out
+
+
+def test_newglmnet_with_binary_and_real_valued_columns_reaches_the_split_optimum(serial_numba):
+    """Columns of ones take the inner CD's value-free path; mixed with real-valued ones."""
+    from loglin.binary import binary_problem
+    rng = np.random.default_rng(5)
+    X = np.hstack([(rng.uniform(size=(150, 12)) < 0.3).astype(float), rng.normal(size=(150, 8))])
+    y = np.where(X @ rng.normal(size=20) + 0.5 * rng.normal(size=150) > 0, 1, -1)
+    problem = binary_problem(X, y, 0.8)
+    for penalty, l1_ratio in (("l1", None), ("elasticnet", 0.6)):
+        _, result = training.train(problem, solver="newglmnet", penalty=penalty, l1_ratio=l1_ratio, tol=1e-9,
+                                   max_iter=2000, random_state=0)
+        f_ref, _ = split_reference(problem.objective(), l1_mixing(penalty, l1_ratio))
+        assert result.converged and result.f == pytest.approx(f_ref, rel=1e-8)
+        assert result.f <= f_ref + 1e-9 * abs(f_ref)

@@ -95,7 +95,7 @@ class PenalizedObjective:
         return smooth_part(f, g, w, self.l1)
 
     def smooth_fun(self, w):
-        return self.inner.fun(w) - 0.5 * float(np.dot(self.l1 * w, w))
+        return self.inner.fun(w) - half_weighted_square(w, self.l1)
 
     def fun(self, w):
         return self.smooth_fun(w) + l1_norm(w, self.l1)
@@ -134,6 +134,15 @@ def smooth_part(f, g, w, l1):
         half += l1[t] * w[t] * w[t]
         out[t] = g[t] - l1[t] * w[t]
     return f - 0.5 * half, out
+
+
+@njit(cache=True)
+def half_weighted_square(w, r):
+    """1/2 sum_t r_t w_t^2 (a loop, not numpy's dot: no BLAS threads woken for an n-vector)."""
+    total = 0.0
+    for t in range(w.shape[0]):
+        total += r[t] * w[t] * w[t]
+    return 0.5 * total
 
 
 @njit(cache=True)
