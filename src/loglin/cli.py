@@ -22,7 +22,7 @@ import numpy as np
 
 from . import __version__
 from .cli_options import (check_numbers, chosen_solver, regularization, report, scale_out_backend, solver_options,
-                          training_keywords, training_options)
+                          split_encoding_option, training_keywords, training_options)
 from .errors import DataFormatError, LoglinError, about_file
 from .outputs import check_writable
 from .training import DEFAULT_C, DEFAULT_MAX_ITER
@@ -362,35 +362,10 @@ def cmd_evaluate(args):
     return 0
 
 
-def model_info(model) -> dict:
-    """What `loglin info` shows of a model of any kind."""
-    from .structured.model import ChainModel
-    from .tagging.tagger import Tagger
-    if _family(model) == "crfsuite":
-        space, w = model._fitted()
-        return {"kind": "crfsuite", "n_labels": len(space.labels), "labels": [str(c) for c in space.labels[:50]],
-                "n_attributes": len(space.attributes), "n_weights": int(w.size),
-                "nonzero_weights": int(np.count_nonzero(w)), "C": model.C_}
-    if isinstance(model, Tagger):
-        return {"kind": "tagger", "task": model.task, "n_labels": len(model.labels), "labels": model.labels[:50],
-                "beam": model.beam, **model.info}
-    if isinstance(model, ChainModel):
-        return {"kind": "chain", "model": model.model, "task": model.space.task, "solver": model.solver,
-                "C": model.C, "n_labels": len(model.labels), "labels": [str(c) for c in model.labels[:50]],
-                "n_weights": int(model.w.size), "nonzero_weights": int(np.count_nonzero(model.w))}
-    if _family(model) == "parser":
-        return {"kind": "parser", "model": model.model, "solver": model.solver, "C": model.C,
-                "cutoff": model.space.cutoff, "n_features": model.space.n_features,
-                "nonzero_weights": int(np.count_nonzero(model.w)), **model.info}
-    return {"kind": model.kind, "labels": [str(c) for c in model.labels[:50]], "n_labels": len(model.labels),
-            "n_inputs": model.n_inputs, "n_weights": int(model.w.size), "bias": model.bias,
-            "nonzero_weights": int(np.count_nonzero(model.w)), **model.info}
-
-
 def cmd_info(args):
-    from .inspection import top, top_text
+    from .inspection import describe, top, top_text
     model = _load_model(args.model)
-    info = model_info(model)
+    info = describe(model)
     if args.top is not None and args.top < 1:
         raise LoglinError(f"--top must be a positive count, got {args.top}")
     if args.json:
@@ -553,7 +528,7 @@ COMMANDS = {"train": cmd_train, "predict": cmd_predict, "evaluate": cmd_evaluate
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        argv, encoding = _encoding_option(argv)
+        argv, encoding = split_encoding_option(argv)
     except ValueError as exc:
         print(f"loglin: error: {exc}", file=sys.stderr)
         return 2
@@ -569,29 +544,6 @@ def main(argv=None) -> int:
         parser.print_help()
         return 0
     return _guard(lambda: check_numbers(args) or COMMANDS[args.command](args), encoding)
-
-
-def _encoding_option(argv):
-    """(argv without ``--encoding ENC``, ENC or None): every command's text inputs are read in ENC."""
-    from .data._files import check_encoding
-    out, encoding, i = [], None, 0
-    while i < len(argv):
-        item = argv[i]
-        if item == "--":
-            out += argv[i:]
-            break
-        if item == "--encoding" or item.startswith("--encoding="):
-            if "=" in item:
-                encoding = item.partition("=")[2]
-            elif i + 1 < len(argv):
-                encoding, i = argv[i + 1], i + 1
-            else:
-                raise ValueError("--encoding needs a value (e.g. latin-1)")
-            check_encoding(encoding)
-        else:
-            out.append(item)
-        i += 1
-    return out, encoding
 
 
 def _guard(run, encoding=None) -> int:

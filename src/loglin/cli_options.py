@@ -243,3 +243,26 @@ def scaled_structured_solver(args, model: str, solver: str, command: str) -> tup
         return solver, (f"`{command}` with --workers / --scheduler trains --model crf with "
                         f"{' or '.join(s for s in SHARDABLE_SOLVERS if s != 'tron')}")
     return solver, None
+
+
+def split_encoding_option(argv):
+    """(argv without ``--encoding ENC``, ENC or None): every command's text inputs are read in ENC."""
+    from .data._files import check_encoding
+    out, encoding, i = [], None, 0
+    while i < len(argv):
+        item = argv[i]
+        if item == "--":
+            out += argv[i:]
+            break
+        if item == "--encoding" or item.startswith("--encoding="):
+            if "=" in item:
+                encoding = item.partition("=")[2]
+            elif i + 1 < len(argv):
+                encoding, i = argv[i + 1], i + 1
+            else:
+                raise ValueError("--encoding needs a value (e.g. latin-1)")
+            check_encoding(encoding)
+        else:
+            out.append(item)
+        i += 1
+    return out, encoding

@@ -92,3 +92,29 @@ def top_text(model, n: int = 10) -> str:
             for feature, value in sides[side]:
                 lines.append(f"  {value:+12.6f}  {feature}")
     return "\n".join(lines)
+
+
+def describe(model) -> dict:
+    """What `loglin info` shows of a model of any kind."""
+    from .parsing.model import ParserModel
+    from .structured.model import ChainModel
+    from .tagging.tagger import Tagger
+    if type(model).__module__.startswith("loglin.crfsuite"):
+        space, w = model._fitted()
+        return {"kind": "crfsuite", "n_labels": len(space.labels), "labels": [str(c) for c in space.labels[:50]],
+                "n_attributes": len(space.attributes), "n_weights": int(w.size),
+                "nonzero_weights": int(np.count_nonzero(w)), "C": model.C_}
+    if isinstance(model, Tagger):
+        return {"kind": "tagger", "task": model.task, "n_labels": len(model.labels), "labels": model.labels[:50],
+                "beam": model.beam, **model.info}
+    if isinstance(model, ChainModel):
+        return {"kind": "chain", "model": model.model, "task": model.space.task, "solver": model.solver,
+                "C": model.C, "n_labels": len(model.labels), "labels": [str(c) for c in model.labels[:50]],
+                "n_weights": int(model.w.size), "nonzero_weights": int(np.count_nonzero(model.w))}
+    if isinstance(model, ParserModel):
+        return {"kind": "parser", "model": model.model, "solver": model.solver, "C": model.C,
+                "cutoff": model.space.cutoff, "n_features": model.space.n_features,
+                "nonzero_weights": int(np.count_nonzero(model.w)), **model.info}
+    return {"kind": model.kind, "labels": [str(c) for c in model.labels[:50]], "n_labels": len(model.labels),
+            "n_inputs": model.n_inputs, "n_weights": int(model.w.size), "bias": model.bias,
+            "nonzero_weights": int(np.count_nonzero(model.w)), **model.info}
