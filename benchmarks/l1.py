@@ -109,7 +109,11 @@ def main(argv=None):
     p.add_argument("--out", default=None)
     args = p.parse_args(argv)
     load0 = common.loadavg()
-    results = [bench(name, args.C, args.repeats, args.quick) for name in args.data]
+    import scipy.optimize  # noqa: F401  (loads SciPy's OpenBLAS before we limit it)
+    import sklearn.linear_model  # noqa: F401
+    from threadpoolctl import threadpool_limits
+    with threadpool_limits(limits=1, user_api="blas"):       # one thread for every tool, as benchmarks/run
+        results = [bench(name, args.C, args.repeats, args.quick) for name in args.data]
     common.write("l1", markdown(results, load0), {"results": results, "machine": common.machine()}, args.out)
 
 

@@ -30,6 +30,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..kernels.vector import dot
+
 
 def safe_norm(v) -> float:
     """Euclidean norm without overflow of the squares (scaled by max |v_i| first); inf/NaN propagate."""
@@ -41,8 +43,8 @@ def safe_norm(v) -> float:
         return float("nan") if np.isnan(v).any() else float("inf")
     if top == 0.0:
         return 0.0
-    scaled = v / top
-    return top * math.sqrt(float(np.dot(scaled, scaled)))
+    scaled = (v / top).ravel()
+    return top * math.sqrt(float(dot(scaled, scaled)))       # Numba's: np.dot would wake BLAS threads
 
 
 def strong_convexity(objective) -> float:
