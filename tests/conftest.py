@@ -124,3 +124,12 @@ def write(tmp_path, text, name="data.txt"):
     path = tmp_path / name
     path.write_bytes(text.encode() if isinstance(text, str) else text)
     return path
+
+
+@pytest.fixture(scope="module")
+def client():
+    """A 2-worker Dask LocalCluster (one thread, one process each) for the scale-out tests of one module."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0") as cluster, distributed.Client(cluster) as c:
+        yield c

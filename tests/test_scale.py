@@ -114,13 +114,6 @@ def test_train_refuses_what_it_cannot_shard(maxent):
 distributed = pytest.importorskip("distributed")
 
 
-@pytest.fixture(scope="module")
-def client():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=":0") as cluster, distributed.Client(cluster) as c:
-        yield c
-
-
 @pytest.mark.parametrize("name", ["maxent", "binary"])
 @pytest.mark.parametrize("solver", ["tron", "lbfgs"])
 def test_dask_gives_bitwise_the_in_process_iterates(request, client, name, solver):

@@ -107,13 +107,6 @@ def test_train_refuses_max_margin_and_dual_solvers_on_shards(chain):
 distributed = pytest.importorskip("distributed")
 
 
-@pytest.fixture(scope="module")
-def client():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=":0") as cluster, distributed.Client(cluster) as c:
-        yield c
-
-
 @pytest.mark.parametrize("name", ["chain", "tree"])
 def test_dask_gives_bitwise_the_in_process_lbfgs_iterates(request, client, name):
     problem = request.getfixturevalue(name)

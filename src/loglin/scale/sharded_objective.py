@@ -15,8 +15,9 @@ import numpy as np
 
 from ..errors import InvalidInputError
 from ..kernels import vector as vk
+from ..training import problem_kind
 from .backends import make_backend
-from .shards import STRUCTURED, check_bounds, kind_of, row_pointer, shard_arrays, shard_bounds
+from .shards import STRUCTURED, check_bounds, row_pointer, shard_arrays, shard_bounds
 
 # the solvers that use nothing but the objective protocol (the others read objective.problem)
 SHARDABLE_SOLVERS = ("tron", "lbfgs", "owlqn")     # owlqn: through loglin.penalty, f and its gradient only
@@ -26,7 +27,7 @@ class ShardedObjective:
     """The objective protocol (n, kind, reg, fun, fun_grad, accept, hess_vec, hess_diag) over shards."""
 
     def __init__(self, problem, C, backend, bounds, owns_backend=False, threads=1):
-        self.kind = kind_of(problem)
+        self.kind = problem_kind(problem)
         self.n = problem.n_features
         self.reg = np.asarray(problem.reg, dtype=np.float64)
         self.bounds = check_bounds(problem, bounds)
@@ -138,5 +139,5 @@ def sharded(problem, C=None, shards: int | None = None, backend="inprocess", *, 
         if owned:
             made.close()
         raise
-    cls = StructuredShardedObjective if kind_of(problem) in STRUCTURED else ShardedObjective
+    cls = StructuredShardedObjective if problem_kind(problem) in STRUCTURED else ShardedObjective
     return cls(problem, C, made, bounds, owns_backend=owned, threads=threads_per_shard)

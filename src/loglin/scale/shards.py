@@ -22,6 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import InvalidInputError
+from ..training import problem_kind
 
 
 STRUCTURED = ("chain", "tree")     # sharded by sentence; no Hessian products
@@ -30,7 +31,7 @@ STRUCTURED = ("chain", "tree")     # sharded by sentence; no Hessian products
 def row_pointer(problem) -> np.ndarray:
     """The cumulative cost of the rows that are cut into shards: non-zeros of contexts or instances, tokens
     of chain sentences (a forward-backward pass is linear in them), n_i^3 of parser sentences (inside)."""
-    kind = kind_of(problem)
+    kind = problem_kind(problem)
     if kind == "binary":
         return problem.X.indptr
     if kind == "chain":
@@ -40,19 +41,6 @@ def row_pointer(problem) -> np.ndarray:
         np.cumsum(np.diff(problem.sent_ptr).astype(np.int64) ** 3, out=out[1:])
         return out
     return problem.ctx_ptr
-
-
-def kind_of(problem) -> str:
-    from ..binary import BinaryProblem
-    from ..problem import MaxentProblem
-    if isinstance(problem, BinaryProblem):
-        return "binary"
-    if isinstance(problem, MaxentProblem):
-        return "maxent"
-    name = type(problem).__name__
-    if name in ("ChainProblem", "TreeProblem"):
-        return "chain" if name == "ChainProblem" else "tree"
-    raise InvalidInputError(f"only Maxent, binary, chain and tree problems can be sharded, not a {name}")
 
 
 def shard_bounds(problem, shards: int) -> np.ndarray:
@@ -83,7 +71,7 @@ def check_bounds(problem, bounds) -> np.ndarray:
 def shard_arrays(problem, lo: int, hi: int) -> tuple[str, dict]:
     """(kind, the arrays of rows lo..hi-1 with a zero regularizer): what a shard is built from
     (:func:`build_shard`), small to send to a worker; derived arrays are rebuilt there."""
-    kind = kind_of(problem)
+    kind = problem_kind(problem)
     return kind, _slice(kind, problem, lo, hi)
 
 
