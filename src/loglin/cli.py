@@ -22,7 +22,7 @@ import numpy as np
 
 from . import __version__
 from .cli_options import (check_numbers, chosen_solver, regularization, report, scale_out_backend, solver_options,
-                          split_encoding_option, training_keywords, training_options)
+                          split_encoding_option, training_keywords, training_options, worker_data)
 from .errors import DataFormatError, LoglinError, about_file
 from .outputs import check_writable
 from .training import DEFAULT_C, DEFAULT_MAX_ITER
@@ -73,7 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "(tagging corpora: the task's default unless given)")
     p.add_argument("--workers", type=int, default=None, metavar="N",
                    help="Maxent / LR with tron or lbfgs: evaluate the objective on a local Dask cluster of N worker "
-                        "processes, one shard each (the same model, to rounding)")
+                        "processes, one shard each (the same model, to rounding); each worker reads its own part "
+                        "of the data file (with --scheduler the path must name the file on every worker)")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="as --workers, on the workers of the running Dask cluster at ADDRESS (e.g. tcp://host:8786)")
 
@@ -172,7 +173,7 @@ def _train_flat(args, backend):
         if args.cv_plot:
             cv.plot(args.cv_plot)
     with about_file(args.data):
-        problem, kind = _training_problem(args, C)
+        problem, kind = _training_problem(args, C) if backend is None else worker_data(args, C, backend)
     problem_kind = "binary" if kind == "lr" else "maxent"
     solver = chosen_solver(args, problem_kind, problem=problem) if backend is None or args.solver else None
     model, result = train(problem, C, solver, warn=False, info={"data_format": args.format, "kind": kind},

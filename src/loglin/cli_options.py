@@ -266,3 +266,18 @@ def split_encoding_option(argv):
             out.append(item)
         i += 1
     return out, encoding
+
+
+def worker_data(args, C, backend):
+    """--workers / --scheduler: a counting pass on the workers, each of which then reads its own part of the
+    file (on a real cluster the path must name the same file on every worker)."""
+    from .data._files import _ENCODING
+    from .scale.sources import FileSource, scan
+    if args.format == "events" and args.model == "lr":
+        raise LoglinError("--model lr needs svmlight data; events train a Maxent model")
+    kind = {"lr": "binary", "maxent": "maxent"}.get(args.model, "auto" if args.format == "svmlight" else "maxent")
+    source = FileSource(args.data, args.format, kind, bias=args.bias if args.bias and args.bias > 0 else 0.0,
+                        regularize_bias=not args.no_regularize_bias, cutoff=args.cutoff or 1,
+                        all_pairs=bool(args.all_pairs), C=C, encoding=_ENCODING.get())
+    data = scan(source, backend)
+    return data, "lr" if data.kind == "binary" else "maxent"

@@ -398,7 +398,7 @@ def problem_from_events(labels: Sequence[Hashable], contexts: Sequence[Sequence]
     if predicates is None:
         counts = {}
         for ctx in contexts:
-            for p in set(ctx):
+            for p in dict.fromkeys(ctx):      # first-seen order (a set's order changes with the hash seed)
                 counts[p] = counts.get(p, 0) + 1
         predicates = [p for p, c in counts.items() if c >= cutoff]
     vocab = {p: i for i, p in enumerate(predicates)}

@@ -42,6 +42,8 @@ def problem_kind(problem) -> str:
     """'maxent', 'binary', 'chain' or 'tree' for a problem object."""
     from .binary import BinaryProblem
     from .problem import MaxentProblem
+    if hasattr(problem, "recipes") and hasattr(problem, "glob"):     # loglin.scale.sources.ShardedData
+        return problem.glob.kind
     if isinstance(problem, BinaryProblem):
         return "binary"
     if isinstance(problem, MaxentProblem):
@@ -120,11 +122,12 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
     L-BFGS or OWL-QN (:func:`loglin.scale.sharded`); chain / tree default to L-BFGS there.
     """
     kind = problem_kind(problem)
+    on_workers = hasattr(problem, "recipes")       # ShardedData (loglin.scale.sources): rows read by the workers
     rho = check_penalty(penalty, l1_ratio, loss)
     penalty = "l2" if rho == 0.0 else penalty
     if solver in (None, "auto"):
-        solver = default_solver(kind, loss, penalty, problem)
-        if (backend is not None or shards is not None) and solver in ("eg-acc", "eg"):
+        solver = default_solver(kind, loss, penalty, None if on_workers else problem)
+        if (backend is not None or shards is not None or on_workers) and solver in ("eg-acc", "eg"):
             solver = "lbfgs"        # a sharded objective has no dual state; L-BFGS where TRON is poor (0019)
     C = DEFAULT_C[kind] if C is None else C
     max_iter = DEFAULT_MAX_ITER[kind] if max_iter is None else max_iter
@@ -135,7 +138,7 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
         raise InvalidInputError(f"C must be positive and finite, got {C}")
     check(name, kind, loss, "l1" if rho == 1.0 else "elasticnet" if rho > 0 else "l2")
     options = check_solver_options(name, kind, options)
-    scaled = backend is not None or shards is not None
+    scaled = backend is not None or shards is not None or on_workers
     inner = _sharded(problem, kind, C, loss, name, backend, shards) if scaled else _objective(problem, kind, C, loss)
     objective = penalized(inner, penalty, l1_ratio)
     if rho > 0:
@@ -153,7 +156,8 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
     finally:
         if scaled:
             objective.close()
-    return _model(problem, kind, objective, result, solver, C, loss, space, info), result
+    return _model(problem.glob if on_workers else problem, kind, objective, result, solver, C, loss, space,
+                  info), result
 
 
 def _objective(problem, kind, C, loss):

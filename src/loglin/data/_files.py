@@ -109,8 +109,12 @@ def read_text_lines(path: PathLike, encoding: str | None = None) -> list[str]:
     A leading UTF-8 byte-order mark is dropped. Undecodable bytes raise
     :class:`DataFormatError` naming the line and column of the first bad byte.
     """
+    return decode_lines(read_bytes(path), path, encoding)
+
+
+def decode_lines(data: bytes, path: PathLike, encoding: str | None = None) -> list[str]:
+    """:func:`read_text_lines` of bytes already read (``path`` names them in errors): a shard's byte range."""
     encoding = _ENCODING.get() if encoding is None else check_encoding(encoding)
-    data = read_bytes(path)
     try:
         text = data.decode(encoding)
     except UnicodeDecodeError as exc:
@@ -152,4 +156,4 @@ def show(token: bytes | str, limit: int = 40) -> str:
     return repr(token)
 
 
-__all__ = ["read_bytes", "split_lines", "read_text_lines", "open_text_for_write", "show"]
+__all__ = ["read_bytes", "split_lines", "read_text_lines", "decode_lines", "open_text_for_write", "show"]

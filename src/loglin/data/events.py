@@ -60,11 +60,16 @@ class Events:
 @takes_encoding
 def read_events(path: PathLike) -> Events:
     """Read an event file (format in the module docstring) into :class:`Events`."""
+    return events_from_lines(read_text_lines(path), path)
+
+
+def events_from_lines(lines, path: PathLike) -> Events:
+    """:class:`Events` of decoded text ``lines`` (``path`` names them in errors): a shard's lines."""
     labels: list[str] = []
     contexts: list[list[str]] = []
     values: list[list[float]] = []
     real_valued = False
-    for lineno, line in enumerate(read_text_lines(path), 1):
+    for lineno, line in enumerate(lines, 1):
         tokens = line.split()
         if not tokens:
             continue

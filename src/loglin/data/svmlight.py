@@ -62,7 +62,14 @@ def read_svmlight(path: PathLike, n_features: int | None = None, zero_based: boo
     """
     if n_features is not None and (not isinstance(n_features, (int, np.integer)) or n_features < 0):
         raise InvalidInputError(f"n_features must be a non-negative integer, got {n_features!r}")
-    content = read_bytes(path)
+    X, labels, rows = parse_svmlight(read_bytes(path), path, n_features, zero_based, dtype, drop_beyond)
+    return X, labels_to_array(path, labels, rows)
+
+
+def parse_svmlight(content: bytes, path: PathLike, n_features: int | None = None, zero_based: bool = False,
+                   dtype=np.float64, drop_beyond: int | None = None):
+    """(X, raw label texts, source line of every row) of svmlight ``content`` (what :func:`read_svmlight`
+    reads from ``path``, which names it in errors): a shard's byte range is parsed the same way."""
     if content.startswith(b"\xef\xbb\xbf"):      # a UTF-8 byte-order mark is not part of the first label
         content = content[3:]
     lines = split_lines(content)
@@ -137,7 +144,6 @@ def read_svmlight(path: PathLike, n_features: int | None = None, zero_based: boo
         fail(bad, f"expected a finite value for feature {index_a[bad] + base}, got {data[bad]}")
 
     index_a, data = _sort_rows(index_a, data, indptr_a, fail, base)
-    y = _labels_to_array(path, labels, rows)
 
     # Keep int32 indices whenever they fit: half the memory and what most
     # sparse kernels expect.
@@ -148,7 +154,7 @@ def read_svmlight(path: PathLike, n_features: int | None = None, zero_based: boo
         shape=(len(labels), n_features),
     )
     X.has_sorted_indices = True
-    return X, y
+    return X, labels, rows
 
 
 def _explain_bad_tokens(path, lineno: int, tokens: list[bytes]) -> None:
@@ -185,7 +191,7 @@ def _sort_rows(index_a, data, indptr_a, fail, base):
     return index_a, data
 
 
-def _labels_to_array(path, labels: list[bytes], rows) -> np.ndarray:
+def labels_to_array(path, labels: list[bytes], rows) -> np.ndarray:
     """int64 if all labels are ints, else float64 if all are numbers, else str objects."""
     # int()/float() accept "1_000": such labels are kept as strings.
     numeric = not any(b"_" in label for label in labels)

@@ -53,6 +53,10 @@ class Backend:
     def map(self, method, *args):
         raise NotImplementedError
 
+    def run(self, function, calls):
+        """[function(*args) for args in calls], call i where shard i lives (a counting pass over files)."""
+        return [function(*args) for args in calls]
+
     def close(self):
         pass
 
@@ -90,6 +94,7 @@ class ThreadBackend(InProcessBackend):
         self.pool = None
 
     def load(self, kind, shards, C, threads=1):
+        shards = [arrays() if callable(arrays) else arrays for arrays in shards]    # recipes read their files
         super().load(kind, shards, C, threads)
         if shards:
             warm_kernels(kind, shards[0], C, threads)     # compile once before threads race to it
@@ -106,6 +111,10 @@ class ThreadBackend(InProcessBackend):
             except Exception as exc:
                 raise ShardError(i, f"{method} failed: {type(exc).__name__}: {exc}") from exc
         return results
+
+    def run(self, function, calls):
+        with ThreadPoolExecutor(max(1, min(len(calls), self.max_workers or len(calls)))) as pool:
+            return list(pool.map(lambda args: function(*args), calls))
 
     def close(self):
         if self.pool is not None:

@@ -24,6 +24,8 @@ class ShardActor:
         import numba
         from .shards import ShardPart, warm_kernels
         numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
+        if callable(arrays):            # a recipe: this worker reads its part of the data file
+            arrays = arrays()
         warm_kernels(kind, arrays, C, threads)
         self.part = ShardPart(kind, arrays, C, threads)
 
@@ -99,6 +101,26 @@ class DaskBackend(Backend):
             except Exception as exc:
                 raise ShardError(i, f"could not start on worker {self.workers[i]}: {_text(exc)}") from exc
         self.n_shards = len(self.actors)
+
+    def run(self, function, calls):
+        """function(*args) of call i as a task on the worker that shard i will live on, in order."""
+        workers = sorted(self.client.scheduler_info()["workers"])
+        if not workers:
+            raise ShardError(0, "the Dask cluster has no workers")
+        deadline = time.monotonic() + self.timeout
+        futures = [self.client.submit(function, *args, workers=[workers[i % len(workers)]], allow_other_workers=False,
+                                      pure=False) for i, args in enumerate(calls)]
+        results = []
+        for i, future in enumerate(futures):
+            try:
+                results.append(future.result(timeout=max(0.0, deadline - time.monotonic())))
+            except TimeoutError:
+                raise ShardError(i, f"no answer from worker {workers[i % len(workers)]} within {self.timeout:g} s "
+                                    "(the worker died or is stuck)") from None
+            except Exception as exc:
+                raise ShardError(i, f"{getattr(function, '__name__', 'task')} failed on worker "
+                                    f"{workers[i % len(workers)]}: {_text(exc)}") from exc
+        return results
 
     def map(self, method, *args):
         deadline = time.monotonic() + self.timeout

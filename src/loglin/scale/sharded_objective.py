@@ -28,9 +28,11 @@ class ShardedObjective:
 
     def __init__(self, problem, C, backend, bounds, owns_backend=False, threads=1):
         self.kind = problem_kind(problem)
-        self.n = problem.n_features
-        self.reg = np.asarray(problem.reg, dtype=np.float64)
-        self.bounds = check_bounds(problem, bounds)
+        from_files = hasattr(problem, "recipes")        # ShardedData: the rows are on the workers
+        glob = problem.glob if from_files else problem
+        self.n = glob.n_features
+        self.reg = np.asarray(glob.reg, dtype=np.float64)
+        self.bounds = problem.row_bounds() if from_files else check_bounds(problem, bounds)
         if self.kind != "binary":
             if C is None or not np.isfinite(C) or C <= 0:
                 raise InvalidInputError(f"C must be positive and finite, got {C}")
@@ -39,7 +41,8 @@ class ShardedObjective:
             self._total_count = problem.total_count
         self.backend, self._owns_backend = backend, owns_backend
         self.n_fun = self.n_grad = self.n_hess_vec = 0
-        parts = [shard_arrays(problem, lo, hi)[1] for lo, hi in zip(self.bounds[:-1], self.bounds[1:])]
+        parts = problem.recipes() if from_files else \
+            [shard_arrays(problem, lo, hi)[1] for lo, hi in zip(self.bounds[:-1], self.bounds[1:])]
         try:
             backend.load(self.kind, parts, C, threads)
         except BaseException:
@@ -132,7 +135,10 @@ def sharded(problem, C=None, shards: int | None = None, backend="inprocess", *, 
     per shard pass (the pass's blocks, hence its sums, follow it)."""
     made, owned = make_backend(backend, **backend_options)
     try:
-        if bounds is None:
+        if hasattr(problem, "recipes"):       # ShardedData: its shards are the file's parts of the counting pass
+            if bounds is not None or shards not in (None, problem.n):
+                raise InvalidInputError(f"data sharded from its file has {problem.n} shards, fixed by its scan")
+        elif bounds is None:
             rows = len(row_pointer(problem)) - 1
             bounds = shard_bounds(problem, min(made.default_shards(), rows) if shards is None else shards)
     except BaseException:

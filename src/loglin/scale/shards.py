@@ -153,7 +153,9 @@ class ShardPart:
     """One shard's loss part: ``fun``, ``fun_grad``, ``accept``, ``hess_vec``, ``hess_diag`` of the
     shard's unregularized objective; built from :func:`shard_arrays` output where it will be evaluated."""
 
-    def __init__(self, kind: str, arrays: dict, C: float, threads: int = 1):
+    def __init__(self, kind: str, arrays, C: float, threads: int = 1):
+        if callable(arrays):                # a recipe (loglin.scale.sources): the shard reads its own file part
+            arrays = arrays()
         problem = build_shard(kind, arrays)
         with numba_threads(threads):
             if kind in STRUCTURED:

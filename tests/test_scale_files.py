@@ -1,0 +1,137 @@
+"""Shards read by the workers from the data file (loglin.scale.sources): the counting pass builds the
+one-process global index (same order of features), and the shards' f and gradient sum to the
+one-process problem's, for svmlight (Maxent, LR) and events files, 1/2/3 shards, in-process and Dask."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from loglin.binary import binary_problem
+from loglin.data import read_events, read_svmlight
+from loglin.data.svmlight import write_svmlight
+from loglin.problem import problem_from_events, problem_from_matrix
+from loglin.scale import sharded
+from loglin.scale.file_ranges import shard_bytes
+from loglin.scale.sources import FileSource, scan
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    root = tmp_path_factory.mktemp("scale_files")
+    rng = np.random.default_rng(0)
+    X = sp.random(240, 25, density=0.2, random_state=1, format="csr")
+    X.data = np.round(rng.uniform(0.2, 2.0, X.nnz), 3)
+    y = rng.integers(0, 3, X.shape[0])
+    X = sp.vstack([X[40:80], X[40:]], format="csr")      # repeated contexts: merged within a shard, not across
+    y = np.concatenate([y[40:80], y[40:]])
+    write_svmlight(root / "multi.svm", X, np.array(["b", "a", "c"])[y])
+    write_svmlight(root / "two.svm", X, np.where(y == 1, 1, -1))
+    words = [f"w{i}" for i in range(40)]
+    lines = []
+    for i in range(300):
+        k = rng.integers(1, 6)
+        preds = [words[j] for j in rng.choice(len(words), k, replace=False)]
+        if i % 7 == 0:
+            preds.append(f"val={rng.uniform(0.5, 2):.3f}")       # a real-valued predicate
+        if i % 11 == 0:
+            preds.append(preds[0])                                # a repeated predicate: value 2
+        lines.append(" ".join([str(rng.choice(["N", "V", "ADJ"]))] + preds))
+    (root / "train.events").write_text("\n".join(lines) + "\n")
+    return root
+
+
+def _one_process(source):
+    bias = source.bias if source.bias > 0 else None
+    if source.format == "events":
+        ev = read_events(source.path)
+        if bias:
+            ev.contexts = [list(c) + ["<bias>"] for c in ev.contexts]
+            ev.values = None if ev.values is None else [list(v) + [bias] for v in ev.values]
+        return problem_from_events(ev.labels, ev.contexts, ev.values, cutoff=source.cutoff, all_pairs=source.all_pairs)
+    X, y = read_svmlight(source.path)
+    if source.kind == "binary":
+        return binary_problem(X, y, source.C, bias=source.bias, regularize_bias=source.regularize_bias)
+    return problem_from_matrix(X, y, all_pairs=True, bias=bias, regularize_bias=source.regularize_bias)
+
+
+SOURCES = {
+    "svmlight-maxent": lambda root: FileSource(root / "multi.svm", "svmlight", bias=1.0, regularize_bias=False),
+    "svmlight-lr": lambda root: FileSource(root / "two.svm", "svmlight", "binary", bias=1.0, C=0.7),
+    "events-seen-pairs": lambda root: FileSource(root / "train.events", "events", "maxent", cutoff=3),
+    "events-all-pairs-bias": lambda root: FileSource(root / "train.events", "events", "maxent", all_pairs=True,
+                                                     bias=1.0),
+}
+
+
+def _same_index(data, full):
+    glob = data.glob
+    assert data.kind == ("binary" if hasattr(full, "X") else "maxent")
+    assert np.array_equal(glob.labels, full.classes if hasattr(full, "X") else full.labels)
+    assert glob.n_features == full.n_features and np.array_equal(glob.reg, full.reg)
+    if data.kind == "maxent":
+        assert glob.predicates == list(full.predicates)           # the order of features, too
+        for name in ("map_ptr", "map_label", "map_feat"):
+            assert np.array_equal(getattr(glob, name), getattr(full, name)), name
+
+
+def _same_objective(data, full, C=2.0, backend="inprocess"):
+    full_objective = full.objective(C) if data.kind == "maxent" else full.objective()
+    rng = np.random.default_rng(5)
+    w = 0.3 * rng.normal(size=full_objective.n)
+    with sharded(data, C, backend=backend) as objective:
+        f, g = full_objective.fun_grad(w)
+        fs, gs = objective.fun_grad(w)
+        assert fs == pytest.approx(f, rel=1e-12)
+        np.testing.assert_allclose(gs, g, rtol=0, atol=1e-12 * np.abs(g).max())
+        return objective.n_shards
+
+
+@pytest.mark.parametrize("name", sorted(SOURCES))
+@pytest.mark.parametrize("shards", [1, 2, 3])
+def test_shards_read_from_the_file_make_the_one_process_problem(files, name, shards):
+    source = SOURCES[name](files)
+    full = _one_process(source)
+    data = scan(source, "inprocess", shards)
+    assert sum(data.rows) == (full.n_instances if data.kind == "binary" else int(full.total_count))
+    _same_index(data, full)
+    assert _same_objective(data, full) == shards
+
+
+@pytest.mark.parametrize("name", sorted(SOURCES))
+def test_dask_workers_read_their_own_parts(files, client, name):
+    source = SOURCES[name](files)
+    full = _one_process(source)
+    data = scan(source, client, 3)                 # three parts on two workers
+    _same_index(data, full)
+    assert _same_objective(data, full, backend=client) == 3
+
+
+def test_parts_of_a_file_are_whole_lines_and_make_the_file(files, tmp_path):
+    import gzip
+    content = (files / "train.events").read_bytes()
+    (tmp_path / "train.events.gz").write_bytes(gzip.compress(content))
+    for path in (files / "train.events", tmp_path / "train.events.gz"):
+        for n in (1, 2, 5, 400):
+            parts = [shard_bytes(path, i, n) for i in range(n)]
+            assert b"".join(parts) == content
+            assert all(not p or p.endswith(b"\n") for p in parts)
+
+
+def test_more_parts_than_lines_leave_empty_shards_out(files, tmp_path):
+    path = tmp_path / "tiny.svm"
+    path.write_text("1 1:1 2:1\n2 2:1\n1 1:0.5\n")
+    source = FileSource(path, "svmlight", "maxent")
+    data = scan(source, "inprocess", 8)
+    assert sum(r > 0 for r in data.rows) == 3
+    assert _same_objective(data, _one_process(source)) == 3
+
+
+def test_cli_workers_read_the_events_file_and_write_the_single_process_model(files, tmp_path):
+    from loglin.cli import main
+    from loglin.model import LinearModel
+    common = ["train", str(files / "train.events"), "--format", "events", "--cutoff", "2", "--bias", "-C", "2",
+              "--solver", "tron", "--tol", "1e-9", "--quiet"]
+    assert main(common + ["-o", str(tmp_path / "one.npz")]) == 0
+    assert main(common + ["-o", str(tmp_path / "two.npz"), "--workers", "2"]) == 0
+    one, two = LinearModel.load(tmp_path / "one.npz"), LinearModel.load(tmp_path / "two.npz")
+    assert np.array_equal(one.labels, two.labels) and list(one.predicates) == list(two.predicates)
+    assert np.linalg.norm(two.w - one.w) <= 1e-8 * np.linalg.norm(one.w)
