@@ -1,6 +1,8 @@
 """Shards read by the workers from the data file (loglin.scale.sources): the counting pass builds the
 one-process global index (same order of features), and the shards' f and gradient sum to the
 one-process problem's, for svmlight (Maxent, LR) and events files, 1/2/3 shards, in-process and Dask."""
+from pathlib import Path
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -135,3 +137,86 @@ def test_cli_workers_read_the_events_file_and_write_the_single_process_model(fil
     one, two = LinearModel.load(tmp_path / "one.npz"), LinearModel.load(tmp_path / "two.npz")
     assert np.array_equal(one.labels, two.labels) and list(one.predicates) == list(two.predicates)
     assert np.linalg.norm(two.w - one.w) <= 1e-8 * np.linalg.norm(one.w)
+
+
+# ---------------------------------------------------------------- sentence shards (CoNLL)
+
+EN = Path(__file__).parent / "data" / "parse_en.conllu"
+
+
+@pytest.fixture(scope="module")
+def chunk_file(tmp_path_factory):
+    rng = np.random.default_rng(7)
+    words = [("the", "DT"), ("dog", "NN"), ("runs", "VBZ"), ("fast", "RB"), ("in", "IN"), ("March", "NNP"),
+             ("prices", "NNS"), ("rose", "VBD"), ("a", "DT"), ("cat", "NN"), ("sleeps", "VBZ")]
+    chunk = {"DT": "B-NP", "NN": "I-NP", "NNS": "B-NP", "NNP": "B-NP", "VBZ": "B-VP", "VBD": "B-VP", "RB": "B-ADVP",
+             "IN": "B-PP"}
+    blocks = []
+    for _ in range(40):
+        tokens = [words[j] for j in rng.integers(0, len(words), rng.integers(2, 9))]
+        blocks.append("".join(f"{w} {p} {chunk[p] if rng.random() < 0.9 else 'O'}\n" for w, p in tokens))
+    path = tmp_path_factory.mktemp("chunks") / "train.txt"
+    path.write_text("\n".join(blocks) + "\n")
+    return path
+
+
+def _one_process_sentences(source):
+    from loglin.data.conll import read_conll2000, read_conllx
+    if source.format == "conllx":
+        from loglin.parsing.problem import build_tree_problem
+        problem, space, _ = build_tree_problem(read_conllx(source.path), cutoff=source.cutoff)
+        return problem, space
+    from loglin.structured.crf_features import build_chain_problem
+    need = 2 if source.task == "pos" else 3
+    return build_chain_problem([[t[:need] for t in s] for s in read_conll2000(source.path)], source.task)
+
+
+def _same_space(data, space):
+    mine = data.glob.space
+    if data.kind == "tree":
+        for name in ("words", "tags", "ctags", "prefixes"):
+            assert getattr(mine, name) == getattr(space, name), name
+        assert np.array_equal(mine.keys, space.keys)
+        return
+    assert mine.attributes == space.attributes and np.array_equal(mine.labels, space.labels)
+    for name in ("map_ptr", "map_label", "map_feat"):
+        assert np.array_equal(getattr(mine, name), getattr(space, name)), name
+
+
+def _sentence_source(name, chunk_file):
+    if name == "tree":
+        return FileSource(EN, "conllx", "tree", cutoff=2)
+    return FileSource(chunk_file, "conll2000", "chain", task=name.split("-")[1])
+
+
+@pytest.mark.parametrize("name", ["chain-chunk", "chain-pos", "tree"])
+@pytest.mark.parametrize("shards", [1, 2, 3])
+def test_sentence_shards_read_from_the_file_make_the_one_process_problem(chunk_file, name, shards):
+    source = _sentence_source(name, chunk_file)
+    full, space = _one_process_sentences(source)
+    data = scan(source, "inprocess", shards)
+    assert sum(data.rows) == full.n_sentences
+    _same_space(data, space)
+    full_objective = full.objective(2.0)
+    w = 0.3 * np.random.default_rng(shards).normal(size=full_objective.n)
+    with sharded(data, 2.0) as objective:
+        f, g = full_objective.fun_grad(w)
+        fs, gs = objective.fun_grad(w)
+        assert objective.n_shards == shards
+        assert fs == pytest.approx(f, rel=1e-12)
+        np.testing.assert_allclose(gs, g, rtol=0, atol=1e-12 * np.abs(g).max())
+
+
+@pytest.mark.parametrize("name", ["chain-chunk", "tree"])
+def test_dask_workers_read_their_own_sentences(chunk_file, client, name):
+    source = _sentence_source(name, chunk_file)
+    full, space = _one_process_sentences(source)
+    data = scan(source, client, 2)
+    _same_space(data, space)
+    full_objective = full.objective(2.0)
+    w = 0.3 * np.random.default_rng(9).normal(size=full_objective.n)
+    with sharded(data, 2.0, backend=client) as objective:
+        f, g = full_objective.fun_grad(w)
+        fs, gs = objective.fun_grad(w)
+        assert fs == pytest.approx(f, rel=1e-12)
+        np.testing.assert_allclose(gs, g, rtol=0, atol=1e-12 * np.abs(g).max())

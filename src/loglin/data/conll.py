@@ -23,14 +23,15 @@ _UINT_RE = re.compile(r"\d+")
 _Block = list[tuple[int, str]]  # (line number, line text) of one sentence
 
 
-def _blocks(path: PathLike, skip: Callable[[str], bool]) -> Iterator[_Block]:
+def _blocks(path: PathLike, skip: Callable[[str], bool], lines=None) -> Iterator[_Block]:
     """Yield the token lines of each blank-line separated sentence, with line numbers.
 
     Lines for which ``skip`` is true are dropped without ending the sentence;
-    runs of blank lines and a missing final blank line are both fine.
+    runs of blank lines and a missing final blank line are both fine. ``lines``: the
+    decoded lines when already read (a shard's part of the file), else ``path`` is read.
     """
     block: _Block = []
-    for lineno, line in enumerate(read_text_lines(path), 1):
+    for lineno, line in enumerate(read_text_lines(path) if lines is None else lines, 1):
         if not line.strip():
             if block:
                 yield block
@@ -45,9 +46,9 @@ def _is_docstart(line: str) -> bool:
     return line.startswith("-DOCSTART-")
 
 
-def _read_columns_numbered(path: PathLike, n_columns: int | None) -> list[list[tuple[int, tuple[str, ...]]]]:
+def _read_columns_numbered(path: PathLike, n_columns: int | None, lines=None) -> list[list[tuple[int, tuple[str, ...]]]]:
     sentences = []
-    for block in _blocks(path, _is_docstart):
+    for block in _blocks(path, _is_docstart, lines):
         sentence = []
         for lineno, line in block:
             fields = tuple(line.split())
@@ -79,7 +80,12 @@ def read_conll2000(path: PathLike) -> list[list[tuple[str, str, str]]]:
 
     The third column must be an IOB tag: ``O``, ``B-X`` or ``I-X``.
     """
-    sentences = _read_columns_numbered(path, 3)
+    return conll2000_from_lines(None, path)
+
+
+def conll2000_from_lines(lines, path: PathLike) -> list[list[tuple[str, str, str]]]:
+    """:func:`read_conll2000` of decoded ``lines`` (None: read ``path``, which names them in errors)."""
+    sentences = _read_columns_numbered(path, 3, lines)
     for sentence in sentences:
         for lineno, fields in sentence:
             if not _IOB_RE.fullmatch(fields[2]):
@@ -118,8 +124,13 @@ def read_conllx(path: PathLike, heads_required: bool = True) -> list[Sentence]:
     every head must be an integer in [0, n]. ``heads_required=False`` (text to be
     parsed) also accepts HEAD ``_`` on every token of a sentence; its heads are then -1.
     """
+    return conllx_from_lines(None, path, heads_required)
+
+
+def conllx_from_lines(lines, path: PathLike, heads_required: bool = True) -> list[Sentence]:
+    """:func:`read_conllx` of decoded ``lines`` (None: read ``path``, which names them in errors)."""
     return [_parse_sentence(path, block, heads_required)
-            for block in _blocks(path, lambda line: line.startswith("#"))]
+            for block in _blocks(path, lambda line: line.startswith("#"), lines)]
 
 
 def _check_acyclic(path, heads: list[int], lines: list[int]) -> None:

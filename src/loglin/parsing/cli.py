@@ -77,13 +77,15 @@ def _train(args):
     options = solver_options(args, solver, ("tree",))              # before the treebank is read
     backend = scale_out_backend(args, refusal)     # before the data is read: an unreachable scheduler fails first
     try:
-        train = _read(args.train)
         dev = _read(args.dev) if args.dev else None
         start = time.perf_counter()
+        keywords = training_keywords(args, "tree", options)
         with about_file(args.train):
-            model, result = train_parser(train, model=args.model, solver=solver, C=C, cutoff=args.cutoff,
-                                         dev_sentences=dev, return_result=True, backend=backend,
-                                         **training_keywords(args, "tree", options))
+            if backend is None:
+                model, result = train_parser(_read(args.train), model=args.model, solver=solver, C=C,
+                                             cutoff=args.cutoff, dev_sentences=dev, return_result=True, **keywords)
+            else:                # the workers read their own sentences from the file
+                model, result = _train_on_workers(args, solver, C, dev, backend, keywords)
     finally:
         if backend is not None:        # also when the data fails before training
             backend.close()
@@ -104,6 +106,24 @@ def _train(args):
         text += f"\ndev UAS {r['uas']:.2f}%  without punctuation {r['uas_no_punct']:.2f}%"
     report(args, summary, text)
     return 0
+
+
+def _train_on_workers(args, solver, C, dev, backend, keywords):
+    """A counting pass on the workers builds the feature space; each then builds its part's trees."""
+    from ..data._files import _ENCODING
+    from ..scale.sources import FileSource, scan
+    from ..training import train
+    from .model import ParserModel, uas
+    if not Path(args.train).exists():
+        raise InvalidInputError(f"{args.train}: no such file")
+    start = time.perf_counter()
+    data = scan(FileSource(args.train, "conllx", "tree", cutoff=args.cutoff, encoding=_ENCODING.get()), backend)
+    space = data.glob.space
+    evaluate = None if dev is None else (lambda w: uas(dev, ParserModel(space, w).parse(dev))["uas"])
+    keywords.setdefault("random_state", 0)
+    info = {"train_sentences": int(sum(data.rows)), "non_projective_skipped": data.glob.skipped,
+            "n_features": space.n_features, "feature_build_seconds": time.perf_counter() - start}
+    return train(data, C, solver, loss="ll", space=space, evaluate=evaluate, info=info, backend=backend, **keywords)
 
 
 def _evaluate(args):

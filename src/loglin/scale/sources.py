@@ -25,7 +25,9 @@ import scipy.sparse as sp
 from ..errors import DataContentError, InvalidInputError
 from .file_ranges import shard_bytes
 
-FORMATS = {"svmlight": ("maxent", "binary", "auto"), "events": ("maxent",)}
+FORMATS = {"svmlight": ("maxent", "binary", "auto"), "events": ("maxent",), "conll2000": ("chain",),
+           "conllx": ("tree",)}
+SENTENCES = ("conll2000", "conllx")       # one sentence per blank-line separated block
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,7 @@ class FileSource:
     all_pairs: bool = False     # events; svmlight Maxent always has every (predicate, label) pair
     C: float = 1.0              # LR: the costs C_i of the instances
     encoding: str = "utf-8"
+    task: str = "chunk"         # conll2000 chains: "chunk" (word, POS, chunk) or "pos" (word, tag)
 
     def __post_init__(self):
         if self.format not in FORMATS or self.kind not in FORMATS[self.format]:
@@ -50,7 +53,7 @@ class FileSource:
             raise FileNotFoundError(f"no such data file: {self.path}")
 
     def part(self, index, n) -> bytes:
-        return shard_bytes(self.path, index, n, sentences=False)
+        return shard_bytes(self.path, index, n, sentences=self.format in SENTENCES)
 
 
 # ---------------------------------------------------------------- the counting pass (on a worker)
@@ -112,6 +115,23 @@ class GlobalIndex:
     @property
     def classes(self):
         return self.labels
+
+
+@dataclass
+class StructuredIndex:
+    """The global feature space of a chain or tree model (a ChainFeatureSpace / ArcFeatureSpace)."""
+
+    kind: str
+    space: object
+    skipped: int = 0            # tree: non-projective training trees left out
+
+    @property
+    def n_features(self) -> int:
+        return self.space.n_features
+
+    @property
+    def reg(self) -> np.ndarray:
+        return np.ones(self.n_features)
 
 
 def merge_counts(source: FileSource, counts: list[dict]) -> GlobalIndex:
@@ -185,14 +205,16 @@ class ShardRecipe:
     glob: GlobalIndex = field(repr=False)
 
     def __call__(self) -> dict:
-        from .shards import _slice
+        from .shards import _slice, row_pointer
         problem = build_shard_problem(self.source, self.index, self.n, self.glob)
-        return _slice(self.glob.kind, problem, 0, problem.n_contexts if self.glob.kind == "maxent"
-                      else problem.n_instances)
+        return _slice(self.glob.kind, problem, 0, len(row_pointer(problem)) - 1)
 
 
 def build_shard_problem(source, index, n, glob):
     """The problem of shard ``index`` of ``n``'s rows in the global index (its own contexts merged)."""
+    if source.format in SENTENCES:
+        from .sentence_sources import build_chain_part, build_tree_part
+        return (build_chain_part if glob.kind == "chain" else build_tree_part)(source, index, n, glob.space)
     if source.format == "svmlight":
         from ..binary import binary_problem
         from ..data.svmlight import parse_svmlight
@@ -261,8 +283,21 @@ def scan(source: FileSource, backend="inprocess", shards: int | None = None) -> 
         n = made.default_shards() if shards is None else int(shards)
         if n < 1:
             raise InvalidInputError(f"shards must be at least 1, got {shards!r}")
-        counts = made.run(count_shard, [(source, i, n) for i in range(n)])
+        calls = [(source, i, n) for i in range(n)]
+        if source.format == "conll2000":
+            from .sentence_sources import chain_index, count_chain
+            counts = made.run(count_chain, calls)
+            glob = StructuredIndex("chain", chain_index(source, counts))
+        elif source.format == "conllx":
+            from .sentence_sources import count_tree_keys, count_tree_vocabularies, tree_space, tree_vocabularies
+            counts = made.run(count_tree_vocabularies, calls)
+            vocabularies = tree_vocabularies(counts)
+            keys = made.run(count_tree_keys, [(*call, vocabularies) for call in calls])
+            glob = StructuredIndex("tree", tree_space(source, vocabularies, keys), sum(c["skipped"] for c in counts))
+        else:
+            counts = made.run(count_shard, calls)
+            glob = merge_counts(source, counts)
     finally:
         if owned and not isinstance(backend, Backend):      # made here for the pass alone
             made.close()
-    return ShardedData(source, merge_counts(source, counts), [c["rows"] for c in counts], n)
+    return ShardedData(source, glob, [c["rows"] for c in counts], n)

@@ -220,6 +220,9 @@ def train_tagger(args) -> int:
     options = solver_options(args, args.solver, ("maxent" if kind == "tagger" else "chain",))   # before reading
     backend = scale_out_backend(args, refusal)      # before the data is read: an unreachable scheduler fails first
     try:
+        if kind == "chain" and backend is not None and C is not None and args.format == "conll2000":
+            with about_file(args.train):         # the workers read their own sentences from the file
+                return _train_chain(args, C, None, options, backend)
         sentences = _read_gold(args.train, args.format, args.task, args.split)
         if C is None:
             with about_file(args.train):
@@ -302,8 +305,16 @@ def _train_chain(args, C, sentences, checked, backend=None) -> int:
         options["backend"] = backend
     if args.eta != "auto":
         options.setdefault("eta", args.eta)     # text: the option check converts and bounds it
-    model, result = train_chain_model(sentences, args.task, model=args.model, solver=args.solver, C=C,
-                                      return_result=True, **options)
+    if sentences is None:                       # sharded from the file: a counting pass, then each worker's part
+        from ..data._files import _ENCODING
+        from ..scale.sources import FileSource, scan
+        from ..training import train
+        data = scan(FileSource(args.train, "conll2000", "chain", task=args.task, encoding=_ENCODING.get()), backend)
+        options.setdefault("random_state", 0)
+        model, result = train(data, C, args.solver, loss="ll", space=data.glob.space, **options)
+    else:
+        model, result = train_chain_model(sentences, args.task, model=args.model, solver=args.solver, C=C,
+                                          return_result=True, **options)
     model.save(args.output)
     if args.trace is not None:
         result.trace.save(args.trace)
