@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .cli_options import (check_numbers, chosen_solver, regularization, report, scale_out_backend, solver_options,
+from .cli_options import (RESUME_HELP, check_numbers, chosen_solver, keeping_best_model, regularization, report, scale_out_backend, solver_options,
                           split_encoding_option, training_keywords, training_options, worker_data)
 from .errors import DataFormatError, LoglinError, about_file
 from .outputs import check_writable
@@ -77,6 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "of the data file (with --scheduler the path must name the file on every worker)")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="as --workers, on the workers of the running Dask cluster at ADDRESS (e.g. tcp://host:8786)")
+    p.add_argument("--resume", type=Path, default=None, metavar="MODEL", help=RESUME_HELP)
 
     p = sub.add_parser("predict", help="predict labels (or probabilities) for a data file")
     p.add_argument("model", type=Path)
@@ -176,8 +177,9 @@ def _train_flat(args, backend):
         problem, kind = _training_problem(args, C) if backend is None else worker_data(args, C, backend)
     problem_kind = "binary" if kind == "lr" else "maxent"
     solver = chosen_solver(args, problem_kind, problem=problem) if backend is None or args.solver else None
-    model, result = train(problem, C, solver, warn=False, info={"data_format": args.format, "kind": kind},
-                          backend=backend, **training_keywords(args, problem_kind, options))
+    with keeping_best_model(args.output):
+        model, result = train(problem, C, solver, warn=False, info={"data_format": args.format, "kind": kind},
+                              backend=backend, **training_keywords(args, problem_kind, options))
     solver = result.solver
     model.save(args.output)
     if args.trace:

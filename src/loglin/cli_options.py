@@ -7,8 +7,10 @@ declared in :mod:`loglin.training` and stated in ``--help``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -190,10 +192,35 @@ def chosen_solver(args, kind: str, loss: str = "ll", problem=None) -> str:
 def training_keywords(args, kind: str, options: dict) -> dict:
     """The keyword arguments of :func:`loglin.training.train` that the shared options give; ``options``:
     the solver options from :func:`solver_options`, checked before any data was read."""
+    resume = {} if getattr(args, "resume", None) is None else {"w0": resumed_weights(args.resume, kind)}
     return {"tol": args.tol, "gap_tol": args.gap_tol, "max_iter": max_iter(args, kind),
             "time_limit": args.time_limit, "clock": args.clock, "random_state": args.seed,
             "progress": progress(args), "callback": trace_writer(args.trace), "penalty": args.penalty,
-            "l1_ratio": args.l1_ratio, **options}
+            "l1_ratio": args.l1_ratio, **resume, **options}
+
+
+def resumed_weights(path, kind: str):
+    """--resume MODEL: the weights of a model file written by an earlier run (e.g. the best model kept when a
+    shard failed), the starting point of this one."""
+    if kind == "tagger":
+        raise LoglinError("--resume continues Maxent / LR, CRF chain and parser training, not the Maxent tagger")
+    from .model_io import load_model
+    return np.asarray(load_model(path).w, dtype=np.float64)
+
+
+@contextlib.contextmanager
+def keeping_best_model(output):
+    """A training run whose shard fails (ShardError) writes the best model so far to ``output`` first, as
+    Ctrl-C does, and then fails with the error naming the shard; --resume OUTPUT continues from it."""
+    try:
+        yield
+    except LoglinError as exc:
+        model, best = getattr(exc, "model", None), getattr(exc, "best", None)
+        if model is not None:
+            model.save(output)                  # atomic: a temporary file renamed over the target
+            print(f"loglin: warning: {exc}; kept the best model so far (objective {best.f:.8g} after "
+                  f"{best.iterations} iterations) in {output}: continue with --resume {output}", file=sys.stderr)
+        raise
 
 
 def report(args, result: dict, text: str) -> None:
@@ -211,6 +238,11 @@ def add_scale_out_options(p, what: str) -> None:
                         "each (the same model, to rounding)")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="as --workers, on the workers of the running Dask cluster at ADDRESS (e.g. tcp://host:8786)")
+    p.add_argument("--resume", type=Path, default=None, metavar="MODEL", help=RESUME_HELP)
+
+
+RESUME_HELP = ("start from the weights of MODEL (e.g. the best model kept when a worker died): the data is "
+               "sharded again from the file and training resumes from that iterate")
 
 
 def scale_out_backend(args, refusal: str | None = None):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import ConvergenceWarning, InvalidInputError  # noqa: F401 (re-exported: loglin.training.ConvergenceWarning)
+from .errors import ConvergenceWarning, InvalidInputError, LoglinError  # noqa: F401 (re-exported: loglin.training.ConvergenceWarning)
 from .penalty import check_penalty, penalized
 from .solvers import TABLE, canonical, check, entry, serving
 from .solvers.base import minimize
@@ -153,6 +153,11 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
                           gap_tol=(DEFAULT_GAP_TOL if gap_tol is None else gap_tol) if stop_on_gap else gap_tol,
                           max_iter=max_iter, time_limit=time_limit, random_state=random_state, progress=progress,
                           evaluate=evaluate, callback=callback, clock=clock, warn=warn, **options)
+    except LoglinError as exc:
+        if scaled and getattr(exc, "best", None) is not None:     # a lost shard: the best model so far, to keep
+            exc.model = _model(problem.glob if on_workers else problem, kind, objective, exc.best, solver, C, loss,
+                               space, info)
+        raise
     finally:
         if scaled:
             objective.close()

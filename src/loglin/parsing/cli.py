@@ -67,8 +67,8 @@ def write_with_heads(path, out, heads) -> None:
 
 def _train(args):
     check_writable(args.output)
-    from ..cli_options import (chosen_solver, regularization, report, scale_out_backend, scaled_structured_solver,
-                               solver_options, training_keywords)
+    from ..cli_options import (chosen_solver, keeping_best_model, regularization, report, scale_out_backend,
+                               scaled_structured_solver, solver_options, training_keywords)
     from .model import check_options, train_parser
     C = regularization(args, "tree")
     solver = chosen_solver(args, "tree", "mm" if args.model == "m3n" else "ll")
@@ -80,7 +80,7 @@ def _train(args):
         dev = _read(args.dev) if args.dev else None
         start = time.perf_counter()
         keywords = training_keywords(args, "tree", options)
-        with about_file(args.train):
+        with about_file(args.train), keeping_best_model(args.output):
             if backend is None:
                 model, result = train_parser(_read(args.train), model=args.model, solver=solver, C=C,
                                              cutoff=args.cutoff, dev_sentences=dev, return_result=True, **keywords)

@@ -26,7 +26,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..errors import ConvergenceWarning
+from ..errors import ConvergenceWarning, LoglinError
 from ..signals import StopOnSignal
 from ..trace import Trace
 from .progress import Progress
@@ -133,10 +133,16 @@ def minimize(objective, solver: str = "tron", w0=None, *, tol: float = 1e-3, max
         except KeyboardInterrupt:
             state.reason = "interrupted"
         if state.reason not in ("callback", "interrupted"):
-            _run(objective, solver_function(objective, w, rng, **options), state, rule, trace, best, stop,
-                 g0_norm=g0_norm, max_iter=max_iter, time_limit=time_limit, clock=clock, started=started,
-                 record_spacing=record_spacing, auto_spacing=auto_spacing, callback=callback, evaluate=evaluate,
-                 progress=progress, solver=solver, wall_column=wall_column)
+            try:
+                _run(objective, solver_function(objective, w, rng, **options), state, rule, trace, best, stop,
+                     g0_norm=g0_norm, max_iter=max_iter, time_limit=time_limit, clock=clock, started=started,
+                     record_spacing=record_spacing, auto_spacing=auto_spacing, callback=callback,
+                     evaluate=evaluate, progress=progress, solver=solver, wall_column=wall_column)
+            except LoglinError as exc:      # an evaluation failed (a lost shard): the caller may keep the best
+                exc.best = Result(w=best.w.copy(), f=best.f, grad_norm=float("nan"), iterations=state.it,
+                                  train_seconds=state.elapsed, converged=False, stop_reason=str(exc), trace=trace,
+                                  solver=solver)
+                raise
     result = _result(best, objective, state.it, state.elapsed, state.converged, state.reason, trace, solver)
     if stop.requested:
         result.signal = stop.name

@@ -16,8 +16,8 @@ import sys
 import time
 from pathlib import Path
 
-from ..cli_options import (add_scale_out_options, check_numbers, chosen_solver, regularization, report,
-                           scale_out_backend, scaled_structured_solver, solver_options, training_keywords,
+from ..cli_options import (add_scale_out_options, check_numbers, chosen_solver, keeping_best_model, regularization,
+                           report, scale_out_backend, scaled_structured_solver, solver_options, training_keywords,
                            training_options)
 from ..errors import DataContentError, InvalidInputError, about_file
 from ..outputs import check_writable
@@ -258,6 +258,7 @@ def _cross_validated_C(args, kind, sentences, options) -> float:
     trained as this command would train the model; prints the path (--json: reported on stderr too)."""
     from ..selection import DEFAULT_PATIENCE, grouped_path
     keywords = {**training_keywords(args, kind, options), "progress": False, "callback": None}
+    keywords.pop("w0", None)            # --resume is for the final fit, not the folds
     measure = "f1" if args.task == "chunk" else "accuracy"
     if kind == "chain":
         from ..structured.model import train_chain_model
@@ -311,10 +312,12 @@ def _train_chain(args, C, sentences, checked, backend=None) -> int:
         from ..training import train
         data = scan(FileSource(args.train, "conll2000", "chain", task=args.task, encoding=_ENCODING.get()), backend)
         options.setdefault("random_state", 0)
-        model, result = train(data, C, args.solver, loss="ll", space=data.glob.space, **options)
+        with keeping_best_model(args.output):
+            model, result = train(data, C, args.solver, loss="ll", space=data.glob.space, **options)
     else:
-        model, result = train_chain_model(sentences, args.task, model=args.model, solver=args.solver, C=C,
-                                          return_result=True, **options)
+        with keeping_best_model(args.output):
+            model, result = train_chain_model(sentences, args.task, model=args.model, solver=args.solver, C=C,
+                                              return_result=True, **options)
     model.save(args.output)
     if args.trace is not None:
         result.trace.save(args.trace)
