@@ -108,7 +108,7 @@ except ImportError:                                     # pragma: no cover - exe
 
 # keyword arguments of train() that the estimator sets itself
 _RESERVED_OPTIONS = {"problem", "C", "penalty", "l1_ratio", "solver", "w0", "tol", "max_iter", "time_limit", "random_state",
-                     "progress", "evaluate", "callback", "warn", "info"}
+                     "progress", "evaluate", "callback", "warn", "info", "backend", "shards"}
 
 
 # =================================================================== validation
@@ -245,7 +245,8 @@ class _LoglinClassifier(_ClassifierMixin, _BaseEstimator):
 
     def __init__(self, C=1.0, *, penalty="l2", l1_ratio=None, solver="auto", tol=1e-4, max_iter=1000,
                  fit_intercept=True, intercept_scaling=1.0, regularize_intercept=False, class_weight=None,
-                 warm_start=False, random_state=None, verbose=0, time_limit=None, solver_options=None):
+                 warm_start=False, random_state=None, verbose=0, time_limit=None, solver_options=None,
+                 backend=None, client=None, n_workers=None):
         self.C = C
         self.penalty = penalty
         self.l1_ratio = l1_ratio
@@ -261,6 +262,9 @@ class _LoglinClassifier(_ClassifierMixin, _BaseEstimator):
         self.verbose = verbose
         self.time_limit = time_limit
         self.solver_options = solver_options
+        self.backend = backend
+        self.client = client
+        self.n_workers = n_workers
 
     def _binary_native(self) -> bool:
         """True if two classes are fitted as one binary LR weight vector."""
@@ -351,7 +355,20 @@ class _LoglinClassifier(_ClassifierMixin, _BaseEstimator):
                      w0=w0, tol=float(self.tol),
                      max_iter=int(self.max_iter), time_limit=self.time_limit,
                      random_state=_seed(self.random_state), progress=self.verbose > 0,
-                     **(self.solver_options or {}))
+                     **self._scale_out(), **(self.solver_options or {}))
+
+    def _scale_out(self) -> dict:
+        """train()'s backend= from backend / client / n_workers (a LocalCluster made here is closed after the fit)."""
+        if self.backend is None and self.client is None and self.n_workers is None:
+            return {}
+        if self.client is not None:
+            return {"backend": self.client}
+        if self.n_workers is not None:
+            from .scale import DaskBackend
+            backend = DaskBackend(n_workers=int(self.n_workers))
+            backend.close_with_objective = True
+            return {"backend": backend}
+        return {"backend": self.backend}
 
     def _set_result(self, model, result):
         self.model_ = model
@@ -429,6 +446,12 @@ class _LoglinClassifier(_ClassifierMixin, _BaseEstimator):
             clash = sorted(_RESERVED_OPTIONS.intersection(opts))
             if clash:
                 raise ValueError(f"solver_options may not set {clash}; use the estimator's parameters")
+        if self.client is not None and self.backend is not None:
+            raise ValueError("give backend or client, not both")
+        if self.n_workers is not None:
+            number("n_workers", 1, False, integral=True)
+            if self.client is not None or self.backend not in (None, "dask"):
+                raise ValueError("n_workers starts a local Dask cluster: it goes with backend=None or 'dask' only")
 
     # ----------------------------------------------------------- prediction
     def _rows(self, X):
@@ -526,6 +549,13 @@ class MaxentClassifier(_LoglinClassifier):
         Seconds of training after which the solver stops.
     solver_options : dict or None
         Extra keyword arguments of the solver (e.g. ``{"cg_tol": 0.1}`` for TRON).
+    backend : None, "inprocess", "threads", "dask" or a loglin.scale Backend
+        Evaluate the objective over row shards on that backend (:func:`loglin.scale.sharded`; TRON or
+        L-BFGS, the same model to rounding); "dask" alone starts a 2-worker LocalCluster for the fit.
+    client : distributed.Client or None
+        Shard on the workers of this Dask client's cluster (left open).
+    n_workers : int or None
+        Shard on a LocalCluster of that many one-thread worker processes, started and closed by ``fit``.
 
     Attributes
     ----------
