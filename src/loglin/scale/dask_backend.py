@@ -49,12 +49,13 @@ def _distributed():
 class DaskBackend(Backend):
     """Shards as Dask actors. Give one of ``client`` (an existing ``distributed.Client``, left open),
     ``address`` (a scheduler to connect to) or ``n_workers`` (a LocalCluster of that many worker
-    processes with one thread each, closed with the backend)."""
+    processes with one thread each, closed with the backend; ``memory_limit``: each such worker's, as Dask
+    takes it, e.g. "1.2GB": the nanny restarts a worker that grows past it)."""
 
     name = "dask"
 
     def __init__(self, client=None, address=None, n_workers=None, timeout=DEFAULT_TIMEOUT,
-                 connect_timeout=DEFAULT_CONNECT_TIMEOUT):
+                 connect_timeout=DEFAULT_CONNECT_TIMEOUT, memory_limit="auto"):
         if sum(x is not None for x in (client, address, n_workers)) > 1:
             raise InvalidInputError("give at most one of client, address and n_workers")
         if not timeout > 0:
@@ -76,7 +77,7 @@ class DaskBackend(Backend):
             if n_workers < 1:
                 raise InvalidInputError(f"workers must be at least 1, got {n_workers}")
             self.cluster = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                                                    dashboard_address=":0")
+                                                    dashboard_address=":0", memory_limit=memory_limit)
             self.client = distributed.Client(self.cluster, direct_to_workers=True)
         self.actors = []
         self.workers = []

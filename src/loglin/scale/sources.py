@@ -64,30 +64,46 @@ def count_shard(source: FileSource, index: int, n: int) -> dict:
         from ..data.svmlight import parse_svmlight
         X, labels, _ = parse_svmlight(source.part(index, n), source.path)
         return {"rows": X.shape[0], "n_seen": X.shape[1], "labels": list(dict.fromkeys(labels))}
-    events = _events(source, index, n)
-    counts, pairs = {}, {}
-    for label, ctx in zip(events.labels, events.contexts):
-        for p in dict.fromkeys(ctx):
-            counts[p] = counts.get(p, 0) + 1
-    if not source.all_pairs:            # (predicate, label) pairs with a non-zero value, as the one-process map
-        from ..problem import _as_float_csr, events_to_matrix
-        local = {p: i for i, p in enumerate(counts)}
-        X = _as_float_csr(events_to_matrix(events.contexts, events.values, local)).tocoo()
-        names = list(counts)
-        label_of_row = events.labels
-        pairs = {(names[c], label_of_row[r]) for r, c in zip(X.row.tolist(), X.col.tolist())}
-    return {"rows": len(events), "counts": counts, "labels": sorted(set(events.labels)), "pairs": pairs}
+    from ..problem import _as_float_csr, events_to_matrix
+    counts, pairs, labels, rows = {}, set(), set(), 0
+    for events in _event_batches(source, index, n):
+        rows += len(events)
+        labels.update(events.labels)
+        for ctx in events.contexts:
+            for p in dict.fromkeys(ctx):
+                counts[p] = counts.get(p, 0) + 1
+        if not source.all_pairs:        # (predicate, label) pairs with a non-zero value, as the one-process map
+            local = {p: i for i, p in enumerate(dict.fromkeys(p for ctx in events.contexts for p in ctx))}
+            X = _as_float_csr(events_to_matrix(events.contexts, events.values, local)).tocoo()
+            names = list(local)
+            pairs.update(zip([names[c] for c in X.col.tolist()], [events.labels[r] for r in X.row.tolist()]))
+    return {"rows": rows, "counts": counts, "labels": sorted(labels), "pairs": pairs}
 
 
-def _events(source, index, n):
+BATCH = 20_000      # events parsed at a time: a worker never holds its whole part as Python strings
+
+
+def _event_batches(source, index, n):
+    """The events of part ``index`` of ``n``, ``BATCH`` lines at a time."""
     from ..data._files import decode_lines
     from ..data.events import events_from_lines
-    events = events_from_lines(decode_lines(source.part(index, n), source.path, source.encoding), source.path)
-    if source.bias > 0:                 # as `loglin train --bias` on events: a "<bias>" predicate in every event
-        events.contexts = [list(c) + ["<bias>"] for c in events.contexts]
-        if events.values is not None:
-            events.values = [list(v) + [source.bias] for v in events.values]
-    return events
+    data = source.part(index, n)
+    start = 0
+    while start < len(data):
+        end = start
+        for _ in range(BATCH):                  # the end of the batch's last line
+            end = data.find(b"\n", end) + 1
+            if end == 0:
+                end = len(data)
+                break
+        lines = decode_lines(data[start:end], source.path, source.encoding)
+        start = end
+        events = events_from_lines(lines, source.path)
+        if source.bias > 0:             # as `loglin train --bias` on events: a "<bias>" predicate in every event
+            events.contexts = [list(c) + ["<bias>"] for c in events.contexts]
+            if events.values is not None:
+                events.values = [list(v) + [source.bias] for v in events.values]
+        yield events
 
 
 # ---------------------------------------------------------------- the global index (on the driver)
@@ -227,9 +243,13 @@ def build_shard_problem(source, index, n, glob):
         return problem_from_matrix(X, y, classes=glob.labels, all_pairs=True, bias=glob.bias or None,
                                    regularize_bias=source.regularize_bias, predicates=list(range(glob.n_inputs)))
     from ..problem import events_to_matrix
-    events = _events(source, index, n)
-    X = events_to_matrix(events.contexts, events.values, {p: i for i, p in enumerate(glob.predicates)})
-    return maxent_rows(X, np.asarray(events.labels), glob)
+    vocab = {p: i for i, p in enumerate(glob.predicates)}
+    blocks, labels = [], []
+    for events in _event_batches(source, index, n):
+        blocks.append(events_to_matrix(events.contexts, events.values, vocab))
+        labels.extend(events.labels)
+    X = sp.vstack(blocks, format="csr") if blocks else sp.csr_matrix((0, len(vocab)))
+    return maxent_rows(X, np.asarray(labels), glob)
 
 
 def maxent_rows(X, y, glob):
