@@ -1,7 +1,7 @@
 """BROWN Maxent POS (Huang et al. 2010's setting, C = 10) on a 2-worker Dask LocalCluster whose per-worker
 memory limit is below what one process needs for the whole problem (issue 19, item 7). One command:
 
-    flock /tmp/loglin-bench.lock python -m benchmarks.brown_scale [--solver lbfgs] [--memory-limit 1.1GB]
+    flock /tmp/loglin-bench.lock python -m benchmarks.brown_scale [--solver lbfgs] [--memory-limit 1.4GB]
 
 Three fresh processes, so that each one's peak memory is its own:
 1. ``reference``: builds the problem in one process (loglin.tagging.datasets.build_dataset), trains it,
@@ -33,7 +33,7 @@ def _peak_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def reference(out: Path, solver: str):
+def reference(out: Path, solver: str, max_iter=None):
     from loglin.data.events import Events, write_events
     from loglin.tagging.datasets import build_dataset, load_corpora
     from loglin.training import train
@@ -43,13 +43,14 @@ def reference(out: Path, solver: str):
     built_mb = _peak_mb()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model, result = train(dataset.problem, C, solver)
+        model, result = train(dataset.problem, C, solver, max_iter=max_iter)
     train_mb = _peak_mb()
     accuracy = dataset.evaluate(result.w)
     train_corpus = load_corpora("brown")[0]
-    names = dataset.extractor.event_predicates(train_corpus.words, train_corpus.labels)
     labels = [y for s in train_corpus.labels for y in s]
-    write_events(out / "brown-train.events", Events(labels, names))
+    if not (out / "brown-train.events").exists():        # the workers' input, written once
+        names = dataset.extractor.event_predicates(train_corpus.words, train_corpus.labels)
+        write_events(out / "brown-train.events", Events(labels, names))
     p = dataset.problem
     return {"features": p.n_features, "contexts_merged": p.n_contexts, "labels": p.n_labels,
             "events": len(labels), "build_seconds": build_seconds, "iterations": result.iterations,
@@ -64,7 +65,7 @@ def _worker_peak_mb():
     return r.getrusage(r.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def sharded(out: Path, solver: str, workers: int, memory_limit: str):
+def sharded(out: Path, solver: str, workers: int, memory_limit: str, max_iter=None):
     from loglin.scale import DaskBackend
     from loglin.scale.sources import FileSource, scan
     from loglin.training import train
@@ -77,9 +78,9 @@ def sharded(out: Path, solver: str, workers: int, memory_limit: str):
         scan_seconds = time.perf_counter() - started
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            model, result = train(data, C, solver, backend=backend)
+            model, result = train(data, C, solver, backend=backend, max_iter=max_iter)
         worker_mb = backend.client.run(_worker_peak_mb)
-        restarts = [w for w, info in backend.client.scheduler_info()["workers"].items()]
+        restarts = list(backend.client.scheduler_info()["workers"])
     finally:
         backend.close()
     model.save(out / "brown-sharded.npz")
@@ -114,6 +115,7 @@ def evaluate(out: Path):
 def _step(step, out, args):
     command = [sys.executable, "-m", "benchmarks.brown_scale", "--step", step, "--out", str(out), "--solver",
                args.solver, "--workers", str(args.workers), "--memory-limit", args.memory_limit]
+    command += [] if args.max_iter is None else ["--max-iter", str(args.max_iter)]
     started, cpu = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
     text = subprocess.run(command, check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -125,20 +127,21 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--solver", default="lbfgs")
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--memory-limit", default="1.1GB")
+    parser.add_argument("--memory-limit", default="1.4GB")
+    parser.add_argument("--max-iter", type=int, default=None, help="default: to the default tolerance")
     parser.add_argument("--out", type=Path, default=Path("/tmp/loglin-brown-scale"))
     parser.add_argument("--step", choices=("reference", "sharded", "evaluate"), default=None)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     if args.step == "reference":
-        print(json.dumps(reference(args.out, args.solver)))
+        print(json.dumps(reference(args.out, args.solver, args.max_iter)))
     elif args.step == "sharded":
-        print(json.dumps(sharded(args.out, args.solver, args.workers, args.memory_limit)))
+        print(json.dumps(sharded(args.out, args.solver, args.workers, args.memory_limit, args.max_iter)))
     elif args.step == "evaluate":
         print(json.dumps(evaluate(args.out)))
     else:
         load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else None
-        report = {"solver": args.solver, "C": C, "load_before": load}
+        report = {"solver": args.solver, "C": C, "max_iter": args.max_iter, "load_before": load}
         for step in ("reference", "sharded", "evaluate"):
             report[step] = _step(step, args.out, args)
             print(step, json.dumps(report[step]), flush=True)

@@ -21,8 +21,9 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .cli_options import (RESUME_HELP, check_numbers, chosen_solver, keeping_best_model, regularization, report, scale_out_backend, solver_options,
-                          split_encoding_option, training_keywords, training_options, worker_data)
+from .cli_options import (RESUME_HELP, check_numbers, chosen_solver, keeping_best_model, regularization, report,
+                          scale_out_backend, solver_options, split_encoding_option, training_keywords,
+                          training_options, worker_data)
 from .errors import DataFormatError, LoglinError, about_file
 from .outputs import check_writable
 from .training import DEFAULT_C, DEFAULT_MAX_ITER

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import ConvergenceWarning, InvalidInputError, LoglinError  # noqa: F401 (re-exported: loglin.training.ConvergenceWarning)
+from .errors import (ConvergenceWarning,  # noqa: F401 (re-exported: loglin.training.ConvergenceWarning)
+                     InvalidInputError, LoglinError)
 from .penalty import check_penalty, penalized
 from .solvers import TABLE, canonical, check, entry, serving
 from .solvers.base import minimize
