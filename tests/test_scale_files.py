@@ -116,6 +116,11 @@ def test_parts_of_a_file_are_whole_lines_and_make_the_file(files, tmp_path):
             parts = [shard_bytes(path, i, n) for i in range(n)]
             assert b"".join(parts) == content
             assert all(not p or p.endswith(b"\n") for p in parts)
+    sentences = EN.read_bytes()
+    for n in (2, 3, 50):
+        parts = [shard_bytes(EN, i, n, sentences=True) for i in range(n)]
+        assert b"".join(parts) == sentences
+        assert all(not p or p.endswith(b"\n\n") for p in parts[:-1])     # whole sentences only
 
 
 def test_more_parts_than_lines_leave_empty_shards_out(files, tmp_path):
