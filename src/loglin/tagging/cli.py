@@ -22,7 +22,7 @@ from ..cli_options import (add_scale_out_options, check_numbers, chosen_solver, 
 from ..errors import DataContentError, InvalidInputError, about_file
 from ..outputs import check_writable
 from ..structured.model import MODELS as CHAIN_MODELS
-from .tagger import DEFAULT_BEAM, TASK_DEFAULTS, Tagger
+from .tagger import DEFAULT_BEAM, TASK_DEFAULTS, MaxentTaggerModel
 
 SUBCOMMANDS = ("train", "evaluate", "run")
 SPLIT_HELP = "Brown folder: only the papers' fixed-seed 4/5 of the files (train) or the other 1/5 (test)"
@@ -73,7 +73,7 @@ def _detect_format(path, lines, task: str, labels) -> str:
 
 
 def _read_input(path, fmt: str, task: str, labels=()):
-    """(token tuples for Tagger.tag, raw lines to echo, 'conll' or 'text')."""
+    """(token tuples for MaxentTaggerModel.tag, raw lines to echo, 'conll' or 'text')."""
     from ..data._files import read_text_lines
     from ..data import read_columns
     lines = read_text_lines(path)
@@ -231,7 +231,7 @@ def train_tagger(args) -> int:
         if backend is not None:         # also when the data or the options fail before training
             backend.close()
     with about_file(args.train):
-        tagger = Tagger.train(sentences, args.task, C=C, solver=args.solver, cutoff=args.cutoff,
+        tagger = MaxentTaggerModel.train(sentences, args.task, C=C, solver=args.solver, cutoff=args.cutoff,
                               rare_threshold=args.rare_threshold, beam=args.beam, tag_dictionary=args.tag_dictionary,
                               iob_constraint=args.iob_constraint, all_pairs=args.all_pairs,
                               **training_keywords(args, kind, options))
@@ -267,7 +267,7 @@ def _cross_validated_C(args, kind, sentences, options) -> float:
             return _chain_scores(model, test, args.task)[measure]
     else:
         def fit(train, C):
-            return Tagger.train(train, args.task, C=C, solver=args.solver, cutoff=args.cutoff,
+            return MaxentTaggerModel.train(train, args.task, C=C, solver=args.solver, cutoff=args.cutoff,
                                 rare_threshold=args.rare_threshold, beam=args.beam,
                                 tag_dictionary=args.tag_dictionary, iob_constraint=args.iob_constraint,
                                 all_pairs=args.all_pairs, **keywords)
@@ -320,7 +320,7 @@ def _train_chain(args, C, sentences, checked, backend=None) -> int:
 
 
 def _chain_scores(model, gold_sentences, task) -> dict:
-    """Scores of a chain model on gold sentences, in the same keys as Tagger.evaluate."""
+    """Scores of a chain model on gold sentences, in the same keys as MaxentTaggerModel.evaluate."""
     from .conlleval import conlleval
     if not gold_sentences:
         raise DataContentError("no sentences to evaluate")
@@ -349,7 +349,7 @@ def _evaluate(args) -> int:
 
 
 def evaluate_model(model, path, fmt="conll2000", split=None, **decoding) -> tuple[dict, str]:
-    """(scores, one line of text) of a Tagger or ChainModel on the gold file ``path``."""
+    """(scores, one line of text) of a MaxentTaggerModel or ChainModel on the gold file ``path``."""
     from ..structured.model import ChainModel
     with about_file(path):
         if isinstance(_tagging_model(model), ChainModel):
@@ -373,7 +373,7 @@ FREE_LABELS = ("_", "?", "")      # --keep-labels: a label column holding one of
 
 
 def run_model(model, path, input_format="auto", output=None, keep_labels=False, **decoding) -> None:
-    """Tag the file ``path`` with a Tagger or ChainModel; write to ``output`` (a path) or standard output.
+    """Tag the file ``path`` with a MaxentTaggerModel or ChainModel; write to ``output`` (a path) or standard output.
     ``keep_labels``: CoNLL input whose column after the inputs holds labels keeps them (chain models)."""
     from ..structured.model import ChainModel
     if isinstance(_tagging_model(model), ChainModel):
@@ -403,7 +403,7 @@ def run_model(model, path, input_format="auto", output=None, keep_labels=False, 
 
 def _tagging_model(model):
     from ..structured.model import ChainModel
-    if not isinstance(model, (Tagger, ChainModel)):
+    if not isinstance(model, (MaxentTaggerModel, ChainModel)):
         raise InvalidInputError(f"not a tagging model (Maxent tagger or chain CRF / M3N): a {type(model).__name__}")
     return model
 

@@ -59,7 +59,7 @@ def _split(sentences, task, with_labels):
     return words, tags, labels
 
 
-class Tagger:
+class MaxentTaggerModel:
     """Weights + feature index + decoding options."""
 
     def __init__(self, extractor: FeatureExtractor, w, map_ptr, map_label, map_feat, *,
@@ -91,7 +91,7 @@ class Tagger:
               tag_dictionary: bool = False, iob_constraint: bool | None = None, all_pairs: bool | None = None,
               tol: float = DEFAULT_TOL,
               max_iter: int = 1000, time_limit=None, random_state=0, progress: bool = False, evaluate=None,
-              **solver_options) -> "Tagger":
+              **solver_options) -> "MaxentTaggerModel":
         """Train on gold sentences. ``C`` = sigma^2 of the papers (10).
 
         ``cutoff`` / ``rare_threshold``: see :class:`~loglin.features.FeatureExtractor`
@@ -230,7 +230,7 @@ class Tagger:
         save_npz_model(path, meta, arrays)
 
     @classmethod
-    def load(cls, path) -> "Tagger":
+    def load(cls, path) -> "MaxentTaggerModel":
         """Read a model file; anything malformed raises ModelFormatError."""
         required = ("w", "map_ptr", "map_label", "map_feat", "feat_keys", "feat_group_ptr", "feat_rare",
                     "feat_dict_ptr", "feat_dict_label")
@@ -257,7 +257,7 @@ class Tagger:
         return tagger
 
 
-def _check_model(path, t: Tagger):
+def _check_model(path, t: MaxentTaggerModel):
     P, K, n = t.extractor.n_predicates, t.extractor.n_labels, len(t.w)
     mp = t.map_ptr
     ok = (len(mp) == P + 1 and mp[0] == 0 and mp[-1] == len(t.map_label) == len(t.map_feat)
