@@ -25,6 +25,8 @@ def weights(model) -> list[tuple[str, str, float]]:
     if type(model).__module__.startswith("loglin.crfsuite"):    # sklearn-crfsuite's estimator: its chain model
         space, w = model._fitted()
         model = ChainModel(space=space, w=w, model="crf", C=model.C_ or 1.0, solver="")
+    if type(model).__name__ == "Tagger" and getattr(model, "templates_", None) is not None:     # loglin.Tagger
+        model = model.model_
     if isinstance(model, ChainModel):
         return _chain(model)
     if isinstance(model, ParserModel):
@@ -104,6 +106,12 @@ def describe(model) -> dict:
         return {"kind": "crfsuite", "n_labels": len(space.labels), "labels": [str(c) for c in space.labels[:50]],
                 "n_attributes": len(space.attributes), "n_weights": int(w.size),
                 "nonzero_weights": int(np.count_nonzero(w)), "C": model.C_}
+    if type(model).__name__ == "Tagger":            # loglin.Tagger (chain model over its own templates)
+        w = model.coef_
+        return {"kind": "sequence-tagger", "model": model.model, "n_labels": len(model.classes_),
+                "labels": model.classes_[:50], "templates": [t.line() for t in model.templates_.templates],
+                "n_attributes": model.templates_.n_attributes, "n_weights": int(w.size),
+                "nonzero_weights": int(np.count_nonzero(w))}
     if isinstance(model, MaxentTaggerModel):
         return {"kind": "tagger", "task": model.task, "n_labels": len(model.labels), "labels": model.labels[:50],
                 "beam": model.beam, **model.info}

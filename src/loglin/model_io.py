@@ -165,7 +165,8 @@ MODEL_CLASSES = {"loglin-linear": "loglin.model:LinearModel",
                  "loglin-tagger": "loglin.tagging.tagger:MaxentTaggerModel",
                  "loglin-chain": "loglin.structured.model:ChainModel",
                  "loglin-parser": "loglin.parsing.model:ParserModel",
-                 "loglin-crfsuite": "loglin.crfsuite.estimator:CRF"}
+                 "loglin-crfsuite": "loglin.crfsuite.estimator:CRF",
+                 "loglin-sequence-tagger": "loglin.tagging.estimator:Tagger"}
 
 
 def load_model(path):
