@@ -144,7 +144,8 @@ def _rare(value: str):
 
 def add_tag_commands(subparsers) -> argparse.ArgumentParser:
     """Add ``tag`` with its ``train`` / ``evaluate`` / ``run`` subcommands to an argparse subparsers object."""
-    tag = subparsers.add_parser("tag", help="Maxent POS tagging and chunking (Ratnaparkhi 1996; OpenNLP features)",
+    tag = subparsers.add_parser("tag", help="POS tagging, chunking and NER: Maxent (Ratnaparkhi 1996; OpenNLP features), "
+                                "CRF or M3N over feature templates",
                                 description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = tag.add_subparsers(dest="tag_command", metavar="SUBCOMMAND")
 
@@ -239,10 +240,11 @@ def train_tagger(args) -> int:
     if args.task == "ner" and args.model == "maxent":
         raise InvalidInputError("--task ner trains chain models (--model crf or m3n): the Maxent tagger's "
                                 "context generators are OpenNLP's POS and chunk ones")
-    if args.features is not None and args.model == "maxent":
+    features = getattr(args, "features", None)      # `loglin train` on a tagging corpus has no --features
+    if features is not None and args.model == "maxent":
         raise InvalidInputError("--features sets the templates of --model crf / m3n; the Maxent tagger uses "
                                 "OpenNLP's context generators of --task")
-    features = args.task if args.features is None else args.features
+    features = args.task if features is None else features
     if kind == "chain":
         from .templates import template_set
         template_set(features)                          # a bad template file fails before the data is read
@@ -300,7 +302,8 @@ def _cross_validated_C(args, kind, sentences, options, features) -> float:
     from ..selection import DEFAULT_PATIENCE, grouped_path
     keywords = {**training_keywords(args, kind, options), "progress": False, "callback": None}
     measure = "accuracy" if args.task == "pos" else "f1"
-    keywords.pop("eta", None)
+    if kind == "chain":
+        keywords.pop("eta", None)
 
     def fit(train, C):
         return _estimator(args, C, features).fit(*_inputs_and_labels(train), **keywords)
