@@ -19,7 +19,7 @@ import numpy as np
 
 from ..data.conll import Sentence, is_projective
 from ..estimators import NotFittedError, _BaseEstimator, _check_sample_weight, _plain, _seed
-from ..errors import ModelFormatError
+from ..errors import DataContentError, ModelFormatError
 from .model import MODELS, ParserModel, uas
 from .problem import check_tree
 
@@ -63,7 +63,7 @@ def as_sentence(tokens, heads=None, where="sentence") -> Sentence:
 def _sentences(X, y, what):
     X = list(X)
     if not X:
-        raise ValueError(f"{what}: no sentences")
+        raise DataContentError(f"{what}: no sentences")
     if y is None:
         if not all(isinstance(s, Sentence) for s in X):
             raise ValueError(f"{what}: y (the heads) is required unless X holds loglin.data.conll.Sentence objects")
@@ -135,7 +135,7 @@ class Parser(_BaseEstimator):
             if is_projective(s.heads):
                 keep.append(i)
         if not keep:
-            raise ValueError("fit: no projective training tree")
+            raise DataContentError("no projective training tree")
         kept = [sentences[i] for i in keep]
         space = ArcFeatureSpace.fit(kept, cutoff=int(self.cutoff))
         sent_ptr, arc_off, feat_ptr, feat_idx = space.encode(kept)

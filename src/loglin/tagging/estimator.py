@@ -27,7 +27,7 @@ import time
 
 import numpy as np
 
-from ..errors import ModelFormatError
+from ..errors import DataContentError, ModelFormatError
 from ..estimators import NotFittedError, _BaseEstimator, _check_sample_weight, _plain, _seed
 from ..model_io import load_npz_model, model_format, save_npz_model
 from .templates import CompiledTemplates, TemplateSet, template_set
@@ -46,7 +46,7 @@ def check_sequences(X, y, what: str):
     if len(X) != len(y):
         raise ValueError(f"{what}: {len(X)} sentences in X but {len(y)} label sequences in y")
     if not X:
-        raise ValueError(f"{what}: no sentences")
+        raise DataContentError(f"{what}: no sentences")
     for i, (xs, ys) in enumerate(zip(X, y)):
         if isinstance(xs, (str, dict)) or isinstance(ys, str):
             raise ValueError(f"{what}: sentence {i} must be a list of tokens with a list of labels")
@@ -178,7 +178,7 @@ class Tagger(_BaseEstimator):
         weight = _check_sample_weight(sample_weight, len(X))
         labels = sorted({label for ys in y for label in ys})
         if len(labels) < 2:
-            raise ValueError(f"fit: need at least two labels, got {labels}")
+            raise DataContentError(f"need at least two labels to train a tagger, got {labels}")
         self.score_kind_ = "f1" if is_iob(labels) else "accuracy"
         if self.model == "maxent":
             return self._fit_maxent(X, y, weight, X_dev, y_dev, train_options)
