@@ -1,6 +1,6 @@
 """Speed of the template compiler against crf_features' hand-written chunk attributes (decision 0020).
 
-    python benchmarks/templates.py [--repeats 5]
+    python benchmarks/templates.py [--repeats 5] [--bundled]
 
 On CoNLL-2000 (../shared/data/conll2000, else the bundled slice) it times, in one
 process and alternating, the two ways of turning sentences into the attribute
@@ -25,8 +25,8 @@ from loglin.tagging.datasets import bundled_conll2000_small
 from loglin.tagging.templates import CompiledTemplates, template_set
 
 
-def _corpus():
-    root = shared_data_dir()
+def _corpus(bundled=False):
+    root = None if bundled else shared_data_dir()
     if root is not None and (root / "conll2000" / "train.txt").is_file():
         return "CoNLL-2000", read_conll2000(root / "conll2000" / "train.txt"), read_conll2000(root / "conll2000" / "test.txt")
     train, test = bundled_conll2000_small()
@@ -52,8 +52,9 @@ def _templates(train, test):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--bundled", action="store_true", help="the bundled slice even when the full corpus is there")
     args = parser.parse_args()
-    name, train, test = _corpus()
+    name, train, test = _corpus(args.bundled)
     train_in = [[t[:2] for t in s] for s in train]
     test_in = [[t[:2] for t in s] for s in test]
     n_train, n_test = sum(map(len, train)), sum(map(len, test))

@@ -185,3 +185,49 @@ def test_clone_and_grid_search_over_C():
     scores = search.cv_results_["mean_test_score"]
     assert search.best_params_["C"] == 10.0 and scores[1] > scores[0]
     assert search.best_estimator_.predict(X[:2]) == search.predict(X[:2])
+
+
+# ------------------------------------------------------------------ the command line builds the same class
+
+def test_cli_trains_ner_and_template_file_models(tmp_path, capsys):
+    import json
+    from loglin.cli import main
+    from loglin.model_io import load_model
+    train, test = DATA / "ner_multilingual_train.txt", DATA / "ner_multilingual_test.txt"
+    assert main(["tag", "train", "--task", "ner", str(train), "-o", str(tmp_path / "ner.npz"), "--test", str(test),
+                 "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["kind"] == "crf" and summary["features"] == "ner" and summary["test"]["f1"] > 60
+    model = load_model(tmp_path / "ner.npz")
+    X, y = _ner("train")
+    expected = loglin.Tagger(features="ner").fit(X, y)
+    Xt, _ = _ner("test")
+    assert isinstance(model, loglin.Tagger) and model.predict(Xt) == expected.predict(Xt)
+    (tmp_path / "in.txt").write_text("Elena Navarro vive en Granada .\n")
+    assert main(["tag", str(tmp_path / "ner.npz"), str(tmp_path / "in.txt")]) == 0
+    assert capsys.readouterr().out.split()[:2] == ["Elena/B-PER", "Navarro/I-PER"]
+    (tmp_path / "t.txt").write_text("w[0]\nshape[0]\n")
+    assert main(["tag", "train", "--task", "ner", "--model", "m3n", "--features", str(tmp_path / "t.txt"), str(train),
+                 "-o", str(tmp_path / "m3n.npz"), "--max-iter", "20", "--quiet"]) == 0
+    assert load_model(tmp_path / "m3n.npz").templates_.templates == TemplateSet(["w[0]", "shape[0]"])
+    (tmp_path / "bad.txt").write_text("w[0]\nshape[x]\n")
+    assert main(["tag", "train", "--task", "ner", "--features", str(tmp_path / "bad.txt"), str(train),
+                 "-o", str(tmp_path / "bad.npz")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{tmp_path / 'bad.txt'}:2:" in err[0] and not (tmp_path / "bad.npz").exists()
+    assert main(["tag", "train", "--task", "ner", "--model", "maxent", str(train), "-o", str(tmp_path / "x.npz")]) == 2
+
+
+def test_cli_chunk_crf_keeps_the_chain_model_file(conll, tmp_path, capsys):
+    from loglin.cli import main
+    from loglin.model_io import load_model
+    from loglin.structured.model import ChainModel
+    (X, y), (Xt, _) = conll
+    path = tmp_path / "train.txt"
+    path.write_text("\n".join("\n".join(f"{w} {p} {c}" for (w, p), c in zip(xs, ys)) + "\n" for xs, ys in
+                              zip(X[:150], y[:150])))
+    assert main(["tag", "train", "--task", "chunk", "--model", "crf", str(path), "-o", str(tmp_path / "c.npz"),
+                 "--max-iter", "30", "--quiet"]) == 0
+    model = load_model(tmp_path / "c.npz")
+    expected = loglin.Tagger(features="chunk", max_iter=30).fit(X[:150], y[:150])
+    assert isinstance(model, ChainModel) and model.tag(Xt[:50]) == expected.predict(Xt[:50])
