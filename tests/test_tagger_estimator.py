@@ -231,3 +231,21 @@ def test_cli_chunk_crf_keeps_the_chain_model_file(conll, tmp_path, capsys):
     model = load_model(tmp_path / "c.npz")
     expected = loglin.Tagger(features="chunk", max_iter=30).fit(X[:150], y[:150])
     assert isinstance(model, ChainModel) and model.tag(Xt[:50]) == expected.predict(Xt[:50])
+
+
+def test_estimator_conventions_on_sequences():
+    """check_estimator's rules that apply to sequence input: __init__ stores, fit returns self and leaves its
+    input alone, set_params / get_params round-trip, refitting with the same data gives the same model."""
+    import copy
+    X, y = _ner("train")
+    X_before, y_before = copy.deepcopy(X), copy.deepcopy(y)
+    features = ["w[0]", "shape[0]"]
+    tagger = loglin.Tagger(features=features, C=2.0)
+    assert tagger.features is features and tagger.get_params()["C"] == 2.0
+    assert tagger.fit(X, y) is tagger and X == X_before and y == y_before
+    first = tagger.coef_.copy()
+    assert np.array_equal(tagger.set_params(**tagger.get_params()).fit(X, y).coef_, first)
+    parser = loglin.Parser(C=0.5)
+    assert parser.set_params(max_iter=3).get_params()["max_iter"] == 3
+    with pytest.raises(ValueError):
+        loglin.Tagger().set_params(no_such=1)
