@@ -29,8 +29,7 @@ def as_sentence(tokens, heads=None, where="sentence") -> Sentence:
     if isinstance(tokens, Sentence):
         if heads is None:
             return tokens
-        tokens = tokens
-        forms, cpos, pos = tokens.forms, tokens.cpos, tokens.pos
+        forms, cpos, pos = tokens.forms, tokens.cpos, tokens.pos          # the given heads replace its own
     else:
         if isinstance(tokens, (str, dict)) or len(tokens) == 0:
             raise ValueError(f"{where} must be a non-empty list of tokens")

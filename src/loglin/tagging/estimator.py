@@ -104,7 +104,8 @@ class Tagger(_BaseEstimator):
     Attributes
     ----------
     classes_ (labels), coef_ (weights), n_iter_, objective_, trace_ (:class:`loglin.trace.Trace`; with a
-    dev set its ``metric`` is the dev score per iteration), score_kind_ ("f1" for IOB labels, else
+    dev set its ``metric`` is the dev score per iteration, a fraction as :meth:`score`; model="maxent":
+    in percent with greedy decoding, as :meth:`MaxentTaggerModel.train` records it), score_kind_ ("f1" for IOB labels, else
     "accuracy"), templates_ (the compiled templates of a chain model), model_ (ChainModel or
     MaxentTaggerModel).
     """
