@@ -249,3 +249,28 @@ def test_estimator_conventions_on_sequences():
     assert parser.set_params(max_iter=3).get_params()["max_iter"] == 3
     with pytest.raises(ValueError):
         loglin.Tagger().set_params(no_such=1)
+
+
+def test_marginals_equal_brute_force_enumeration():
+    import itertools
+    X, y = _ner("train")
+    tagger = loglin.Tagger(features=["w[0]", "cap[0]", "__BOS__"], C=1.0).fit(X, y)
+    sentence = [("Ana",), ("vive",), ("en",), ("Lyon",)]
+    seq_ptr, tok_ptr, attr = tagger.templates_.transform([sentence])
+    s, w = tagger.model_.space, tagger.coef_
+    K, n = s.n_labels, len(sentence)
+    U = np.zeros((n, K))
+    for t in range(n):
+        for a in attr[tok_ptr[t]:tok_ptr[t + 1]]:
+            for j in range(s.map_ptr[a], s.map_ptr[a + 1]):
+                U[t, s.map_label[j]] += w[s.map_feat[j]]
+    Tr = w[s.n_state:].reshape(K, K)
+    expected = np.zeros((n, K))
+    best, best_score = None, -np.inf
+    for ys in itertools.product(range(K), repeat=n):
+        score = sum(U[t, k] for t, k in enumerate(ys)) + sum(Tr[a, b] for a, b in zip(ys, ys[1:]))
+        expected[np.arange(n), ys] += np.exp(score)
+        if score > best_score:
+            best, best_score = ys, score
+    np.testing.assert_allclose(tagger.predict_marginals([sentence])[0], expected / expected[0].sum(), rtol=1e-9)
+    assert tagger.predict([sentence])[0] == [tagger.classes_[k] for k in best]
