@@ -12,7 +12,7 @@ from loglin.model import LinearModel
 from loglin.model_io import load_model
 from loglin.parsing.model import ParserModel
 from loglin.structured.model import ChainModel
-from loglin.tagging.tagger import Tagger
+from loglin.tagging.tagger import MaxentTaggerModel
 
 MODELS = Path(__file__).parent / "data" / "models"
 EXPECTED = json.loads((MODELS / "expected.json").read_text())
@@ -36,7 +36,7 @@ def _predicted(name, model):
 
 
 @pytest.mark.parametrize("name, cls", [("lr.npz", LinearModel), ("maxent.npz", LinearModel),
-                                       ("tagger-pos.npz", Tagger), ("chain-crf.npz", ChainModel),
+                                       ("tagger-pos.npz", MaxentTaggerModel), ("chain-crf.npz", ChainModel),
                                        ("chain-m3n.npz", ChainModel), ("parser-crf.npz", ParserModel)])
 def test_old_model_files_load_and_predict_as_recorded(name, cls, serial_numba):
     model = load_model(MODELS / name)

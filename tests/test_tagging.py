@@ -1,4 +1,4 @@
-"""Beam decoding against brute force, the Tagger API, model files and the `loglin tag` command."""
+"""Beam decoding against brute force, the MaxentTaggerModel API, model files and the `loglin tag` command."""
 import itertools
 import json
 import zipfile
@@ -10,7 +10,7 @@ from loglin.data import read_conll2000
 from loglin.errors import InvalidInputError, ModelFormatError
 from loglin.features import FeatureExtractor
 from loglin.model_io import load_npz_model, save_npz_model
-from loglin.tagging import Tagger
+from loglin.tagging import MaxentTaggerModel
 from loglin.tagging.beam import DecodeInput, beam_decode
 from loglin.tagging.cli import tag_main
 from loglin.tagging.datasets import bundled_conll2000_small
@@ -107,7 +107,7 @@ def small_corpus():
 @pytest.fixture(scope="module")
 def pos_tagger(small_corpus):
     train, _ = small_corpus
-    return Tagger.train([[(w, p) for w, p, _ in s] for s in train], "pos", cutoff=1, max_iter=40, tol=1e-2)
+    return MaxentTaggerModel.train([[(w, p) for w, p, _ in s] for s in train], "pos", cutoff=1, max_iter=40, tol=1e-2)
 
 
 def test_tagger_scores_agree_with_its_own_tags(pos_tagger, small_corpus):
@@ -129,50 +129,50 @@ def test_model_file_roundtrip_and_rejections(pos_tagger, small_corpus, tmp_path)
     sents = [[w for w, _, _ in s] for s in test[:20]]
     path = tmp_path / "pos.npz"
     pos_tagger.save(path)
-    loaded = Tagger.load(path)
+    loaded = MaxentTaggerModel.load(path)
     assert loaded.tag(sents) == pos_tagger.tag(sents)
     assert loaded.labels == pos_tagger.labels and loaded.beam == pos_tagger.beam
     # truncated file
     raw = path.read_bytes()
     (tmp_path / "cut.npz").write_bytes(raw[: len(raw) // 2])
     with pytest.raises(ModelFormatError):
-        Tagger.load(tmp_path / "cut.npz")
+        MaxentTaggerModel.load(tmp_path / "cut.npz")
     # not a zip at all
     (tmp_path / "junk.npz").write_bytes(b"\x00garbage" * 50)
     with pytest.raises(ModelFormatError):
-        Tagger.load(tmp_path / "junk.npz")
+        MaxentTaggerModel.load(tmp_path / "junk.npz")
     meta, arrays = load_npz_model(path, "loglin-tagger", 1)
     # newer version
     save_npz_model(tmp_path / "new.npz", dict(meta, format_version=99), arrays)
     with pytest.raises(ModelFormatError, match="newer"):
-        Tagger.load(tmp_path / "new.npz")
+        MaxentTaggerModel.load(tmp_path / "new.npz")
     # labels out of range / inconsistent index / missing vocabulary
     bad = dict(arrays, map_label=arrays["map_label"] + 1000)
     save_npz_model(tmp_path / "bad1.npz", meta, bad)
     with pytest.raises(ModelFormatError):
-        Tagger.load(tmp_path / "bad1.npz")
+        MaxentTaggerModel.load(tmp_path / "bad1.npz")
     save_npz_model(tmp_path / "bad2.npz", meta, dict(arrays, feat_group_ptr=arrays["feat_group_ptr"][:-1]))
     with pytest.raises(ModelFormatError):
-        Tagger.load(tmp_path / "bad2.npz")
+        MaxentTaggerModel.load(tmp_path / "bad2.npz")
     broken = json.loads(json.dumps(meta))
     del broken["features"]["words"]
     save_npz_model(tmp_path / "bad3.npz", broken, arrays)
     with pytest.raises(ModelFormatError):
-        Tagger.load(tmp_path / "bad3.npz")
+        MaxentTaggerModel.load(tmp_path / "bad3.npz")
     # a pickle inside is never loaded
     with zipfile.ZipFile(tmp_path / "pickle.npz", "w") as z:
         z.writestr("__meta__.npy", raw[:10])
     with pytest.raises(ModelFormatError):
-        Tagger.load(tmp_path / "pickle.npz")
+        MaxentTaggerModel.load(tmp_path / "pickle.npz")
 
 
 def test_training_input_errors():
     with pytest.raises(InvalidInputError):
-        Tagger.train([[("a", "X")]], "ner")
+        MaxentTaggerModel.train([[("a", "X")]], "ner")
     with pytest.raises(InvalidInputError):
-        Tagger.train([[("a",)]], "pos")
+        MaxentTaggerModel.train([[("a",)]], "pos")
     with pytest.raises(InvalidInputError):
-        Tagger.train([[("a", "X")], [("b", "Y")]], "pos", C=-1)
+        MaxentTaggerModel.train([[("a", "X")], [("b", "Y")]], "pos", C=-1)
 
 
 def _write_conll(path, sentences):
@@ -232,7 +232,7 @@ def test_iob_constraint_gives_well_formed_chunks():
 def test_training_records_held_out_score(small_corpus):
     train, test = small_corpus
     with pytest.warns(ConvergenceWarning):
-        tagger = Tagger.train([[(w, p) for w, p, _ in s] for s in train[:120]], "pos", max_iter=6,
+        tagger = MaxentTaggerModel.train([[(w, p) for w, p, _ in s] for s in train[:120]], "pos", max_iter=6,
                               evaluate=[[(w, p) for w, p, _ in s] for s in test[:40]], tol=1e-6)
     metric = tagger.result.trace.column("metric")
     assert len(metric) == tagger.result.iterations + 1
@@ -285,10 +285,10 @@ def test_cli_brown_split_reads_the_papers_file_split(tmp_path, capsys):
 def test_n_best_lists_the_beams_hypotheses_best_first():
     from loglin.data import read_conll2000
     from loglin.tagging.datasets import bundled_conll2000_small
-    from loglin.tagging.tagger import Tagger
+    from loglin.tagging.tagger import MaxentTaggerModel
     train, test = bundled_conll2000_small()
     sentences = read_conll2000(train)[:150]
-    tagger = Tagger.train(sentences, "chunk", C=10.0, max_iter=30)
+    tagger = MaxentTaggerModel.train(sentences, "chunk", C=10.0, max_iter=30)
     inputs = [[t[:2] for t in s] for s in read_conll2000(test)[:20]]
     lists = tagger.tag_n_best(inputs, 3)
     best = tagger.tag(inputs)

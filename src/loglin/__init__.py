@@ -7,3 +7,17 @@ import os
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name):
+    """``loglin.Tagger`` and ``loglin.Parser``, imported on first use (the kernels load with them)."""
+    if name == "Tagger":
+        from .tagging.estimator import Tagger
+        return Tagger
+    if name == "Parser":
+        from .parsing.estimator import Parser
+        return Parser
+    raise AttributeError(f"module 'loglin' has no attribute {name!r}")
+
+
+__all__ = ["Tagger", "Parser", "__version__"]

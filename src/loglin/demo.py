@@ -18,7 +18,7 @@ SIGMA2 = 10.0
 
 def run_demo(out_dir: Path, solver: str | None = None, quiet: bool = False) -> int:
     from .tagging.datasets import bundled_conll2000_small
-    from .tagging.tagger import DEFAULT_SOLVER, Tagger
+    from .tagging.tagger import DEFAULT_SOLVER, MaxentTaggerModel
     solver = solver or DEFAULT_SOLVER
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -28,7 +28,7 @@ def run_demo(out_dir: Path, solver: str | None = None, quiet: bool = False) -> i
           f"({len(train)} training / {len(test)} held-out sentences), solver {solver}, --sigma2 {SIGMA2:g}")
     start = time.perf_counter()
     # OpenNLP's feature set (cut-off 5, seen pairs): a small model that trains in seconds
-    tagger = Tagger.train(train, "chunk", C=SIGMA2, solver=solver, cutoff=5, all_pairs=False, max_iter=500,
+    tagger = MaxentTaggerModel.train(train, "chunk", C=SIGMA2, solver=solver, cutoff=5, all_pairs=False, max_iter=500,
                           evaluate=test,
                           progress=not quiet and sys.stderr.isatty())
     wall = time.perf_counter() - start

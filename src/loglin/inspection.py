@@ -21,17 +21,19 @@ def weights(model) -> list[tuple[str, str, float]]:
     from .model import LinearModel
     from .parsing.model import ParserModel
     from .structured.model import ChainModel
-    from .tagging.tagger import Tagger
+    from .tagging.tagger import MaxentTaggerModel
     if type(model).__module__.startswith("loglin.crfsuite"):    # sklearn-crfsuite's estimator: its chain model
         space, w = model._fitted()
         model = ChainModel(space=space, w=w, model="crf", C=model.C_ or 1.0, solver="")
+    if type(model).__name__ == "Tagger" and getattr(model, "templates_", None) is not None:     # loglin.Tagger
+        model = model.model_
     if isinstance(model, ChainModel):
         return _chain(model)
     if isinstance(model, ParserModel):
         keys = model.space.keys
         return [("arc", f"feature {i} (key {int(keys[i])})" if i < len(keys) else f"feature {i}", float(model.w[i]))
                 for i in np.flatnonzero(model.w)]
-    if isinstance(model, Tagger):
+    if isinstance(model, MaxentTaggerModel):
         x = model.extractor
         return _mapped(model.w, x.labels, model.map_ptr, model.map_label, model.map_feat, x.predicate_name)
     if isinstance(model, LinearModel):
@@ -98,13 +100,19 @@ def describe(model) -> dict:
     """What `loglin info` shows of a model of any kind."""
     from .parsing.model import ParserModel
     from .structured.model import ChainModel
-    from .tagging.tagger import Tagger
+    from .tagging.tagger import MaxentTaggerModel
     if type(model).__module__.startswith("loglin.crfsuite"):
         space, w = model._fitted()
         return {"kind": "crfsuite", "n_labels": len(space.labels), "labels": [str(c) for c in space.labels[:50]],
                 "n_attributes": len(space.attributes), "n_weights": int(w.size),
                 "nonzero_weights": int(np.count_nonzero(w)), "C": model.C_}
-    if isinstance(model, Tagger):
+    if type(model).__name__ == "Tagger":            # loglin.Tagger (chain model over its own templates)
+        w = model.coef_
+        return {"kind": "sequence-tagger", "model": model.model, "n_labels": len(model.classes_),
+                "labels": model.classes_[:50], "templates": [t.line() for t in model.templates_.templates],
+                "n_attributes": model.templates_.n_attributes, "n_weights": int(w.size),
+                "nonzero_weights": int(np.count_nonzero(w))}
+    if isinstance(model, MaxentTaggerModel):
         return {"kind": "tagger", "task": model.task, "n_labels": len(model.labels), "labels": model.labels[:50],
                 "beam": model.beam, **model.info}
     if isinstance(model, ChainModel):

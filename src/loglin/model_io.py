@@ -161,15 +161,17 @@ def model_format(path) -> str:
 
 
 # format name -> "module:class" whose ``load(path)`` reads it (imported only for the format asked for)
-MODEL_CLASSES = {"loglin-linear": "loglin.model:LinearModel", "loglin-tagger": "loglin.tagging.tagger:Tagger",
+MODEL_CLASSES = {"loglin-linear": "loglin.model:LinearModel",
+                 "loglin-tagger": "loglin.tagging.tagger:MaxentTaggerModel",
                  "loglin-chain": "loglin.structured.model:ChainModel",
                  "loglin-parser": "loglin.parsing.model:ParserModel",
-                 "loglin-crfsuite": "loglin.crfsuite.estimator:CRF"}
+                 "loglin-crfsuite": "loglin.crfsuite.estimator:CRF",
+                 "loglin-sequence-tagger": "loglin.tagging.estimator:Tagger"}
 
 
 def load_model(path):
-    """Any loglin model file: a LinearModel (Maxent / LR), a Tagger, a ChainModel (CRF / M3N), a ParserModel
-    or a :class:`loglin.crfsuite.CRF` (sklearn-crfsuite's estimator, its features built in Python).
+    """Any loglin model file: a LinearModel (Maxent / LR), a MaxentTaggerModel, a ChainModel (CRF / M3N), a
+    ParserModel, a :class:`loglin.Tagger` / :class:`loglin.Parser` estimator or a :class:`loglin.crfsuite.CRF` (sklearn-crfsuite's estimator, its features built in Python).
 
     The file's declared format picks the class; every one is read through :func:`load_npz_model`.
     """

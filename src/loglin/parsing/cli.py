@@ -8,6 +8,7 @@
 Files are CoNLL-X or CoNLL-U (detected from the lines themselves). The output
 repeats the input line for line (comments, multiword tokens and empty nodes
 of CoNLL-U included) with the HEAD column replaced by the prediction.
+Training builds and fits a :class:`loglin.Parser`.
 """
 from __future__ import annotations
 
@@ -69,7 +70,8 @@ def _train(args):
     check_writable(args.output)
     from ..cli_options import (chosen_solver, keeping_best_model, regularization, report, scale_out_backend,
                                scaled_structured_solver, solver_options, training_keywords)
-    from .model import check_options, train_parser
+    from .estimator import Parser
+    from .model import check_options
     C = regularization(args, "tree")
     solver = chosen_solver(args, "tree", "mm" if args.model == "m3n" else "ll")
     solver, refusal = scaled_structured_solver(args, args.model, solver, "loglin parse train")
@@ -80,17 +82,19 @@ def _train(args):
         dev = _read(args.dev) if args.dev else None
         start = time.perf_counter()
         keywords = training_keywords(args, "tree", options)
+        parser = None
         with about_file(args.train), keeping_best_model(args.output):
             if backend is None:
-                model, result = train_parser(_read(args.train), model=args.model, solver=solver, C=C,
-                                             cutoff=args.cutoff, dev_sentences=dev, return_result=True, **keywords)
+                parser = Parser(model=args.model, solver=solver, C=C, cutoff=args.cutoff)
+                parser.fit(_read(args.train), X_dev=dev, **keywords)
+                model, result = parser.model_, parser.result_
             else:                # the workers read their own sentences from the file
                 model, result = _train_on_workers(args, solver, C, dev, backend, keywords)
     finally:
         if backend is not None:        # also when the data fails before training
             backend.close()
     seconds = time.perf_counter() - start
-    model.save(args.output)
+    (model if parser is None else parser).save(args.output)
     if args.trace is not None:
         result.trace.save(args.trace)
     info = model.info

@@ -1,6 +1,7 @@
 """``loglin tag``: train, evaluate and run Maxent POS taggers and chunkers.
 
-    loglin tag train --task pos|chunk --format conll2000|brown TRAIN -o MODEL [options]
+    loglin tag train --task pos|chunk|ner --format conll2000|brown|columns TRAIN -o MODEL
+                     [--model maxent|crf|m3n] [--features PRESET|FILE] [options]
     loglin tag evaluate MODEL TEST [--format conll2000|brown|columns] [--json]
     loglin tag run MODEL INPUT [-o OUT]        (also: loglin tag MODEL INPUT)
 
@@ -8,6 +9,11 @@ INPUT is either CoNLL columns (one token a line, word first; chunking needs
 the POS tag second; blank line between sentences) or plain tokenized text,
 one sentence a line (chunking: ``word/POS`` tokens). CoNLL input is written
 back with the prediction appended as a last column; text as ``word/LABEL``.
+
+Training builds and fits a :class:`loglin.Tagger`. ``--task ner`` reads
+CoNLL-2002/2003-style files (word, other columns, label last; ``-DOCSTART-``
+lines skipped); CRF / M3N models use the task's template preset unless
+``--features`` names another preset or a template file.
 """
 from __future__ import annotations
 
@@ -22,7 +28,7 @@ from ..cli_options import (add_scale_out_options, check_numbers, chosen_solver, 
 from ..errors import DataContentError, InvalidInputError, about_file
 from ..outputs import check_writable
 from ..structured.model import MODELS as CHAIN_MODELS
-from .tagger import DEFAULT_BEAM, TASK_DEFAULTS, Tagger
+from .tagger import DEFAULT_BEAM, TASK_DEFAULTS, MaxentTaggerModel
 
 SUBCOMMANDS = ("train", "evaluate", "run")
 SPLIT_HELP = "Brown folder: only the papers' fixed-seed 4/5 of the files (train) or the other 1/5 (test)"
@@ -37,6 +43,13 @@ def _read_gold(path, fmt: str, task: str, split: str | None = None) -> list:
     from ..data import brown_corpus_files, read_brown, read_columns, read_conll2000
     if split is not None and (fmt != "brown" or not Path(path).is_dir()):
         raise InvalidInputError("--split needs --format brown and a corpus folder")
+    if task == "ner":
+        if fmt == "brown":
+            raise InvalidInputError("the Brown corpus has POS tags only (use --task pos)")
+        sentences = read_columns(path)          # word, other columns, label last; -DOCSTART- skipped
+        if sentences and len(sentences[0][0]) < 2:
+            raise InvalidInputError(f"{path}: ner needs a word and a label column, found 1 column")
+        return sentences
     if fmt == "brown":
         if task != "pos":
             raise InvalidInputError("the Brown corpus has POS tags only (use --task pos)")
@@ -73,7 +86,7 @@ def _detect_format(path, lines, task: str, labels) -> str:
 
 
 def _read_input(path, fmt: str, task: str, labels=()):
-    """(token tuples for Tagger.tag, raw lines to echo, 'conll' or 'text')."""
+    """(token tuples for MaxentTaggerModel.tag, raw lines to echo, 'conll' or 'text')."""
     from ..data._files import read_text_lines
     from ..data import read_columns
     lines = read_text_lines(path)
@@ -81,9 +94,11 @@ def _read_input(path, fmt: str, task: str, labels=()):
         fmt = _detect_format(path, lines, task, labels)
     if fmt == "conll":
         sentences = read_columns(path)
-        need = 1 if task == "pos" else 2
+        need = 1 if task in ("pos", "ner") else 2
         if sentences and len(sentences[0][0]) < need:
             raise InvalidInputError(f"{path}: chunking needs the POS tag in the second column")
+        if task == "ner":
+            return [list(s) for s in sentences], sentences, "conll"        # the templates read what they need
         return [[t if task == "chunk" else t[0] for t in s] for s in sentences], sentences, "conll"
     sentences = [line.split() for line in lines if line.strip()]
     if task == "chunk":
@@ -129,19 +144,24 @@ def _rare(value: str):
 
 def add_tag_commands(subparsers) -> argparse.ArgumentParser:
     """Add ``tag`` with its ``train`` / ``evaluate`` / ``run`` subcommands to an argparse subparsers object."""
-    tag = subparsers.add_parser("tag", help="Maxent POS tagging and chunking (Ratnaparkhi 1996; OpenNLP features)",
+    tag = subparsers.add_parser("tag", help="POS tagging, chunking and NER: Maxent (Ratnaparkhi 1996; OpenNLP features), "
+                                "CRF or M3N over feature templates",
                                 description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = tag.add_subparsers(dest="tag_command", metavar="SUBCOMMAND")
 
     p = sub.add_parser("train", help="train a tagger or chunker", parents=[training_options()])
     p.add_argument("train", type=Path, help="training data (CoNLL-2000 file, or a Brown file/folder)")
     p.add_argument("-o", "--output", type=Path, required=True, help="model file to write (.npz)")
-    p.add_argument("--task", choices=("pos", "chunk"), default="pos", help="default %(default)s")
+    p.add_argument("--task", choices=("pos", "chunk", "ner"), default="pos",
+                   help="default %(default)s; ner: CoNLL-2002/2003 columns, label last (crf / m3n models)")
+    p.add_argument("--features", default=None, metavar="PRESET|FILE",
+                   help="crf / m3n: feature templates, a preset (pos, chunk, ner) or a template file; default "
+                        "the task's preset")
     p.add_argument("--format", choices=("conll2000", "brown", "columns"), default="conll2000",
                    help="training data format; default %(default)s")
-    p.add_argument("--model", choices=("maxent",) + CHAIN_MODELS, default="maxent",
+    p.add_argument("--model", choices=("maxent",) + CHAIN_MODELS, default=None,
                    help="maxent: per-token Maxent tagger (model kind 'tagger'); crf: linear-chain CRF; m3n: "
-                        "max-margin chain (model kind 'chain')")
+                        "max-margin chain (model kind 'chain'); default maxent, crf for --task ner")
     p.add_argument("--cutoff", type=int, default=None,
                    help=f"predicate cut-off (OpenNLP: 5); default {TASK_DEFAULTS['pos']['cutoff']} for pos, "
                         f"{TASK_DEFAULTS['chunk']['cutoff']} for chunk (chosen on held-out training data)")
@@ -211,34 +231,48 @@ def _train(args) -> int:
 
 
 def train_tagger(args) -> int:
-    """Train the model that ``args`` (the tag train options, shared training options included) describe."""
+    """Train the model that ``args`` (the tag train options, shared training options included) describe, as a
+    :class:`loglin.Tagger`."""
     check_writable(args.output, args.trace, args.cv_plot)
+    if args.model is None:
+        args.model = "crf" if args.task == "ner" else "maxent"
     kind = "tagger" if args.model == "maxent" else "chain"
+    if args.task == "ner" and args.model == "maxent":
+        raise InvalidInputError("--task ner trains chain models (--model crf or m3n): the Maxent tagger's "
+                                "context generators are OpenNLP's POS and chunk ones")
+    features = getattr(args, "features", None)      # `loglin train` on a tagging corpus has no --features
+    if features is not None and args.model == "maxent":
+        raise InvalidInputError("--features sets the templates of --model crf / m3n; the Maxent tagger uses "
+                                "OpenNLP's context generators of --task")
+    features = args.task if features is None else features
+    if kind == "chain":
+        from .templates import template_set
+        template_set(features)                          # a bad template file fails before the data is read
     C = None if args.C == "auto" else regularization(args, kind)
     solver = chosen_solver(args, kind, "mm" if args.model == "m3n" else "ll")
     args.solver, refusal = scaled_structured_solver(args, args.model, solver, "loglin tag train")
     options = solver_options(args, args.solver, ("maxent" if kind == "tagger" else "chain",))   # before reading
     backend = scale_out_backend(args, refusal)      # before the data is read: an unreachable scheduler fails first
     try:
-        if kind == "chain" and backend is not None and C is not None and args.format == "conll2000":
+        if (kind == "chain" and backend is not None and C is not None and args.format == "conll2000"
+                and features == args.task and args.task in ("pos", "chunk")):
             with about_file(args.train):         # the workers read their own sentences from the file
-                return _train_chain(args, C, None, options, backend)
+                return _train_chain(args, C, None, options, features, backend)
         sentences = _read_gold(args.train, args.format, args.task, args.split)
         if C is None:
             with about_file(args.train):
-                C = _cross_validated_C(args, kind, sentences, options)
+                C = _cross_validated_C(args, kind, sentences, options, features)
         if kind == "chain":
             with about_file(args.train):
-                return _train_chain(args, C, sentences, options, backend)
+                return _train_chain(args, C, sentences, options, features, backend)
     finally:
         if backend is not None:         # also when the data or the options fail before training
             backend.close()
     with about_file(args.train):
-        tagger = Tagger.train(sentences, args.task, C=C, solver=args.solver, cutoff=args.cutoff,
-                              rare_threshold=args.rare_threshold, beam=args.beam, tag_dictionary=args.tag_dictionary,
-                              iob_constraint=args.iob_constraint, all_pairs=args.all_pairs,
-                              **training_keywords(args, kind, options))
-    tagger.save(args.output)
+        estimator = _estimator(args, C, features).fit(*_inputs_and_labels(sentences),
+                                                      **training_keywords(args, kind, options))
+    tagger = estimator.model_
+    estimator.save(args.output)
     if args.trace is not None:
         tagger.result.trace.save(args.trace)    # replaces the partial JSON lines
     result = {"model": str(args.output), "task": args.task, **tagger.info}
@@ -253,37 +287,46 @@ def train_tagger(args) -> int:
     return 0
 
 
-def _cross_validated_C(args, kind, sentences, options) -> float:
-    """-C auto: C of the best cross-validated score (chunk F1, POS accuracy) along C = 2^-6 ... 2^10, each fold
-    trained as this command would train the model; prints the path (--json: reported on stderr too)."""
+def _estimator(args, C, features):
+    """The loglin.Tagger these options describe (training options other than these go to fit)."""
+    from .estimator import Tagger
+    return Tagger(model=args.model, features=features, C=C, solver=args.solver, cutoff=args.cutoff,
+                  rare_threshold=args.rare_threshold, beam=args.beam, tag_dictionary=args.tag_dictionary,
+                  iob_constraint=args.iob_constraint, all_pairs=args.all_pairs)
+
+
+def _inputs_and_labels(sentences):
+    """(X, y) of gold token tuples whose last column is the label."""
+    return [[tuple(t[:-1]) for t in s] for s in sentences], [[t[-1] for t in s] for s in sentences]
+
+
+def _cross_validated_C(args, kind, sentences, options, features) -> float:
+    """-C auto: C of the best cross-validated score (chunk / NER F1, POS accuracy) along C = 2^-6 ... 2^10, each
+    fold trained as this command would train the model; prints the path (--json: reported on stderr too)."""
     from ..selection import DEFAULT_PATIENCE, grouped_path
     keywords = {**training_keywords(args, kind, options), "progress": False, "callback": None}
     keywords.pop("w0", None)            # --resume is for the final fit, not the folds
-    measure = "f1" if args.task == "chunk" else "accuracy"
+    measure = "accuracy" if args.task == "pos" else "f1"
     if kind == "chain":
-        from ..structured.model import train_chain_model
         keywords.pop("eta", None)
 
-        def fit(train, C):
-            return train_chain_model(train, args.task, model=args.model, solver=args.solver, C=C, **keywords)
+    def fit(train, C):
+        return _estimator(args, C, features).fit(*_inputs_and_labels(train), **keywords)
 
-        def score(model, test):
-            return _chain_scores(model, test, args.task)[measure]
-    else:
-        def fit(train, C):
-            return Tagger.train(train, args.task, C=C, solver=args.solver, cutoff=args.cutoff,
-                                rare_threshold=args.rare_threshold, beam=args.beam,
-                                tag_dictionary=args.tag_dictionary, iob_constraint=args.iob_constraint,
-                                all_pairs=args.all_pairs, **keywords)
-
-        def score(model, test):
-            return model.evaluate(test)[measure]
+    def score(model, test):
+        return _estimator_scores(model, test, args.task)[measure]
     path = grouped_path(sentences, fit, score, cv=args.cv or 5, random_state=args.seed,
                         patience=DEFAULT_PATIENCE, scoring=measure)
     print(f"{args.cv or 5}-fold cross-validation over C:\n{path.table()}", file=sys.stderr if args.json else sys.stdout)
     if args.cv_plot:
         path.plot(args.cv_plot)
     return path.best_C
+
+
+def _estimator_scores(estimator, gold_sentences, task) -> dict:
+    if estimator.model == "maxent":
+        return estimator.model_.evaluate(gold_sentences)
+    return _chain_scores(estimator, gold_sentences, task)
 
 
 def _score_text(task, s):
@@ -298,9 +341,10 @@ def _score_text(task, s):
     return text
 
 
-def _train_chain(args, C, sentences, checked, backend=None) -> int:
-    """CRF / M3N chain models (loglin.structured) behind the same command; ``backend``: --workers' shards."""
-    from ..structured.model import train_chain_model
+def _train_chain(args, C, sentences, checked, features, backend=None) -> int:
+    """CRF / M3N chain models behind the same command; ``backend``: --workers' shards. The task's own preset
+    (pos, chunk) is written as a ChainModel file (its attributes are crf_features'), other templates as the
+    Tagger's file."""
     options = training_keywords(args, "chain", checked)
     if backend is not None:
         options["backend"] = backend
@@ -314,14 +358,22 @@ def _train_chain(args, C, sentences, checked, backend=None) -> int:
         options.setdefault("random_state", 0)
         with keeping_best_model(args.output):
             model, result = train(data, C, args.solver, loss="ll", space=data.glob.space, **options)
+        model.save(args.output)
     else:
         with keeping_best_model(args.output):
-            model, result = train_chain_model(sentences, args.task, model=args.model, solver=args.solver, C=C,
-                                              return_result=True, **options)
-    model.save(args.output)
+            estimator = _estimator(args, C, features).fit(*_inputs_and_labels(sentences), **options)
+        result = estimator.result_
+        if isinstance(features, str) and features == args.task and args.task in ("pos", "chunk"):
+            model = estimator.model_
+            model.space.task = args.task
+            model.save(args.output)
+        else:
+            model = estimator
+            estimator.save(args.output)
     if args.trace is not None:
         result.trace.save(args.trace)
     summary = {"model": str(args.output), "task": args.task, "kind": args.model, "solver": args.solver, "C": C,
+               "features": features if isinstance(features, str) else "templates",
                "iterations": result.iterations, "train_seconds": result.train_seconds,
                "converged": bool(result.converged), "stop_reason": result.stop_reason}
     text = f"trained {args.task} {args.model} with {args.solver} -> {args.output}"
@@ -334,14 +386,14 @@ def _train_chain(args, C, sentences, checked, backend=None) -> int:
 
 
 def _chain_scores(model, gold_sentences, task) -> dict:
-    """Scores of a chain model on gold sentences, in the same keys as Tagger.evaluate."""
+    """Scores of a chain model on gold sentences, in the same keys as MaxentTaggerModel.evaluate."""
     from .conlleval import conlleval
     if not gold_sentences:
         raise DataContentError("no sentences to evaluate")
     inputs = [[tuple(t[:-1]) for t in s] for s in gold_sentences]
     gold = [[t[-1] for t in s] for s in gold_sentences]
     t0 = time.perf_counter()
-    guess = model.tag(inputs)
+    guess = model.predict(inputs) if hasattr(model, "predict") else model.tag(inputs)
     seconds = time.perf_counter() - t0
     n = sum(len(s) for s in gold)
     out = {"tokens": n, "sentences": len(gold), "seconds": seconds, "tokens_per_second": n / max(seconds, 1e-9)}
@@ -363,10 +415,14 @@ def _evaluate(args) -> int:
 
 
 def evaluate_model(model, path, fmt="conll2000", split=None, **decoding) -> tuple[dict, str]:
-    """(scores, one line of text) of a Tagger or ChainModel on the gold file ``path``."""
+    """(scores, one line of text) of a MaxentTaggerModel or ChainModel on the gold file ``path``."""
     from ..structured.model import ChainModel
+    from .estimator import Tagger
     with about_file(path):
-        if isinstance(_tagging_model(model), ChainModel):
+        if isinstance(_tagging_model(model), Tagger):
+            task = _estimator_task(model)
+            scores = _chain_scores(model, _read_gold(path, fmt, task, split), task)
+        elif isinstance(model, ChainModel):
             task = model.space.task
             scores = _chain_scores(model, _read_gold(path, fmt, task, split), task)
         else:
@@ -387,10 +443,18 @@ FREE_LABELS = ("_", "?", "")      # --keep-labels: a label column holding one of
 
 
 def run_model(model, path, input_format="auto", output=None, keep_labels=False, **decoding) -> None:
-    """Tag the file ``path`` with a Tagger or ChainModel; write to ``output`` (a path) or standard output.
+    """Tag the file ``path`` with a MaxentTaggerModel or ChainModel; write to ``output`` (a path) or standard output.
     ``keep_labels``: CoNLL input whose column after the inputs holds labels keeps them (chain models)."""
     from ..structured.model import ChainModel
-    if isinstance(_tagging_model(model), ChainModel):
+    from .estimator import Tagger
+    if isinstance(_tagging_model(model), Tagger):
+        if keep_labels:
+            raise InvalidInputError("--keep-labels decodes ChainModel files (the pos / chunk presets); this "
+                                    "model's templates are its own")
+        tokens, raw, fmt = _read_input(path, input_format, _estimator_task(model), model.classes_)
+        t0 = time.perf_counter()
+        predicted = model.predict(tokens)
+    elif isinstance(model, ChainModel):
         tokens, raw, fmt = _read_input(path, input_format, model.space.task, model.labels)
         constraints = _given_labels(tokens, model.space.task, path) if keep_labels else None
         if keep_labels and fmt != "conll":
@@ -415,9 +479,15 @@ def run_model(model, path, input_format="auto", output=None, keep_labels=False, 
         print(f"tagged {n:,} tokens in {seconds:.2f} s -> {output}", file=sys.stderr)
 
 
+def _estimator_task(tagger) -> str:
+    """How `loglin tag` reads files for a loglin.Tagger: its preset's task, else 'ner' (label last)."""
+    return tagger.features if isinstance(tagger.features, str) and tagger.features in ("pos", "chunk") else "ner"
+
+
 def _tagging_model(model):
     from ..structured.model import ChainModel
-    if not isinstance(model, (Tagger, ChainModel)):
+    from .estimator import Tagger
+    if not isinstance(model, (MaxentTaggerModel, ChainModel, Tagger)):
         raise InvalidInputError(f"not a tagging model (Maxent tagger or chain CRF / M3N): a {type(model).__name__}")
     return model
 

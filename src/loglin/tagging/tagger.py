@@ -59,7 +59,7 @@ def _split(sentences, task, with_labels):
     return words, tags, labels
 
 
-class Tagger:
+class MaxentTaggerModel:
     """Weights + feature index + decoding options."""
 
     def __init__(self, extractor: FeatureExtractor, w, map_ptr, map_label, map_feat, *,
@@ -91,7 +91,7 @@ class Tagger:
               tag_dictionary: bool = False, iob_constraint: bool | None = None, all_pairs: bool | None = None,
               tol: float = DEFAULT_TOL,
               max_iter: int = 1000, time_limit=None, random_state=0, progress: bool = False, evaluate=None,
-              **solver_options) -> "Tagger":
+              w0=None, **solver_options) -> "MaxentTaggerModel":
         """Train on gold sentences. ``C`` = sigma^2 of the papers (10).
 
         ``cutoff`` / ``rare_threshold``: see :class:`~loglin.features.FeatureExtractor`
@@ -100,7 +100,8 @@ class Tagger:
         training (OpenNLP, the papers). ``cutoff`` and ``all_pairs`` default
         per task to :data:`TASK_DEFAULTS`. ``evaluate``:
         optional held-out gold sentences, scored (greedy decoding) after every
-        iteration into the trace of ``tagger.result``.
+        iteration into the trace of ``tagger.result``. ``w0``: starting weights, used when their length is
+        the new problem's (a warm start on the same feature space).
         """
         from ..training import train
         if task not in TASKS:
@@ -125,7 +126,9 @@ class Tagger:
             def hook(w):
                 probe.w = w
                 return probe.evaluate(held_out)["f1" if task == "chunk" else "accuracy"]
-        _, result = train(problem, C, solver, tol=tol, max_iter=max_iter, time_limit=time_limit,
+        if w0 is not None and len(w0) != problem.n_features:
+            w0 = None
+        _, result = train(problem, C, solver, w0=w0, tol=tol, max_iter=max_iter, time_limit=time_limit,
                           random_state=random_state, progress=progress, evaluate=hook, **solver_options)
         info = {"solver": solver, "C": float(C), "tol": tol, "iterations": result.iterations,
                 "converged": bool(result.converged), "objective": float(result.f),
@@ -230,7 +233,7 @@ class Tagger:
         save_npz_model(path, meta, arrays)
 
     @classmethod
-    def load(cls, path) -> "Tagger":
+    def load(cls, path) -> "MaxentTaggerModel":
         """Read a model file; anything malformed raises ModelFormatError."""
         required = ("w", "map_ptr", "map_label", "map_feat", "feat_keys", "feat_group_ptr", "feat_rare",
                     "feat_dict_ptr", "feat_dict_label")
@@ -257,7 +260,7 @@ class Tagger:
         return tagger
 
 
-def _check_model(path, t: Tagger):
+def _check_model(path, t: MaxentTaggerModel):
     P, K, n = t.extractor.n_predicates, t.extractor.n_labels, len(t.w)
     mp = t.map_ptr
     ok = (len(mp) == P + 1 and mp[0] == 0 and mp[-1] == len(t.map_label) == len(t.map_feat)

@@ -1,0 +1,215 @@
+"""``loglin.Parser``: the arc-factored dependency parser (Collins et al. 2008, section 8) as an estimator.
+
+    parser = loglin.Parser(model="crf", C=0.1).fit(X, y, X_dev=X_dev, y_dev=y_dev)
+    parser.predict(X_test)          # one int array of heads per sentence (0 = root)
+    parser.score(X_test, y_test)    # UAS as a fraction, punctuation included
+
+X is a list of sentences, each a list of tokens (word, pos), (word, cpos, pos)
+or a CoNLL-X / CoNLL-U row of 10 fields, or a :class:`loglin.data.conll.Sentence`
+(then y may be None: the sentences' own heads). y: per sentence the head of
+every word (1-based token ids, 0 = root). Non-projective training trees are
+skipped (``n_skipped_``), as :func:`~loglin.parsing.model.train_parser` does.
+"""
+from __future__ import annotations
+
+import numbers
+import time
+
+import numpy as np
+
+from ..data.conll import Sentence, is_projective
+from ..estimators import NotFittedError, _BaseEstimator, _check_sample_weight, _plain, _seed
+from ..errors import DataContentError, ModelFormatError
+from .model import MODELS, ParserModel, uas
+from .problem import check_tree
+
+
+def as_sentence(tokens, heads=None, where="sentence") -> Sentence:
+    """A :class:`Sentence` from token tuples (heads -1 when not given)."""
+    if isinstance(tokens, Sentence):
+        if heads is None:
+            return tokens
+        forms, cpos, pos = tokens.forms, tokens.cpos, tokens.pos          # the given heads replace its own
+    else:
+        if isinstance(tokens, (str, dict)) or len(tokens) == 0:
+            raise ValueError(f"{where} must be a non-empty list of tokens")
+        forms, cpos, pos = [], [], []
+        for t in tokens:
+            if isinstance(t, dict):
+                t = (t["word"], t.get("cpos", t["pos"]), t["pos"])
+            if isinstance(t, str) or len(t) not in (2, 3, 10):
+                raise ValueError(f"{where}: a token must be (word, pos), (word, cpos, pos) or a CoNLL row of 10 "
+                                 f"fields, got {t!r}")
+            if len(t) == 10:
+                t = (t[1], t[3], t[4] if t[4] != "_" else t[3])
+            elif len(t) == 2:
+                t = (t[0], t[1], t[1])
+            forms.append(str(t[0]))
+            cpos.append(str(t[1]))
+            pos.append(str(t[2]))
+    n = len(forms)
+    if heads is None:
+        heads = np.full(n, -1, dtype=np.int32)
+    else:
+        heads = np.asarray(heads)
+        if heads.shape != (n,) or heads.dtype.kind not in "iu":
+            raise ValueError(f"{where}: {n} words need {n} integer heads, got {heads.tolist()}")
+        heads = heads.astype(np.int32)
+    return Sentence(ids=np.arange(1, n + 1, dtype=np.int32), forms=list(forms), lemmas=["_"] * n, cpos=list(cpos),
+                    pos=list(pos), feats=["_"] * n, heads=heads, deprels=["_"] * n)
+
+
+def _sentences(X, y, what):
+    X = list(X)
+    if not X:
+        raise DataContentError(f"{what}: no sentences")
+    if y is None:
+        if not all(isinstance(s, Sentence) for s in X):
+            raise ValueError(f"{what}: y (the heads) is required unless X holds loglin.data.conll.Sentence objects")
+        return X
+    y = list(y)
+    if len(X) != len(y):
+        raise ValueError(f"{what}: {len(X)} sentences in X but {len(y)} head arrays in y")
+    return [as_sentence(s, h, f"{what}: sentence {i}") for i, (s, h) in enumerate(zip(X, y))]
+
+
+class Parser(_BaseEstimator):
+    """Arc-factored projective dependency parser (CRF or M3N), trained by any tree solver.
+
+    Parameters: ``model`` "crf" / "m3n"; ``C`` (LIBLINEAR scale; default 0.1 = Collins et al.'s C' = 10);
+    ``solver`` "auto" (EG) or "eg", "eg-batch", "lbfgs", "sgd" (CRF), "cutting-plane" (M3N); ``tol``,
+    ``max_iter`` (epochs of EG), ``time_limit``; ``cutoff`` (keep features seen on >= cutoff gold arcs);
+    ``penalty``, ``l1_ratio``; ``warm_start``; ``random_state``; ``verbose``; ``solver_options``.
+
+    Attributes: ``model_`` (:class:`ParserModel`), ``coef_``, ``n_iter_``, ``objective_``, ``trace_``
+    (dev UAS per iteration as ``metric`` when a dev set is given), ``n_skipped_`` (non-projective trees).
+    """
+
+    def __init__(self, model="crf", C=0.1, *, penalty="l2", l1_ratio=None, solver="auto", tol=1e-4, max_iter=200,
+                 time_limit=None, cutoff=1, warm_start=False, random_state=0, verbose=0, solver_options=None):
+        self.model = model
+        self.C = C
+        self.penalty = penalty
+        self.l1_ratio = l1_ratio
+        self.solver = solver
+        self.tol = tol
+        self.max_iter = max_iter
+        self.time_limit = time_limit
+        self.cutoff = cutoff
+        self.warm_start = warm_start
+        self.random_state = random_state
+        self.verbose = verbose
+        self.solver_options = solver_options
+
+    def _check_params(self):
+        if self.model not in MODELS:
+            raise ValueError(f"model must be one of {MODELS}, got {self.model!r}")
+        for name, low, strict, integral in (("C", 0, True, False), ("tol", 0, False, False),
+                                            ("max_iter", 0, False, True), ("cutoff", 1, False, True),
+                                            ("verbose", 0, False, True)):
+            value = getattr(self, name)
+            kind = numbers.Integral if integral else numbers.Real
+            if (isinstance(value, bool) or not isinstance(value, kind) or not np.isfinite(value) or value < low
+                    or (strict and value == low)):
+                raise ValueError(f"{name} must be a finite {'integer' if integral else 'number'} "
+                                 f"{'>' if strict else '>='} {low}, got {value!r}")
+        if self.solver_options is not None and not isinstance(self.solver_options, dict):
+            raise ValueError(f"solver_options must be a dict or None, got {type(self.solver_options).__name__}")
+
+    def fit(self, X, y=None, sample_weight=None, X_dev=None, y_dev=None, **train_options):
+        """Fit on sentences X with heads y; ``sample_weight``: one weight per sentence (its loss multiplier);
+        ``X_dev, y_dev``: a held-out treebank whose UAS is traced; ``train_options``: further keyword
+        arguments of :func:`loglin.training.train` (``gap_tol``, ``callback``, ``backend``, ...)."""
+        from ..training import train
+        from .features import ArcFeatureSpace
+        from .problem import TreeProblem
+        self._check_params()
+        sentences = _sentences(X, y, "fit")
+        weight = _check_sample_weight(sample_weight, len(sentences))
+        dev = None if X_dev is None else _sentences(X_dev, y_dev, "fit (dev set)")
+        start = time.perf_counter()
+        keep = []
+        for i, s in enumerate(sentences):
+            check_tree(s.heads, f"sentence {i + 1}: ")
+            if is_projective(s.heads):
+                keep.append(i)
+        if not keep:
+            raise DataContentError("no projective training tree")
+        kept = [sentences[i] for i in keep]
+        space = ArcFeatureSpace.fit(kept, cutoff=int(self.cutoff))
+        sent_ptr, arc_off, feat_ptr, feat_idx = space.encode(kept)
+        heads = np.concatenate([s.heads for s in kept]).astype(np.int32)
+        problem = TreeProblem(sent_ptr, arc_off, feat_ptr, feat_idx, heads, space.n_features, weight=weight[keep])
+        build_seconds = time.perf_counter() - start
+        w0 = None
+        previous = getattr(self, "model_", None)
+        if (self.warm_start and previous is not None and len(previous.w) == space.n_features
+                and np.array_equal(previous.space.keys, space.keys)):
+            w0 = previous.w
+        evaluate = None
+        if dev is not None:
+            def evaluate(w):
+                return uas(dev, ParserModel(space, w).parse(dev))["uas"] / 100.0
+        keywords = {"tol": float(self.tol), "max_iter": int(self.max_iter), "time_limit": self.time_limit,
+                    "random_state": _seed(self.random_state), "progress": self.verbose > 0, "penalty": self.penalty,
+                    "l1_ratio": self.l1_ratio, **(self.solver_options or {}), **train_options}
+        model, result = train(problem, float(self.C), self.solver, loss="ll" if self.model == "crf" else "mm",
+                              space=space, w0=w0, evaluate=evaluate,
+                              info={"train_sentences": problem.n_sentences,
+                                    "non_projective_skipped": len(sentences) - len(keep),
+                                    "n_features": space.n_features, "feature_build_seconds": build_seconds},
+                              **keywords)
+        self.model_, self.coef_ = model, model.w
+        self.n_iter_, self.objective_, self.trace_ = int(result.iterations), float(result.f), result.trace
+        self.result_, self.n_skipped_ = result, len(sentences) - len(keep)
+        return self
+
+    def _fitted(self) -> ParserModel:
+        if not hasattr(self, "model_"):
+            raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet. Call 'fit' with "
+                                 "appropriate arguments before using this estimator.")
+        return self.model_
+
+    def predict(self, X):
+        """The best projective tree of every sentence: an int array of heads (0 = root) per sentence."""
+        model = self._fitted()
+        X = list(X)
+        return model.parse([s if isinstance(s, Sentence) else as_sentence(s, None, f"sentence {i}")
+                            for i, s in enumerate(X)])
+
+    def score(self, X, y=None, sample_weight=None):
+        """UAS of predict(X) against y (punctuation included) as a fraction; ``sample_weight`` per sentence."""
+        sentences = _sentences(X, y, "score")
+        guess = self._fitted().parse(sentences)
+        weight = _check_sample_weight(sample_weight, len(sentences))
+        right = sum(wi * int(np.sum(np.asarray(p) == s.heads)) for wi, p, s in zip(weight, guess, sentences))
+        total = sum(wi * len(s) for wi, s in zip(weight, sentences))
+        return float(right / total)
+
+    def save(self, path) -> None:
+        """Write the parser as a "loglin-parser" model file (`loglin parse` reads it), the estimator's
+        parameters in its info."""
+        model = self._fitted()
+        model.info = {**model.info, "estimator": {"params": {k: v for k, v in self.get_params().items() if _plain(v)},
+                                                  "n_iter": self.n_iter_, "objective": self.objective_}}
+        model.save(path)
+
+    @classmethod
+    def load(cls, path) -> "Parser":
+        """A fitted Parser from any parser model file."""
+        model = ParserModel.load(path)
+        meta = model.info.get("estimator", {})
+        if not isinstance(meta, dict):
+            raise ModelFormatError(f"{path}: invalid estimator metadata")
+        valid = set(cls._get_param_names())
+        params = {k: v for k, v in dict(meta.get("params", {})).items() if k in valid}
+        params.setdefault("model", model.model)
+        params.setdefault("C", model.C)
+        parser = cls(**params)
+        parser.model_, parser.coef_ = model, model.w
+        parser.n_iter_ = int(meta.get("n_iter", model.info.get("iterations", 0)))
+        parser.objective_ = float(meta.get("objective", np.nan))
+        return parser
+
+
+__all__ = ["Parser", "as_sentence"]

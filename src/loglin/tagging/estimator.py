@@ -1,0 +1,412 @@
+"""``loglin.Tagger``: POS taggers, chunkers and NER taggers as scikit-learn style estimators.
+
+    tagger = loglin.Tagger(model="crf", features="ner", C=10.0).fit(X, y, X_dev=X_dev, y_dev=y_dev)
+    tagger.predict(X_test)              # list of label lists
+    tagger.score(X_test, y_test)        # chunk F1 (IOB labels) or token accuracy, as a fraction
+    tagger.save("ner.npz"); loglin.Tagger.load("ner.npz")
+
+X is a list of sentences, each a list of tokens: a word, a tuple of columns
+(word, pos, ...) or a dict with "word" (and "pos"); y the label sequences.
+
+``model="crf"`` / ``"m3n"``: a linear-chain CRF or max-margin chain over the
+attributes of a template set (``features``: a preset "pos", "chunk", "ner", a
+template file, a :class:`~loglin.tagging.templates.TemplateSet` or a list of
+template strings). ``model="maxent"``: Ratnaparkhi's Maxent tagger with
+OpenNLP's context generators and beam search (:class:`MaxentTaggerModel`);
+its ``features`` is the generator, "pos" (tokens: words) or "chunk" (tokens:
+(word, pos)), and it takes no sample weights.
+
+C is LIBLINEAR's scale (the papers' sigma^2; CRFsuite's c2 = 1/(2C)) and
+defaults to 10 as for every loglin tagger (docs/decisions/0010).
+"""
+from __future__ import annotations
+
+import numbers
+import re
+import time
+
+import numpy as np
+
+from ..errors import DataContentError, ModelFormatError
+from ..estimators import NotFittedError, _BaseEstimator, _check_sample_weight, _plain, _seed
+from ..model_io import load_npz_model, model_format, save_npz_model
+from .templates import CompiledTemplates, TemplateSet, template_set
+
+FORMAT, VERSION = "loglin-sequence-tagger", 1
+MODELS = ("crf", "m3n", "maxent")
+MAXENT_FEATURES = ("pos", "chunk")
+_IOB = re.compile(r"O|[BI]-\S+")
+
+
+def check_sequences(X, y, what: str):
+    """(X, y) as lists, y's labels as strings; one error naming the first mismatch."""
+    if y is None:
+        raise ValueError(f"{what}: y is required")
+    X, y = list(X), list(y)
+    if len(X) != len(y):
+        raise ValueError(f"{what}: {len(X)} sentences in X but {len(y)} label sequences in y")
+    if not X:
+        raise DataContentError(f"{what}: no sentences")
+    for i, (xs, ys) in enumerate(zip(X, y)):
+        if isinstance(xs, (str, dict)) or isinstance(ys, str):
+            raise ValueError(f"{what}: sentence {i} must be a list of tokens with a list of labels")
+        if len(xs) != len(ys):
+            raise ValueError(f"{what}: sentence {i} has {len(xs)} tokens but {len(ys)} labels")
+        if len(xs) == 0:
+            raise ValueError(f"{what}: sentence {i} is empty")
+    return X, [[str(label) for label in ys] for ys in y]
+
+
+def is_iob(labels) -> bool:
+    """True when every label is O, B-X or I-X and some are not O (chunks, entities)."""
+    labels = [str(x) for x in labels]
+    return all(_IOB.fullmatch(x) for x in labels) and any(x != "O" for x in labels)
+
+
+def sequence_score(y_true, y_pred, kind: str) -> float:
+    """``kind`` "f1": conlleval's chunk F1 as a fraction; "accuracy": token accuracy."""
+    if kind == "f1":
+        from .conlleval import conlleval
+        return conlleval([list(map(str, s)) for s in y_true], [list(map(str, s)) for s in y_pred])["f1"] / 100.0
+    hits = sum(str(a) == str(b) for ts, ps in zip(y_true, y_pred) for a, b in zip(ts, ps))
+    return hits / max(sum(len(s) for s in y_true), 1)
+
+
+def chunk_f1(y_true, y_pred) -> float:
+    """conlleval's F1 of label sequences, as a fraction (for ``sklearn.metrics.make_scorer``)."""
+    return sequence_score(y_true, y_pred, "f1")
+
+
+def token_accuracy(y_true, y_pred) -> float:
+    """Share of tokens labelled right (for ``sklearn.metrics.make_scorer``)."""
+    return sequence_score(y_true, y_pred, "accuracy")
+
+
+class Tagger(_BaseEstimator):
+    """A sequence labeller (POS, chunks, named entities): CRF, M3N or Maxent, with configurable templates.
+
+    Parameters
+    ----------
+    model : "crf" (default), "m3n" or "maxent"
+    features : preset "pos" (default), "chunk", "ner"; a template file; a TemplateSet; a list of templates
+    C : float, default 10.0 (LIBLINEAR scale: the papers' sigma^2)
+    penalty, l1_ratio : "l2" (default), "l1" or "elasticnet" and its L1 share (CRF only for L1)
+    solver : "auto" (loglin's default for the model) or a solver serving it
+    tol, max_iter, time_limit : stopping (relative gradient norm; dual solvers: duality gap)
+    warm_start : start from the previous fit's weights when the feature space and labels are the same
+    random_state, verbose : seed of randomized solvers; > 0 shows progress
+    all_pairs : a weight for every (attribute, label) pair, not only pairs seen in training
+        (None: False for chain models, the task's default for maxent)
+    beam, cutoff, rare_threshold, tag_dictionary, iob_constraint : the Maxent tagger's options
+        (:meth:`MaxentTaggerModel.train`), unused by chain models
+    solver_options : dict of extra keyword arguments of the solver
+
+    Attributes
+    ----------
+    classes_ (labels), coef_ (weights), n_iter_, objective_, trace_ (:class:`loglin.trace.Trace`; with a
+    dev set its ``metric`` is the dev score per iteration, a fraction as :meth:`score`; model="maxent":
+    in percent with greedy decoding, as :meth:`MaxentTaggerModel.train` records it), score_kind_ ("f1" for IOB labels, else
+    "accuracy"), templates_ (the compiled templates of a chain model), model_ (ChainModel or
+    MaxentTaggerModel).
+    """
+
+    def __init__(self, model="crf", features="pos", C=10.0, *, penalty="l2", l1_ratio=None, solver="auto",
+                 tol=1e-4, max_iter=1000, time_limit=None, warm_start=False, random_state=0, verbose=0,
+                 all_pairs=None, beam=3, cutoff=None, rare_threshold=None, tag_dictionary=False,
+                 iob_constraint=None, solver_options=None):
+        self.model = model
+        self.features = features
+        self.C = C
+        self.penalty = penalty
+        self.l1_ratio = l1_ratio
+        self.solver = solver
+        self.tol = tol
+        self.max_iter = max_iter
+        self.time_limit = time_limit
+        self.warm_start = warm_start
+        self.random_state = random_state
+        self.verbose = verbose
+        self.all_pairs = all_pairs
+        self.beam = beam
+        self.cutoff = cutoff
+        self.rare_threshold = rare_threshold
+        self.tag_dictionary = tag_dictionary
+        self.iob_constraint = iob_constraint
+        self.solver_options = solver_options
+
+    # ------------------------------------------------------------------ parameters
+    def _check_params(self):
+        if self.model not in MODELS:
+            raise ValueError(f"model must be one of {MODELS}, got {self.model!r}")
+        for name, low, strict, integral in (("C", 0, True, False), ("tol", 0, False, False),
+                                            ("max_iter", 0, False, True), ("verbose", 0, False, True)):
+            value = getattr(self, name)
+            kind = numbers.Integral if integral else numbers.Real
+            if (isinstance(value, bool) or not isinstance(value, kind) or not np.isfinite(value) or value < low
+                    or (strict and value == low)):
+                raise ValueError(f"{name} must be a finite {'integer' if integral else 'number'} "
+                                 f"{'>' if strict else '>='} {low}, got {value!r}")
+        if self.time_limit is not None and not (isinstance(self.time_limit, numbers.Real) and self.time_limit > 0):
+            raise ValueError(f"time_limit must be a positive number or None, got {self.time_limit!r}")
+        if self.solver_options is not None and not isinstance(self.solver_options, dict):
+            raise ValueError(f"solver_options must be a dict or None, got {type(self.solver_options).__name__}")
+        if self.model == "maxent" and self.features not in MAXENT_FEATURES:
+            raise ValueError(f"model='maxent' uses OpenNLP's fixed context generators: features must be one of "
+                             f"{MAXENT_FEATURES}, got {self.features!r} (templates serve model='crf' / 'm3n')")
+
+    def _train_keywords(self, extra):
+        keywords = {"tol": float(self.tol), "max_iter": int(self.max_iter), "time_limit": self.time_limit,
+                    "random_state": _seed(self.random_state), "progress": self.verbose > 0,
+                    "penalty": self.penalty, "l1_ratio": self.l1_ratio, **(self.solver_options or {})}
+        keywords.update(extra)
+        return keywords
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X, y, sample_weight=None, X_dev=None, y_dev=None, **train_options):
+        """Fit on sentences X and label sequences y; returns self.
+
+        ``sample_weight``: one non-negative weight per sentence (the multiplier of its loss: 2 is the
+        sentence twice). ``X_dev, y_dev``: held-out sentences scored (:attr:`score_kind_`) after every
+        iteration into ``trace_``. ``train_options``: further keyword arguments of
+        :func:`loglin.training.train` (``gap_tol``, ``callback``, ``backend``, ...).
+        """
+        self._check_params()
+        X, y = check_sequences(X, y, "fit")
+        if (X_dev is None) != (y_dev is None):
+            raise ValueError("fit: pass both X_dev and y_dev, or neither")
+        if X_dev is not None:
+            X_dev, y_dev = check_sequences(X_dev, y_dev, "fit (dev set)")
+        weight = _check_sample_weight(sample_weight, len(X))
+        labels = sorted({label for ys in y for label in ys})
+        if len(labels) < 2:
+            raise DataContentError(f"need at least two labels to train a tagger, got {labels}")
+        self.score_kind_ = "f1" if is_iob(labels) else "accuracy"
+        if self.model == "maxent":
+            return self._fit_maxent(X, y, weight, X_dev, y_dev, train_options)
+        return self._fit_chain(X, y, labels, weight, X_dev, y_dev, train_options)
+
+    def _fit_chain(self, X, y, labels, weight, X_dev, y_dev, train_options):
+        from ..structured.crf_features import ChainFeatureSpace
+        from ..structured.problem import ChainProblem, attribute_label_map
+        from ..training import train
+        start = time.perf_counter()
+        compiled = CompiledTemplates(template_set(self.features))
+        seq_ptr, tok_ptr, tok_attr = compiled.fit(X)
+        lookup = {label: k for k, label in enumerate(labels)}
+        gold = np.fromiter((lookup[label] for ys in y for label in ys), dtype=np.int32, count=int(seq_ptr[-1]))
+        classes = np.asarray(labels)
+        map_ptr, map_label, map_feat, n_state = attribute_label_map(
+            (tok_attr, tok_ptr), gold, compiled.n_attributes, len(labels), all_pairs=bool(self.all_pairs))
+        problem = ChainProblem(seq_ptr=seq_ptr, tok_ptr=tok_ptr, tok_attr=tok_attr, tok_val=None, map_ptr=map_ptr,
+                               map_label=map_label, map_feat=map_feat, n_state=n_state, labels=classes, gold=gold,
+                               weight=weight)
+        space = ChainFeatureSpace(task="templates", attributes=compiled.attribute_names(), labels=classes,
+                                  map_ptr=map_ptr, map_label=map_label, map_feat=map_feat, n_state=n_state)
+        extract_seconds = time.perf_counter() - start
+        w0 = None
+        previous = getattr(self, "model_", None)
+        if (self.warm_start and getattr(self, "templates_", None) is not None and previous is not None
+                and len(previous.w) == space.n_features and np.array_equal(previous.labels, classes)
+                and _same_compiled(self.templates_, compiled) and np.array_equal(previous.space.map_ptr, map_ptr)
+                and np.array_equal(previous.space.map_label, map_label)):
+            w0 = previous.w
+        evaluate = None
+        if X_dev is not None:
+            dev = compiled.transform(X_dev)
+            kind = self.score_kind_
+
+            def evaluate(w):
+                return sequence_score(y_dev, _decode_labels(w, space, dev), kind)
+        loss = "ll" if self.model == "crf" else "mm"
+        model, result = train(problem, float(self.C), self.solver, loss=loss, space=space, w0=w0,
+                              evaluate=evaluate, **self._train_keywords(train_options))
+        model.model = self.model
+        self.templates_ = compiled
+        self.model_ = model
+        self.classes_ = [str(c) for c in classes]
+        self.coef_ = model.w
+        self._set_result(result, extract_seconds)
+        return self
+
+    def _fit_maxent(self, X, y, weight, X_dev, y_dev, train_options):
+        from ..training import DEFAULT_SOLVERS
+        from .tagger import MaxentTaggerModel
+        if not np.all(weight == weight[0]):
+            raise ValueError("model='maxent' takes no sample weights (its events are counted per token); "
+                             "use model='crf' or 'm3n'")
+        task = self.features
+        sentences = _maxent_sentences(X, y, task)
+        dev = None if X_dev is None else _maxent_sentences(X_dev, y_dev, task)
+        keywords = self._train_keywords(train_options)
+        previous = getattr(self, "model_", None)
+        if self.warm_start and previous is not None and type(previous).__name__ == "MaxentTaggerModel":
+            keywords["w0"] = previous.w
+        solver = DEFAULT_SOLVERS["tagger"] if self.solver == "auto" else self.solver
+        model = MaxentTaggerModel.train(sentences, task, C=float(self.C), solver=solver, cutoff=self.cutoff,
+                                        rare_threshold=self.rare_threshold, beam=int(self.beam),
+                                        tag_dictionary=bool(self.tag_dictionary), iob_constraint=self.iob_constraint,
+                                        all_pairs=self.all_pairs, evaluate=dev, **keywords)
+        self.templates_ = None
+        self.model_ = model
+        self.classes_ = list(model.labels)
+        self.coef_ = model.w
+        self._set_result(model.result, model.info.get("extract_seconds", 0.0))
+        return self
+
+    def _set_result(self, result, extract_seconds):
+        self.n_iter_ = int(result.iterations)
+        self.objective_ = float(result.f)
+        self.trace_ = result.trace
+        self.result_ = result
+        self.extract_seconds_ = float(extract_seconds)
+
+    # ------------------------------------------------------------------ prediction
+    def _fitted(self):
+        if not hasattr(self, "model_"):
+            raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet. Call 'fit' with "
+                                 "appropriate arguments before using this estimator.")
+        return self.model_
+
+    def predict(self, X, **decoding):
+        """The label sequence of every sentence (a list of lists of str). ``decoding``: the Maxent tagger's
+        ``beam``, ``tag_dictionary``, ``iob_constraint`` overrides."""
+        model = self._fitted()
+        X = list(X)
+        if not X:
+            return []
+        if self.templates_ is None:
+            return model.tag(_maxent_inputs(X, model.task), **decoding)
+        return _decode_labels(model.w, model.space, self.templates_.transform(X))
+
+    def predict_marginals(self, X):
+        """P(label | sentence) at every token (forward-backward; chain models): per sentence an (n, K) array,
+        columns in the order of ``classes_``. For an M3N these are its scores' marginals taken as a CRF."""
+        model = self._fitted()
+        if self.templates_ is None:
+            raise ValueError("predict_marginals needs a chain model (model='crf' or 'm3n')")
+        from ..crfsuite.features import marginals
+        X = list(X)
+        if not X:
+            return []
+        seq_ptr, tok_ptr, tok_attr = self.templates_.transform(X)
+        s = model.space
+        mu = marginals(model.w, s.n_state, s.n_labels, s.map_ptr, s.map_label, s.map_feat, seq_ptr, tok_ptr,
+                       tok_attr, None)
+        return [mu[seq_ptr[i]:seq_ptr[i + 1]] for i in range(len(seq_ptr) - 1)]
+
+    def score(self, X, y, sample_weight=None):
+        """``score_kind_`` of predict(X) against y: conlleval's chunk F1 (as a fraction) when the labels are
+        IOB chunks or entities, else token accuracy; ``sample_weight`` (per sentence) weighs tokens for
+        accuracy only."""
+        self._fitted()
+        X, y = check_sequences(X, y, "score")
+        guess = self.predict(X)
+        if self.score_kind_ == "f1" or sample_weight is None:
+            return sequence_score(y, guess, self.score_kind_)
+        weight = _check_sample_weight(sample_weight, len(X))
+        hits = sum(wi * sum(a == b for a, b in zip(ts, ps)) for wi, ts, ps in zip(weight, y, guess))
+        return float(hits / max(sum(wi * len(ts) for wi, ts in zip(weight, y)), 1e-300))
+
+    # ------------------------------------------------------------------ files (arrays and JSON, never code)
+    def save(self, path) -> None:
+        """Write the fitted tagger. Chain models: loglin's "loglin-sequence-tagger" file with the template
+        set as text and its vocabularies; maxent: the MaxentTaggerModel file (`loglin tag` reads both)."""
+        model = self._fitted()
+        params = {k: v for k, v in self.get_params().items() if _plain(v)}
+        if self.templates_ is None:
+            model.save(path)
+            return
+        t_meta, t_arrays = self.templates_.state()
+        s = model.space
+        meta = {"loglin_format": FORMAT, "format_version": VERSION, "params": params, "model": self.model,
+                "n_state": int(s.n_state), "templates": t_meta, "score_kind": self.score_kind_,
+                "objective": self.objective_, "n_iter": self.n_iter_, "C": float(self.C)}
+        arrays = {"w": model.w, "labels": np.asarray(self.classes_, dtype=str), "map_ptr": s.map_ptr,
+                  "map_label": s.map_label, "map_feat": s.map_feat, **t_arrays}
+        save_npz_model(path, meta, arrays)
+
+    @classmethod
+    def load(cls, path) -> "Tagger":
+        """A fitted Tagger from :meth:`save`'s file (or any MaxentTaggerModel file); arrays are checked."""
+        from ..structured.crf_features import ChainFeatureSpace
+        from ..structured.model import ChainModel
+        if model_format(path) == "loglin-tagger":
+            from .tagger import MaxentTaggerModel
+            model = MaxentTaggerModel.load(path)
+            info = model.info
+            tagger = cls(model="maxent", features=model.task, C=float(info.get("C", 10.0)),
+                         solver=str(info.get("solver", "auto")), beam=model.beam,
+                         tag_dictionary=model.tag_dictionary, iob_constraint=model.iob_constraint)
+            tagger.templates_, tagger.model_, tagger.classes_, tagger.coef_ = None, model, list(model.labels), model.w
+            tagger.score_kind_ = "f1" if model.task == "chunk" else "accuracy"
+            tagger.n_iter_, tagger.objective_ = int(info.get("iterations", 0)), float(info.get("objective", np.nan))
+            return tagger
+        meta, a = load_npz_model(path, FORMAT, VERSION, required=("w", "labels", "map_ptr", "map_label", "map_feat",
+                                                                   "template_keys", "template_offsets"))
+        try:
+            compiled = CompiledTemplates.from_state(meta["templates"], a, str(path))
+            n_state = int(meta["n_state"])
+            labels = a["labels"].astype(str)
+            map_ptr, map_label = a["map_ptr"].astype(np.int64), a["map_label"].astype(np.int32)
+            map_feat, w = a["map_feat"].astype(np.int64), a["w"].astype(np.float64)
+            kind, params = str(meta["model"]), dict(meta.get("params", {}))
+        except (KeyError, TypeError, ValueError) as exc:
+            if isinstance(exc, ModelFormatError):
+                raise
+            raise ModelFormatError(f"{path}: invalid tagger model ({exc.__class__.__name__}: {exc})") from None
+        K, A = len(labels), compiled.n_attributes
+        ok = (kind in ("crf", "m3n") and K >= 2 and w.ndim == 1 and len(w) == n_state + K * K
+              and len(map_ptr) == A + 1 and map_ptr[0] == 0 and np.all(np.diff(map_ptr) >= 0)
+              and map_ptr[-1] == len(map_label) == len(map_feat)
+              and (len(map_label) == 0 or (map_label.min() >= 0 and map_label.max() < K))
+              and (len(map_feat) == 0 or (map_feat.min() >= 0 and map_feat.max() < n_state)))
+        if not ok:
+            raise ModelFormatError(f"{path}: inconsistent tagger model arrays")
+        valid = set(cls._get_param_names())
+        params = {k: v for k, v in params.items() if k in valid}
+        params["model"] = kind
+        if not isinstance(params.get("features"), str) or params["features"] not in ("pos", "chunk", "ner"):
+            params["features"] = compiled.templates       # a file or a list: the saved set itself
+        tagger = cls(**params)
+        space = ChainFeatureSpace(task="templates", attributes=compiled.attribute_names(), labels=labels,
+                                  map_ptr=map_ptr, map_label=map_label, map_feat=map_feat, n_state=n_state)
+        tagger.templates_ = compiled
+        tagger.model_ = ChainModel(space=space, w=w, model=kind, C=float(meta.get("C", 1.0)))
+        tagger.classes_, tagger.coef_ = labels.tolist(), w
+        tagger.score_kind_ = str(meta.get("score_kind", "accuracy"))
+        tagger.n_iter_, tagger.objective_ = int(meta.get("n_iter", 0)), float(meta.get("objective", np.nan))
+        return tagger
+
+
+def _same_compiled(a: CompiledTemplates, b: CompiledTemplates) -> bool:
+    """The same attribute ids: same templates, vocabularies and keys."""
+    return (a.templates == b.templates and a.vocab == b.vocab and np.array_equal(a.offsets, b.offsets)
+            and all(np.array_equal(x, y) for x, y in zip(a.keys, b.keys)))
+
+
+def _decode_labels(w, space, encoded):
+    from ..crfsuite.features import decode
+    seq_ptr, tok_ptr, tok_attr = encoded
+    ids = decode(w, space.n_state, space.n_labels, space.map_ptr, space.map_label, space.map_feat, seq_ptr,
+                 tok_ptr, tok_attr, None)
+    names = np.asarray([str(x) for x in space.labels], dtype=object)
+    return [names[ids[seq_ptr[i]:seq_ptr[i + 1]]].tolist() for i in range(len(seq_ptr) - 1)]
+
+
+def _maxent_inputs(X, task):
+    """Sentences as MaxentTaggerModel.tag takes them: POS words, chunking (word, pos) pairs."""
+    from .templates import token_columns
+    out = []
+    for sentence in X:
+        cols = [token_columns(t) for t in sentence]
+        out.append([c[0] for c in cols] if task == "pos" else [tuple(c[:2]) for c in cols])
+    return out
+
+
+def _maxent_sentences(X, y, task):
+    """Labelled sentences as MaxentTaggerModel.train takes them."""
+    return [[(w, label) if task == "pos" else (*w, label) for w, label in zip(xs, ys)]
+            for xs, ys in zip(_maxent_inputs(X, task), y)]
+
+
+__all__ = ["Tagger", "TemplateSet", "chunk_f1", "token_accuracy", "sequence_score", "is_iob"]
