@@ -2,8 +2,8 @@
 
 Actors answer in about a millisecond-scale round trip and keep state between calls (TRON's
 ``accept`` swaps a cache on the shard). A call to an actor on a dead worker never returns, so
-every round waits at most ``timeout`` seconds and then raises :class:`ShardError` naming the
-shard; a scheduler address that does not answer within ``connect_timeout`` raises
+every round waits at most ``timeout`` seconds (a shard's start or a pass over its part of a file:
+``start_timeout``) and then raises :class:`ShardError` naming the shard; a scheduler address that does not answer within ``connect_timeout`` raises
 :class:`SchedulerUnreachable` before any work.
 """
 from __future__ import annotations
@@ -15,6 +15,7 @@ from .backends import Backend, SchedulerUnreachable, ShardError
 
 DEFAULT_TIMEOUT = 600.0          # seconds one round may take on every shard
 DEFAULT_CONNECT_TIMEOUT = 10.0
+DEFAULT_START_TIMEOUT = 600.0    # a shard's start builds its arrays and warms (on a cold cache, compiles) its kernels
 
 
 class ShardActor:
@@ -55,13 +56,14 @@ class DaskBackend(Backend):
     name = "dask"
 
     def __init__(self, client=None, address=None, n_workers=None, timeout=DEFAULT_TIMEOUT,
-                 connect_timeout=DEFAULT_CONNECT_TIMEOUT, memory_limit="auto"):
+                 connect_timeout=DEFAULT_CONNECT_TIMEOUT, memory_limit="auto", start_timeout=DEFAULT_START_TIMEOUT):
         if sum(x is not None for x in (client, address, n_workers)) > 1:
             raise InvalidInputError("give at most one of client, address and n_workers")
         if not timeout > 0:
             raise InvalidInputError(f"timeout must be positive, got {timeout!r}")
         distributed = _distributed()
         self.timeout = float(timeout)
+        self.start_timeout = max(float(start_timeout), self.timeout)
         self.cluster = None
         self.own_client = client is None
         if client is not None:
@@ -98,7 +100,7 @@ class DaskBackend(Backend):
         for i, future in enumerate(futures):
             try:
                 with self.client.as_current():      # the actor proxy binds to the current client, not another one
-                    self.actors.append(future.result(timeout=self.timeout))
+                    self.actors.append(future.result(timeout=self.start_timeout))
             except Exception as exc:
                 raise ShardError(i, f"could not start on worker {self.workers[i]}: {_text(exc)}") from exc
         self.n_shards = len(self.actors)
@@ -108,7 +110,7 @@ class DaskBackend(Backend):
         workers = sorted(self.client.scheduler_info()["workers"])
         if not workers:
             raise ShardError(0, "the Dask cluster has no workers")
-        deadline = time.monotonic() + self.timeout
+        deadline = time.monotonic() + self.start_timeout      # reading a part of a file, like a start
         futures = [self.client.submit(function, *args, workers=[workers[i % len(workers)]], allow_other_workers=False,
                                       pure=False) for i, args in enumerate(calls)]
         results = []
@@ -116,7 +118,7 @@ class DaskBackend(Backend):
             try:
                 results.append(future.result(timeout=max(0.0, deadline - time.monotonic())))
             except TimeoutError:
-                raise ShardError(i, f"no answer from worker {workers[i % len(workers)]} within {self.timeout:g} s "
+                raise ShardError(i, f"no answer from worker {workers[i % len(workers)]} within {self.start_timeout:g} s "
                                     "(the worker died or is stuck)") from None
             except Exception as exc:
                 raise ShardError(i, f"{getattr(function, '__name__', 'task')} failed on worker "
