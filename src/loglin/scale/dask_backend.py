@@ -3,8 +3,8 @@
 Actors answer in about a millisecond-scale round trip and keep state between calls (TRON's
 ``accept`` swaps a cache on the shard). A call to an actor on a dead worker never returns, so
 every round waits at most ``timeout`` seconds (a shard's start or a pass over its part of a file:
-``start_timeout``) and then raises :class:`ShardError` naming the shard; a scheduler address that does not answer within ``connect_timeout`` raises
-:class:`SchedulerUnreachable` before any work.
+``start_timeout``) and then raises :class:`ShardError` naming the shard; a scheduler address that
+does not answer within ``connect_timeout`` raises :class:`SchedulerUnreachable` before any work.
 """
 from __future__ import annotations
 
