@@ -17,7 +17,7 @@ for loss in ("ll", "mm"):
     state = PartDualState(p, loss)
     state.online(1.0, np.arange(5), np.full(5, 0.5))
     state.batch_try(0.5, 1.0)
-names = ("loss_pass", "empirical_counts", "eg_online_pass",
+names = ("loss_and_expectation", "hinge_and_subgradient", "empirical_counts", "eg_online_pass",
          "eg_batch_proposal", "touch_bound")
 print(json.dumps({n: [sum(getattr(passes, n).stats.cache_hits.values()),
                       sum(getattr(passes, n).stats.cache_misses.values())] for n in names}))

@@ -55,8 +55,8 @@ class StructuredObjective:
     def _pass(self, w, want_grad):
         """(sum_i c_i loss_i(w), sum_i c_i E f (CRF) or sum_i c_i f(x_i, yhat_i) (M3N))."""
         p = self.parts
-        return passes.loss_pass(p.data, np.ascontiguousarray(w, dtype=np.float64), self._bounds, p.weight,
-                                self.loss == "mm", want_grad)
+        kernel = passes.loss_and_expectation if self.loss == "ll" else passes.hinge_and_subgradient
+        return kernel(p.data, np.ascontiguousarray(w, dtype=np.float64), self._bounds, p.weight, want_grad)
 
     def data_loss(self, w) -> float:
         """sum_i c_i loss_i(w) (Collins' loss term)."""
