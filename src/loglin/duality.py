@@ -185,22 +185,6 @@ def dual_objective(objective, state) -> float:
     return maxent_dual_objective(objective.problem, objective.C, state)
 
 
-def dual_from_primal(objective, w):
-    """The dual point the optimality conditions attach to w (exact at the optimum)."""
-    from .objective import LogisticObjective
-    if isinstance(objective, LogisticObjective):
-        return lr_alpha_from_w(objective.problem, w)
-    return maxent_beta_from_w(objective.problem, objective.C, w)
-
-
-def primal_from_dual(objective, state):
-    """w(alpha) of (22) / w(beta) of (39)."""
-    from .objective import LogisticObjective
-    if isinstance(objective, LogisticObjective):
-        return lr_w_of_alpha(objective.problem, state[0])
-    return maxent_w_of_beta(objective.problem, objective.C, state)
-
-
 def duality_gap(objective, w, dual: float):
     """(P(w) - D, (P(w) - D) / |P(w)|): the gap the driver's ``gap_tol`` tests."""
     f = float(objective.fun(w))

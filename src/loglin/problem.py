@@ -228,21 +228,6 @@ def _gather_rows(ptr, order):
     return new_ptr, entries
 
 
-@dataclass
-class FeatureSpace:
-    """Names of a predicate x label model: what turns raw contexts into rows."""
-
-    predicates: list
-    labels: np.ndarray
-    map_ptr: np.ndarray
-    map_label: np.ndarray
-    map_feat: np.ndarray
-    n_features: int
-
-    def predicate_index(self) -> dict:
-        return {p: i for i, p in enumerate(self.predicates)}
-
-
 def _encode_labels(y, classes=None):
     y = np.asarray(y)
     if y.ndim != 1:

@@ -9,14 +9,6 @@ from .vector import sum_rows
 
 
 @njit(cache=True, inline="always")
-def log1p_exp(t):
-    """log(1 + exp(t)) without overflow."""
-    if t > 0:
-        return t + np.log1p(np.exp(-t))
-    return np.log1p(np.exp(t))
-
-
-@njit(cache=True, inline="always")
 def sigmoid(t):
     if t >= 0:
         return 1.0 / (1.0 + np.exp(-t))

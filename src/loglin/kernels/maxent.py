@@ -237,18 +237,6 @@ def dense_scatter_context(x, coef, n_labels, ctx_ptr, ctx_pred, ctx_val, acc):
                 row[y] += v * coef[y]
 
 
-@njit(cache=True)
-def dense_decision_rows(w, n_labels, ctx_ptr, ctx_pred, ctx_val):
-    """decision_rows for the dense all-pairs layout (same output)."""
-    n = ctx_ptr.shape[0] - 1
-    out = np.empty((n, n_labels))
-    s = np.empty(n_labels)
-    for x in range(n):
-        dense_context_scores(x, w, n_labels, ctx_ptr, ctx_pred, ctx_val, s)
-        out[x, :] = s
-    return out
-
-
 # ---------------------------------------------------------------- map layout, with label rows
 # The passes of problems that are not all-pairs. loglin.label_rows splits each context's predicates:
 # those seen with many labels are dense rows of a block W_D (wd), added as in the dense layout; the

@@ -12,9 +12,9 @@ import math
 import numpy as np
 from numba import njit
 
-from .scaled_scores import (COUNT, LINE_SEARCH, N_EXP, N_LOG, NEWTON, SERIES, SERIES_HIGH, SERIES_LOW, SERIES_MAX,
-                            SERIES_NEGLIGIBLE, SERIES_TERMS, SKIP, TOP, TOTAL, UNIT, _repair, _scale_entry, _store_row,
-                            _update_column, _column_moments)
+from .scaled_scores import (COUNT, LINE_SEARCH, N_EXP, N_LOG, NEWTON, SERIES, SERIES_MAX, SERIES_TERMS, SKIP, TOP,
+                            TOTAL, UNIT, _column_moments, _repair, _scale_entry, _store_row, _update_column,
+                            add_series_powers, start_series_powers, store_series_powers)
 
 SMALL_ARG = 1e-4                 # below this 1 + P (e^{zf} - 1) is re-formed without cancellation
 MAX_LINE_SEARCH = 60             # lambda = 1, beta, ..., beta^59
@@ -63,43 +63,11 @@ def _column_power_sums(p, y, cols, S, R, sums):
     The first twelve accumulators are locals (registers).
     """
     col_ptr, col_ctx, _ = cols
-    m1 = m2 = m3 = m4 = m5 = m6 = m7 = m8 = m9 = m10 = m11 = m12 = 0.0
-    for j in range(SERIES_LOW, SERIES_TERMS):
-        sums[j] = 0.0
+    m = start_series_powers(sums)
     for k in range(col_ptr[p], col_ptr[p + 1]):
         x = col_ctx[k]
-        P = S[x, y] / R[x, TOTAL]
-        a = R[x, COUNT] * P
-        m1 += a
-        a *= P
-        m2 += a
-        q = P if P > SERIES_NEGLIGIBLE else 0.0     # a select, not a branch: P's size is unpredictable
-        a *= q
-        m3 += a
-        a *= q
-        m4 += a
-        a *= q
-        m5 += a
-        a *= q
-        m6 += a
-        a *= q
-        m7 += a
-        a *= q
-        m8 += a
-        a *= q
-        m9 += a
-        a *= q
-        m10 += a
-        a *= q
-        m11 += a
-        a *= q
-        m12 += a
-        if P > SERIES_HIGH:
-            for j in range(SERIES_LOW, SERIES_TERMS):
-                a *= P
-                sums[j] += a
-    sums[0], sums[1], sums[2], sums[3], sums[4], sums[5] = m1, m2, m3, m4, m5, m6
-    sums[6], sums[7], sums[8], sums[9], sums[10], sums[11] = m7, m8, m9, m10, m11, m12
+        m = add_series_powers(m, R[x, COUNT], S[x, y] / R[x, TOTAL], sums)
+    store_series_powers(m, sums)
 
 
 @njit(cache=True, inline="always")

@@ -145,6 +145,60 @@ def _scale_entry(x, y, factor, S, R):
     return 1
 
 
+@njit(cache=True, inline="always")
+def add_series_powers(m, count, P, sums):
+    """The twelve power sums m = (M_1..M_12) plus one context's terms count P^k; M_13..M_24 into sums.
+
+    The terms kept per context are those that can be above rounding (module notes): M_1, M_2 always,
+    M_3..M_12 for P > SERIES_NEGLIGIBLE, M_13..M_24 (sums[12:]) for P > SERIES_HIGH.
+    """
+    m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12 = m
+    a = count * P
+    m1 += a
+    a *= P
+    m2 += a
+    q = P if P > SERIES_NEGLIGIBLE else 0.0     # a select, not a branch: P's size is unpredictable
+    a *= q
+    m3 += a
+    a *= q
+    m4 += a
+    a *= q
+    m5 += a
+    a *= q
+    m6 += a
+    a *= q
+    m7 += a
+    a *= q
+    m8 += a
+    a *= q
+    m9 += a
+    a *= q
+    m10 += a
+    a *= q
+    m11 += a
+    a *= q
+    m12 += a
+    if P > SERIES_HIGH:
+        for j in range(SERIES_LOW, SERIES_TERMS):
+            a *= P
+            sums[j] += a
+    return m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12
+
+
+@njit(cache=True, inline="always")
+def start_series_powers(sums):
+    """Zero M_13..M_24 in sums and return M_1..M_12 = 0 (held as locals: registers)."""
+    for j in range(SERIES_LOW, SERIES_TERMS):
+        sums[j] = 0.0
+    return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+
+
+@njit(cache=True, inline="always")
+def store_series_powers(m, sums):
+    for j in range(SERIES_LOW):
+        sums[j] = m[j]
+
+
 @njit(cache=True)
 def _repair_row(x, status, w, rows, S, R, scores, counters):
     """Finish eq. (19) for a row :func:`_scale_entry` left: re-sum, rescale, or rebuild from w.
@@ -267,13 +321,11 @@ def update_and_sums(t, z, y_old, y, w, rows, cols, S, R, scores, counters, link,
     col_ptr, col_ctx, _ = cols
     factor = math.exp(z)         # one exp for the whole column (section 4.3)
     counters[N_EXP] += 1
-    m1 = m2 = m3 = m4 = m5 = m6 = m7 = m8 = m9 = m10 = m11 = m12 = 0.0
-    if powers:
-        for j in range(SERIES_LOW, SERIES_TERMS):
-            sums[j] = 0.0
+    m = start_series_powers(sums)
+    expectation = 0.0
     for k in range(col_ptr[0], col_ptr[1]):
         x = col_ctx[k]
-        s_old = S[x, y_old]
+        s_old = S[x, y_old]                  # _scale_entry written out, as in _update_column
         status = 2
         if not (s_old < TINY_S and factor > 1.0):
             s_new = s_old * factor
@@ -288,41 +340,14 @@ def update_and_sums(t, z, y_old, y, w, rows, cols, S, R, scores, counters, link,
         if status != 0:
             _repair(x, status, w, rows, S, R, scores, counters, link)
         P = S[x, y] / R[x, TOTAL]
-        if not powers:
-            m1 += R[x, COUNT] * (P * 1.0)        # as _column_moments with v = 1
-            continue
-        a = R[x, COUNT] * P
-        m1 += a
-        a *= P
-        m2 += a
-        q = P if P > SERIES_NEGLIGIBLE else 0.0     # a select, not a branch: P's size is unpredictable
-        a *= q
-        m3 += a
-        a *= q
-        m4 += a
-        a *= q
-        m5 += a
-        a *= q
-        m6 += a
-        a *= q
-        m7 += a
-        a *= q
-        m8 += a
-        a *= q
-        m9 += a
-        a *= q
-        m10 += a
-        a *= q
-        m11 += a
-        a *= q
-        m12 += a
-        if P > SERIES_HIGH:
-            for j in range(SERIES_LOW, SERIES_TERMS):
-                a *= P
-                sums[j] += a
-    sums[0], sums[1], sums[2], sums[3], sums[4], sums[5] = m1, m2, m3, m4, m5, m6
+        if powers:
+            m = add_series_powers(m, R[x, COUNT], P, sums)
+        else:
+            expectation += R[x, COUNT] * (P * 1.0)        # as _column_moments with v = 1
     if powers:
-        sums[6], sums[7], sums[8], sums[9], sums[10], sums[11] = m7, m8, m9, m10, m11, m12
+        store_series_powers(m, sums)
+    else:
+        sums[0] = expectation
 
 
 @njit(cache=True, inline="always")

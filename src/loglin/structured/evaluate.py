@@ -7,14 +7,6 @@ endOfChunk on IOB tags) stands in when that module is unavailable.
 from __future__ import annotations
 
 
-def token_accuracy(gold_sequences, predicted_sequences) -> float:
-    total = correct = 0
-    for g, p in zip(gold_sequences, predicted_sequences):
-        total += len(g)
-        correct += sum(a == b for a, b in zip(g, p))
-    return correct / total if total else 0.0
-
-
 def chunk_f1(gold_sequences, predicted_sequences) -> float:
     """Overall chunk F1 in percent (conlleval's definition)."""
     try:

@@ -5,7 +5,7 @@ and calls only the contract's per-instance inference, so the same compiled
 pass trains chains, trees and any new structure (Collins et al. 2008):
 
 * :func:`loss_and_expectation` / :func:`hinge_and_subgradient`: the CRF and M3N
-  losses (P-LL, P-MM) and sum_i c_i E f or sum_i c_i f(x_i, yhat_i);
+  losses (P-LL, P-MM) and sum_i c_i E f or sum_i c_i f(x_i, yhat_i), one source (:func:`_loss_pass`);
 * :func:`decode_all`, :func:`empirical_counts`, :func:`all_part_scores`;
 * :func:`sgd_epoch`: SGD on P-LL (section 7.1.3);
 * :func:`eg_online_pass` / :func:`eg_batch_proposal`: part-based EG on the duals
@@ -53,63 +53,56 @@ def _ll_term(S, mu, P, log_z):
 
 
 # ------------------------------------------------------------------ batch passes at fixed w
-@njit(cache=True, parallel=True)
-def loss_and_expectation(data, w, bounds, weight, want_grad):
-    """sum_i c_i (log Z_i - score(y_i)) and (if want_grad) sum_i c_i E_{p(y|x_i)} f(x_i, y)."""
-    nb = bounds.shape[0] - 1
-    n_feat = w.shape[0]
-    P = max_parts(data)
-    loss = np.zeros(nb)
-    acc = np.zeros((nb if want_grad else 1, n_feat))
-    for b in prange(nb):
-        fws, iws = _workspace(data)
-        s = np.empty(P)
-        mu = np.empty(P)
-        reuse = False
-        for i in range(bounds[b], bounds[b + 1]):
-            c = weight[i]
-            if label_count(data, i) == 0 or c == 0.0:
-                continue
-            part_scores(data, i, w, 1.0, s)
-            log_z = log_partition(data, i, s, fws, iws, mu, want_grad, reuse)
-            reuse = True
-            loss[b] += c * (log_z - labelling_score(data, i, s, gold_labels(data, i)))
-            if want_grad:
-                if c != 1.0:
-                    for r in range(part_size(data, i)):
-                        mu[r] *= c
-                scatter(data, i, mu, acc[b])
-    return loss.sum(), _sum_rows(acc, n_feat, want_grad)
+def _loss_pass(mm):
+    """The data term of P-LL or (mm) P-MM and, if want_grad, its w-dependent gradient part.
+
+    P-LL: sum_i c_i (log Z_i - score(y_i)) and sum_i c_i E_{p(y|x_i)} f(x_i, y);
+    P-MM: sum_i c_i max_y [e(y_i, y) + score(y) - score(y_i)] (eq. 3) and sum_i c_i f(x_i, yhat_i).
+    ``mm`` is a closure constant, so each loss compiles without the other's branch (a run-time flag
+    cost small instances, decision 0024); the on-disk cache keys on its value.
+    """
+    @njit(cache=True, parallel=True)
+    def loss_pass(data, w, bounds, weight, want_grad):
+        nb = bounds.shape[0] - 1
+        n_feat = w.shape[0]
+        P = max_parts(data)
+        loss = np.zeros(nb)
+        acc = np.zeros((nb if want_grad else 1, n_feat))
+        for b in prange(nb):
+            fws, iws = _workspace(data)
+            s = np.empty(P)
+            coef = np.zeros(P)              # P-LL: the marginals; P-MM: the counts of yhat_i
+            pred = np.empty(P if mm else 0, dtype=np.int32)
+            reuse = False
+            for i in range(bounds[b], bounds[b + 1]):
+                c = weight[i]
+                if label_count(data, i) == 0 or c == 0.0:
+                    continue
+                part_scores(data, i, w, 1.0, s)
+                gold_score = labelling_score(data, i, s, gold_labels(data, i))
+                if mm:
+                    loss_augment(data, i, s, 1.0)
+                    loss[b] += c * (argmax(data, i, s, fws, iws, pred) - gold_score)
+                    if want_grad:
+                        add_labelling(data, i, pred, c, coef)
+                else:
+                    # at fixed w the position-shared parts are the same for every instance (decision 0001)
+                    loss[b] += c * (log_partition(data, i, s, fws, iws, coef, want_grad, reuse) - gold_score)
+                    reuse = True
+                    if want_grad and c != 1.0:
+                        for r in range(part_size(data, i)):
+                            coef[r] *= c
+                if want_grad:
+                    scatter(data, i, coef, acc[b])
+                    if mm:
+                        for r in range(part_size(data, i)):
+                            coef[r] = 0.0
+        return loss.sum(), _sum_rows(acc, n_feat, want_grad)
+    return loss_pass
 
 
-@njit(cache=True, parallel=True)
-def hinge_and_subgradient(data, w, bounds, weight, want_grad):
-    """sum_i c_i max_y [e(y_i, y) + score(y) - score(y_i)] (eq. 3) and sum_i c_i f(x_i, yhat_i)."""
-    nb = bounds.shape[0] - 1
-    n_feat = w.shape[0]
-    P = max_parts(data)
-    loss = np.zeros(nb)
-    acc = np.zeros((nb if want_grad else 1, n_feat))
-    for b in prange(nb):
-        fws, iws = _workspace(data)
-        s = np.empty(P)
-        coef = np.zeros(P)
-        pred = np.empty(P, dtype=np.int32)
-        for i in range(bounds[b], bounds[b + 1]):
-            c = weight[i]
-            if label_count(data, i) == 0 or c == 0.0:
-                continue
-            part_scores(data, i, w, 1.0, s)
-            gold_score = labelling_score(data, i, s, gold_labels(data, i))
-            loss_augment(data, i, s, 1.0)
-            best = argmax(data, i, s, fws, iws, pred)
-            loss[b] += c * (best - gold_score)
-            if want_grad:
-                add_labelling(data, i, pred, c, coef)
-                scatter(data, i, coef, acc[b])
-                for r in range(part_size(data, i)):
-                    coef[r] = 0.0
-    return loss.sum(), _sum_rows(acc, n_feat, want_grad)
+loss_and_expectation = _loss_pass(False)      # (data, w, bounds, weight, want_grad): CRF
+hinge_and_subgradient = _loss_pass(True)      # the same for M3N
 
 
 @njit(cache=True, parallel=True)
