@@ -73,7 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "(tagging corpora: the task's default unless given)")
     p.add_argument("--workers", type=int, default=None, metavar="N",
                    help="Maxent / LR with tron or lbfgs: evaluate the objective on a local Dask cluster of N worker "
-                        "processes, one shard each (the same model, to rounding)")
+                        "processes, one shard each (the same model, to rounding); cocoa and ipm-sgd run their "
+                        "passes on the shards")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="as --workers, on the workers of the running Dask cluster at ADDRESS (e.g. tcp://host:8786)")
 
