@@ -92,6 +92,21 @@ def test_cocoa_reaches_the_tron_optimum_with_the_gap_going_to_zero(request, name
     assert model.info["solver"] == "cocoa"
 
 
+def test_cocoa_on_binary_valued_and_shared_feature_maxent():
+    """Maxent without stored values (sqrt(sigma') values made on the shard) and with a feature shared by
+    two labels (the general K^i pass of Yu et al.'s eq. (46))."""
+    from conftest import shared_feature_maxent
+    X, y = _data(n=200, seed=11)
+    X.data[:] = 1.0
+    binary_valued = problem_from_matrix(X, y, all_pairs=False, bias=1.0)
+    assert binary_valued.ctx_val is None
+    for problem in (binary_valued, shared_feature_maxent()):
+        reference = _tron(problem)
+        for shards in (2, 3):
+            result = _quiet(train, problem, C, "cocoa", shards=shards, gap_tol=1e-10, max_iter=5000, random_state=2)[1]
+            assert result.converged and result.f == pytest.approx(reference.f, rel=1e-8), shards
+
+
 def test_adding_without_the_sigma_scaling_is_not_safe(binary):
     """sigma' = 1 < K = 3 (adding the unscaled local solutions): the dual is no longer raised every round."""
     safe = _quiet(train, binary, C, "cocoa", shards=3, gap_tol=0, max_iter=30, random_state=2)[1]
