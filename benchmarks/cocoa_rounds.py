@@ -3,6 +3,7 @@ gap for K = 1, 2, 3 shards, seconds per round in-process vs on a 2-worker Dask L
 gap of iterative parameter mixing (SGD) to TRON's optimum. Run alone (it takes a few minutes):
 
     flock /tmp/loglin-bench.lock python -m benchmarks.cocoa_rounds a9a 3000
+    flock /tmp/loglin-bench.lock python -m benchmarks.cocoa_rounds conll2000-pos 300    # Maxent
 
 Prints one JSON object; docs/decisions/0022 has the numbers.
 """
@@ -19,10 +20,14 @@ THRESHOLDS = (1e-2, 1e-4, 1e-6, 1e-8)
 
 
 def problem_for(name):
-    from loglin.binary import binary_problem
-    from loglin.experiments.datasets import lr_data
-    X, y, _, _ = lr_data(name)
-    return binary_problem(X, y, 1.0)
+    """LR (C = 1) on a9a / news20, else the Maxent problem of a tagging data set (C = 1)."""
+    if name in ("a9a", "news20"):
+        from loglin.binary import binary_problem
+        from loglin.experiments.datasets import lr_data
+        X, y, _, _ = lr_data(name)
+        return binary_problem(X, y, 1.0)
+    from loglin.tagging.datasets import build_dataset
+    return build_dataset(name).problem
 
 
 def rounds_to_gap(result):
@@ -46,7 +51,8 @@ def main(name="a9a", rounds=3000):
     warnings.simplefilter("ignore")
     problem = problem_for(name)
     reference = train(problem, None, "tron", tol=1e-10, warn=False)[1]
-    out = {"data": name, "n_instances": problem.n_instances, "n": problem.n_features, "tron_f": reference.f,
+    out = {"data": name, "rows": len(problem.y) if hasattr(problem, "y") else problem.n_contexts,
+           "n": problem.n_features, "tron_f": reference.f,
            "cocoa": {}, "ipm": {}}
     for k in (1, 2, 3):
         result = run(problem, "cocoa", rounds, shards=k, gap_tol=1e-8)

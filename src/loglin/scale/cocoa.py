@@ -79,18 +79,14 @@ class LocalDualCD:
 
     # ---------------------------------------------------------------- start
     def start(self, w0):
-        """Dual variables from w0 (a warm start) or the papers' initial point; returns this shard's part
-        of w(alpha) (the driver's w is the sum of the parts)."""
-        w = np.array(w0, dtype=np.float64)
-        p = self.problem
+        """Dual variables from w0 (a warm start: the optimality conditions at w0) or the papers' initial
+        point; returns this shard's part of w(alpha) (the driver's w is the sum of the parts)."""
+        w = np.array(w0, dtype=np.float64)          # the *_state functions overwrite it with the shard's part
         if self.kind == "binary":
-            part = np.zeros_like(w) if cd._has_start(w) else w
-            # lr_state reads w only to warm-start alpha; the shard's part of w(alpha) comes back in it
-            self.alpha, self.alpha_c, self.active, qdiag = cd.lr_state(p, w if cd._has_start(w) else part,
-                                                                        duality.LR_EPS1, duality.LR_EPS2)
-            self.qdiag = self.sigma * qdiag
-            return w if cd._has_start(w) else part
-        self.beta, self.active = cd.maxent_state(p, self.C, w)
+            self.alpha, self.alpha_c, self.active, qdiag = cd.lr_state(self.problem, w)
+            self.qdiag = qdiag if self.sigma == 1.0 else self.sigma * qdiag
+        else:
+            self.beta, self.active = cd.maxent_state(self.problem, self.C, w)
         return w
 
     # ---------------------------------------------------------------- one round
