@@ -75,7 +75,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=None, metavar="N",
                    help="Maxent / LR with tron or lbfgs: evaluate the objective on a local Dask cluster of N worker "
                         "processes, one shard each (the same model, to rounding); each worker reads its own part "
-                        "of the data file (with --scheduler the path must name the file on every worker)")
+                        "of the data file (with --scheduler the path must name the file on every worker); cocoa and "
+                        "ipm-sgd run their passes on the shards")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="as --workers, on the workers of the running Dask cluster at ADDRESS (e.g. tcp://host:8786)")
     p.add_argument("--resume", type=Path, default=None, metavar="MODEL", help=RESUME_HELP)

@@ -120,7 +120,9 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
     problem as the sum of ``shards`` row (sentence) shards (default: one per Dask worker, else 2) on
     ``backend`` ("inprocess", "threads", "dask", a :class:`~loglin.scale.backends.Backend` or a
     ``distributed.Client``): the same model as one process, to rounding, with TRON (flat kinds),
-    L-BFGS or OWL-QN (:func:`loglin.scale.sharded`); chain / tree default to L-BFGS there.
+    L-BFGS or OWL-QN (:func:`loglin.scale.sharded`); chain / tree default to L-BFGS there. The shard-side
+    solvers ``cocoa`` and ``ipm-sgd`` (Maxent, LR) always run on shards: one in-process shard when neither
+    is given; ``cocoa`` stops at a relative duality gap ``gap_tol`` (default: ``tol``).
     """
     kind = problem_kind(problem)
     on_workers = hasattr(problem, "recipes")       # ShardedData (loglin.scale.sources): rows read by the workers
@@ -139,7 +141,10 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
         raise InvalidInputError(f"C must be positive and finite, got {C}")
     check(name, kind, loss, "l1" if rho == 1.0 else "elasticnet" if rho > 0 else "l2")
     options = check_solver_options(name, kind, options)
-    scaled = backend is not None or shards is not None or on_workers
+    shard_side = "each_shard" in entry(name).needs          # cocoa, ipm-sgd: one in-process shard by default
+    scaled = backend is not None or shards is not None or shard_side or on_workers
+    if shard_side and backend is None and shards is None and not on_workers:
+        shards = 1
     inner = _sharded(problem, kind, C, loss, name, backend, shards) if scaled else _objective(problem, kind, C, loss)
     objective = penalized(inner, penalty, l1_ratio)
     if rho > 0:
@@ -148,10 +153,11 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
     if structured and name == "eg" and options.pop("anneal", loss == "ll"):
         from .structured.eg import collins_annealing     # section 7.1.1: C' annealed from 10/C down to 1/C
         options["C_schedule"] = collins_annealing(C)
-    stop_on_gap = structured and entry(name).dual
+    stop_on_gap = (structured or shard_side) and entry(name).dual      # cocoa: relative gap <= tol by default
+    default_gap = tol if shard_side else DEFAULT_GAP_TOL
     try:
         result = minimize(objective, solver, w0, tol=0.0 if stop_on_gap else tol,
-                          gap_tol=(DEFAULT_GAP_TOL if gap_tol is None else gap_tol) if stop_on_gap else gap_tol,
+                          gap_tol=(default_gap if gap_tol is None else gap_tol) if stop_on_gap else gap_tol,
                           max_iter=max_iter, time_limit=time_limit, random_state=random_state, progress=progress,
                           evaluate=evaluate, callback=callback, clock=clock, warn=warn, **options)
     except LoglinError as exc:

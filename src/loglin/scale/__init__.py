@@ -4,7 +4,9 @@
   feature values span too many orders of magnitude;
 * :func:`sharded` (:mod:`loglin.scale.sharded_objective`): the objective of a Maxent, LR, chain CRF or
   parser problem as the sum of per-shard loss parts, evaluated by a backend (in-process, threads,
-  Dask actors), so that TRON (flat kinds), L-BFGS and OWL-QN run unchanged on it.
+  Dask actors), so that TRON (flat kinds), L-BFGS and OWL-QN run unchanged on it;
+* the solvers whose passes run on the shards themselves: CoCoA+ (:mod:`loglin.scale.cocoa`, solver
+  ``cocoa``) and iterative parameter mixing of SGD (:mod:`loglin.scale.mixing`, ``ipm-sgd``).
 
 The sharding names are imported on first use, so that the problem modules can import the
 feature-span warning from here without importing the objectives.

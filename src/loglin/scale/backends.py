@@ -4,10 +4,12 @@ A backend holds one :class:`~loglin.scale.shards.ShardPart` per shard and answer
 
     backend.load(kind, shard_arrays, C, threads)    # build the shards where they will be evaluated
     backend.map("fun_grad", w, True)                 # -> [shard 0's result, shard 1's, ...]
+    backend.map_each("attach", [args_0, args_1, ...])   # shard i gets its own arguments
     backend.close()
 
 ``map`` calls one method on every shard and returns the results in shard order (the driver sums
-them in that order, so every backend gives the same sums for the same shards).
+them in that order, so every backend gives the same sums for the same shards); ``map_each`` gives
+each shard its own arguments (a seed per shard for the local solvers of loglin.scale.cocoa).
 
 * :class:`InProcessBackend` - the shards in this process, one after the other: the reference;
 * :class:`ThreadBackend` - the shards in this process, one thread each (the kernels release no
@@ -57,6 +59,10 @@ class Backend:
         """[function(*args) for args in calls], call i where shard i lives (a counting pass over files)."""
         return [function(*args) for args in calls]
 
+    def map_each(self, method, args_per_shard):
+        """``method(*args_per_shard[i])`` on shard i; the results in shard order."""
+        raise NotImplementedError
+
     def close(self):
         pass
 
@@ -82,6 +88,9 @@ class InProcessBackend(Backend):
     def map(self, method, *args):
         return [getattr(part, method)(*args) for part in self.parts]
 
+    def map_each(self, method, args_per_shard):
+        return [getattr(part, method)(*args) for part, args in zip(self.parts, args_per_shard, strict=True)]
+
 
 class ThreadBackend(InProcessBackend):
     """Every shard in this process, one thread per shard."""
@@ -101,7 +110,11 @@ class ThreadBackend(InProcessBackend):
         self.pool = ThreadPoolExecutor(self.max_workers or self.n_shards, thread_name_prefix="loglin-shard")
 
     def map(self, method, *args):
-        futures = [self.pool.submit(getattr(part, method), *args) for part in self.parts]
+        return self.map_each(method, [args] * self.n_shards)
+
+    def map_each(self, method, args_per_shard):
+        futures = [self.pool.submit(getattr(part, method), *args)
+                   for part, args in zip(self.parts, args_per_shard, strict=True)]
         results = []
         for i, future in enumerate(futures):
             try:

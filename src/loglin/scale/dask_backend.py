@@ -126,9 +126,12 @@ class DaskBackend(Backend):
         return results
 
     def map(self, method, *args):
+        return self.map_each(method, [args] * len(self.actors))
+
+    def map_each(self, method, args_per_shard):
         deadline = time.monotonic() + self.timeout
         pending = []
-        for i, actor in enumerate(self.actors):
+        for i, (actor, args) in enumerate(zip(self.actors, args_per_shard, strict=True)):
             try:
                 pending.append(actor.call(method, *args))
             except Exception as exc:          # the proxy knows its worker is gone

@@ -20,7 +20,8 @@ from .backends import make_backend
 from .shards import STRUCTURED, check_bounds, row_pointer, shard_arrays, shard_bounds
 
 # the solvers that use nothing but the objective protocol (the others read objective.problem)
-SHARDABLE_SOLVERS = ("tron", "lbfgs", "owlqn")     # owlqn: through loglin.penalty, f and its gradient only
+SHARDABLE_SOLVERS = ("tron", "lbfgs", "owlqn",     # owlqn: through loglin.penalty, f and its gradient only
+                     "cocoa", "ipm-sgd")           # shard-side solvers (loglin.scale.cocoa, loglin.scale.mixing)
 
 
 class ShardedObjective:
@@ -87,6 +88,15 @@ class ShardedObjective:
         for part in self.backend.map("hess_diag"):
             d += part
         return d
+
+    def on_shards(self, method, *args):
+        """``method(*args)`` of every shard's :class:`~loglin.scale.shards.ShardPart`, results in shard order
+        (the shard-side solvers of :mod:`loglin.scale.cocoa` and :mod:`loglin.scale.mixing`)."""
+        return self.backend.map(method, *args)
+
+    def each_shard(self, method, args_per_shard):
+        """As :meth:`on_shards`, shard i called with ``args_per_shard[i]``."""
+        return self.backend.map_each(method, args_per_shard)
 
     def grad_norm(self, w) -> float:
         return float(np.linalg.norm(self.fun_grad(w, keep_cache=False)[1]))

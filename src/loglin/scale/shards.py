@@ -183,6 +183,20 @@ class ShardPart:
     def ping(self):
         return self.rows
 
+    # hooks for stateful shard-side solvers (loglin.scale.cocoa, loglin.scale.mixing)
+    def attach(self, name: str, factory: str, *args):
+        """Build ``factory(self, *args)`` ("module:function") on this shard and keep it as helper ``name``;
+        returns the helper's ``summary()``."""
+        import importlib
+        module, _, function = factory.partition(":")
+        helper = getattr(importlib.import_module(module), function)(self, *args)
+        self.__dict__.setdefault("helpers", {})[name] = helper
+        return helper.summary()
+
+    def helper(self, name: str, method: str, *args):
+        """``method(*args)`` of the helper ``name`` attached to this shard."""
+        return getattr(self.helpers[name], method)(*args)
+
 
 def warm_kernels(kind: str, arrays: dict, C: float, threads: int = 1) -> None:
     """Compile (or load from Numba's cache) every kernel a shard calls, on its first row alone."""

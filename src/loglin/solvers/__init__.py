@@ -73,6 +73,9 @@ def _structures(reference):
 
 
 STRUCTURED_EG = "loglin.structured.eg"
+SCALE = "loglin.scale."
+# shard-side solvers run their passes where the shards live (loglin.scale.ShardedObjective offers these)
+SHARD_SIDE = ("fun_grad", "on_shards", "each_shard")
 # mm on Maxent: eg-mm
 STRUCTURED_MM = {"maxent": ("ll",), "binary": ("ll",), **{k: LOSSES for k in CONTRACT_STRUCTURES}}
 YU = "Yu, Huang & Lin 2011"
@@ -129,6 +132,14 @@ TABLE: dict[str, SolverEntry] = {e.name: e for e in (
                 _flat("accelerated", "eg_acc")),
     SolverEntry("eg-lbfgs", "EG (order=blocks) until the relative duality gap is <= switch_gap (0.03), then L-BFGS",
                 "Collins et al. 2008 (EG) + Liu & Nocedal 1989 (L-BFGS)", _flat("hybrid", "eg_lbfgs")),
+    SolverEntry("cocoa", "CoCoA+ over shards: cddual passes on each shard's local subproblem, updates added "
+                "(sigma' = K), stops on the global duality gap; one in-process shard without a backend",
+                f"Ma, Smith, Jaggi et al. 2015 (CoCoA+); Smith et al. 2018; local solver {YU}",
+                {k: f"{SCALE}cocoa:cocoa" for k in ("maxent", "binary")}, needs=SHARD_SIDE, dual=True),
+    SolverEntry("ipm-sgd", "iterative parameter mixing: one SGD epoch per shard from the mixed w, averaged by "
+                "shard size (a neighbourhood of the optimum, not the optimum); one shard without a backend",
+                "McDonald, Hall & Mann 2010", {k: f"{SCALE}mixing:ipm_sgd" for k in ("maxent", "binary")},
+                needs=SHARD_SIDE),
     SolverEntry("cutting-plane", "1-slack cutting-plane structural SVM for M3N chains and parsers",
                 "Tsochantaridis et al. 2004; Joachims et al. 2009; baseline of Collins et al. 2008 sec. 8",
                 _structures("loglin.structured.cutting_plane:structured_cutting_plane"), losses=("mm",), dual=True),

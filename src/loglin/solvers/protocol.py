@@ -13,7 +13,10 @@ in LIBLINEAR's scale (1/2 ||w||^2 + C sum_i loss_i). What a solver may call:
 * ``accept()`` - the step is taken: the pending cache becomes current;
 * optional ``hess_vec(v)`` - H v at the accepted point (TRON's CG);
 * optional ``hess_diag()`` - diag(H) at the accepted point (TRON's preconditioner);
-* optional ``dual_state()`` - a fresh dual state for the dual methods (EG).
+* optional ``dual_state()`` - a fresh dual state for the dual methods (EG);
+* optional ``on_shards(method, *args)`` / ``each_shard(method, args_per_shard)`` - one round on the
+  shards of a sharded objective (:class:`loglin.scale.ShardedObjective`), for the solvers whose
+  passes run where the data lives (``cocoa``, ``ipm-sgd``).
 
 The driver (:func:`loglin.solvers.base.minimize`) calls ``fun_grad`` at w = 0 and at
 every recorded iterate; a solver calls what its ``needs`` in the solver table
@@ -26,7 +29,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 REQUIRED = ("n", "kind", "fun", "fun_grad", "accept")
-OPTIONAL = ("hess_vec", "hess_diag", "dual_state")
+OPTIONAL = ("hess_vec", "hess_diag", "dual_state", "on_shards", "each_shard")
 
 
 @runtime_checkable
