@@ -100,12 +100,14 @@ def _lr_dual_cd(objective, w, rng, variant, name, eps, xi, max_newton, inner_eps
     p = objective.problem
     X = p.X
     alpha, alpha_c, active, qdiag = lr_state(p, w, eps1, eps2)
+    log_odds = np.zeros_like(alpha)                     # log(alpha / (C - alpha)); dead instances are never visited
+    log_odds[active] = np.log(alpha[active] / alpha_c[active])
     tol = InnerTolerance(inner_eps, min(inner_eps_min, eps) if eps > 0 else inner_eps_min)
     while True:
         order = rng.permutation(active)
         used = tol.value
         newton, vmax, changed = dk.lr_dual_pass(order, X.indptr, X.indices, X.data, p.y, p.cost, qdiag,
-                                                alpha, alpha_c, w, used, xi, max_newton, variant)
+                                                alpha, alpha_c, log_odds, w, used, xi, max_newton, variant)
         tol.after_pass(newton, len(active))
         dual = (lambda: duality.lr_dual_objective(p, alpha, alpha_c, w)) if report_dual else None   # untimed
         stalled = changed == 0 and used <= tol.floor
