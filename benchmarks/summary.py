@@ -9,6 +9,7 @@ import time
 
 
 from . import common
+from .binary import best_competitor
 
 
 def _missed(factor):
@@ -85,6 +86,31 @@ def _maxent_note(out):
                    "for the passes (docs/decisions/0004) cut wall time, not CPU time; the tables are one thread.")
 
 
+AUTO_LIMIT = 0.8      # issue 22: loglin's default at most 0.8x the fastest competitor in every cell
+
+
+def _auto_rows(out):
+    """Issue 22: loglin's default (auto) / the fastest competitor, per data set, level and clock."""
+    rows = []
+    for name in ("a9a", "news20", "20newsgroups", "conll-pos", "conll-chunk"):
+        res = common.load_result(name, out)
+        if res is None:
+            continue
+        src = f"{name}.md" + (" (QUICK)" if res.get("quick") else "")
+        for clock in ("cpu", "wall"):
+            for k in res["levels"]:
+                if "auto_solver" not in res:
+                    continue
+                if name.startswith("conll"):
+                    ratio = res.get("auto_vs_best", {}).get(clock, {}).get(k)
+                else:
+                    ratio = _ratio(res, "loglin auto / best competitor", clock, k)
+                who = best_competitor(res["tools"], clock, k)[1]
+                rows.append(_row(f"{name}: auto ({res['auto_solver']}) / fastest competitor to {k} ({clock})", ratio,
+                                 AUTO_LIMIT, "<=", src, f"issue 22; fastest competitor: {who}"))
+    return rows
+
+
 def main(args):
     out = args.out
     rows = []
@@ -104,6 +130,7 @@ def main(args):
             rows.append(_row(f"{name}: tron / LIBLINEAR -s 0 to 1e-6 ({clock})",
                              _ratio(res, "loglin tron / LIBLINEAR -s 0", clock, "1e-06"), 1.0, "<=", src,
                              "target on a9a" if name == "a9a" else "same comparison, not a stated target"))
+    rows += _auto_rows(out)
     for name in ("conll-pos", "conll-chunk"):
         res = common.load_result(name, out)
         src = f"{name}.md" + (" (bundled CoNLL-2000 slice, not the full corpus)" if res and res.get("slice") else "")
