@@ -30,7 +30,7 @@ RANGES = {
 CHOICES = {"order": ("random", "permutation", "blocks", "cyclic"), "subproblem": ("log-odds", "alg4")}
 AUTO_OR_POSITIVE = {"eta", "eta0"}          # a positive rate, or "auto" (Collins et al. section 7)
 # options whose default is None: their type
-NONE_DEFAULT_TYPES = {"gamma": float, "kappa": float, "updates_per_step": int, "max_pairs": int}
+NONE_DEFAULT_TYPES = {"precondition": float, "gamma": float, "kappa": float, "updates_per_step": int, "max_pairs": int}
 CALLABLE = {"C_schedule"}
 OBJECTS = {"state", "validation"}          # in-memory objects (warm starts): passed through unchecked
 TRUE_TEXT, FALSE_TEXT = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
