@@ -199,7 +199,14 @@ def main(args):
              "- LR dual rows: the random-order passes of cddual and eg prefetch the row two visits ahead "
              "(kernels/memory.py; a random visit had cost 5× a visit in memory order): a9a cddual pass 13.5 → 4.8 ms, "
              "news20 5.4 → 5.0 ms, same iterates. The a9a cddual / -s 7 ratio was 0.78×, 1.14× and 1.21× in three "
-             "runs before that change: per-run CPU times of both tools spread 2-3× on this VM.",
+             "runs before that change: per-run CPU times of both tools spread 2-3× on this VM. Since then "
+             "(docs/decisions/0023): every cache line of the row is prefetched 4 visits ahead (a news20 pass "
+             "~5 → ~3 ms, 20 Newsgroups ~7.9 → ~4.5 ms), the sub-problem Newton runs on the log-odds of the "
+             "nearer side (first-pass Newton steps on news20 124,300 → 30,159), Q_ii and w(alpha) come from one "
+             "kernel, and a visit takes no log (log-odds kept per instance).",
+             "- auto rows (issue 22): loglin's default for the problem (training.default_solver: TRON when "
+             "low-dimensional — with diag(H)-preconditioned CG there —, cddual when median C||x||^2 <= 16, else "
+             "eg-acc), against the fastest competitor of each cell; the target is <= 0.8×.",
              "- eg-acc rows (binary): the accelerated EG of the Maxent note on LR (kappa = C median ||x_i||^2/16 - 1: "
              "2.5 on a9a, 7 on 20 Newsgroups (unit rows, C = 128), 0 on news20 (unit rows, C = 8: EG over blocks)); "
              "the stated dual target "
