@@ -83,15 +83,17 @@ def _sparse_binary(rows, cols, per_row, seed=0, scale=1.0):
 
 
 def test_auto_binary_rule_by_shape():
-    """Small or low-dimensional: TRON; high-dimensional: dual CD when C ||x||^2 <= 16, else eg-acc; a free bias:
+    """Small or low-dimensional (features < 0.01 x instances): TRON; otherwise: dual CD when C ||x||^2 <= 16, else eg-acc; a free bias:
     TRON (0023)."""
     from loglin.binary import binary_problem
     wide, y = _sparse_binary(2000, 60000, 60)                     # 120,000 non-zeros, unit rows
     assert training.auto_binary(binary_problem(wide, y, C=8.0)) == "cddual"
     assert training.auto_binary(binary_problem(wide, y, C=128.0)) == "eg-acc"
     assert training.auto_binary(binary_problem(wide, y, C=8.0, bias=1.0, regularize_bias=False)) == "tron"
-    tall, y2 = _sparse_binary(20000, 500, 8, seed=1)              # 160,000 non-zeros, features < 0.05 x rows
+    tall, y2 = _sparse_binary(20000, 150, 8, seed=1)              # 160,000 non-zeros, features < 0.01 x rows
     assert training.auto_binary(binary_problem(tall, y2, C=8.0)) == "tron"
+    mid, y4 = _sparse_binary(10000, 200, 20, seed=3)               # features = 0.02 x rows, C ||x||^2 = 32
+    assert training.auto_binary(binary_problem(mid, y4, C=32.0)) == "eg-acc"
     small, y3 = _sparse_binary(200, 60000, 60, seed=2)            # a pass of 12,000 non-zeros
     assert training.auto_binary(binary_problem(small, y3, C=8.0)) == "tron"
     assert training.default_solver("binary", problem=binary_problem(wide, y, C=8.0)) == "cddual"
