@@ -1,4 +1,4 @@
-"""Binary logistic regression, no bias: loglin cddual / tron (and eg-acc) vs LIBLINEAR -s 7 / -s 0 and
+"""Binary logistic regression, no bias: loglin's default (``auto``), cddual / tron (and eg-acc) vs LIBLINEAR -s 7 / -s 0 and
 scikit-learn's lbfgs, liblinear and saga, on a9a (C = 4), news20 (C = 8) and 20 Newsgroups
 tf-idf (C = 128).
 
@@ -9,6 +9,9 @@ classes 1-10 vs 11-20, unit-length rows, a random 4/5 for training, C = 8). 20ne
 is the split of the same module (bydate training part, loglin's own tf-idf, comp.* + sci.*
 vs the rest); its C = 128 is the five-fold cross-validated choice of yu2011-fig2
 (results/yu2011/fig2/summary.md).
+
+``loglin auto`` is what a user gets without --solver: the solver loglin.training.default_solver picks for
+this problem (the path of train() and `loglin train`), traced like the named solvers.
 
 Measurement (one process, tools alternating, order rotated every repeat, 1 thread each):
 * loglin (trace): the solver generator is driven directly; the clocks run only around
@@ -45,6 +48,12 @@ def load(name, quick):
 
 
 # ----------------------------------------------------------------------------- loglin
+def auto_solver(problem):
+    """The solver train() / `loglin train` use when none is named."""
+    from loglin.training import default_solver
+    return default_solver("binary", problem=problem)
+
+
 def run_ours(obj, solver, p_ref, seed, stop=STOP_BELOW, max_passes=None):
     """Drive loglin's solver generator with the clocks around each outer iteration (at most ``max_passes``,
     default MAX_PASSES[solver]); returns the trace points (wall, cpu, f) and the peak memory."""
@@ -116,7 +125,9 @@ def main(args, name):
     started = time.time()
     C = C_OF[name]
     X, y = load(name, args.quick)
-    obj = binary_problem(X, y, C=C).objective()
+    problem = binary_problem(X, y, C=C)
+    obj = problem.objective()
+    auto = auto_solver(problem)
     p_ref = minimize(obj, "tron", tol=1e-12, max_iter=200).f          # also warms up TRON's kernels
     minimize(obj, "cddual", max_iter=2, eps=0.0, report_dual=False)  # warm up dual CD
     minimize(obj, "eg-acc", max_iter=1)                              # and EG
@@ -129,7 +140,8 @@ def main(args, name):
     for fit, ladder in sweeps.values():
         fit(ladder[0])                                                 # warm-up call
     stop = 1e-5 if args.quick else STOP_BELOW
-    jobs = [("loglin cddual", "trace", lambda rep: run_ours(obj, "cddual", p_ref, rep, stop)),
+    jobs = [("loglin auto", "trace", lambda rep: run_ours(obj, auto, p_ref, rep, stop)),
+            ("loglin cddual", "trace", lambda rep: run_ours(obj, "cddual", p_ref, rep, stop)),
             ("loglin tron", "trace", lambda rep: run_ours(obj, "tron", p_ref, rep, stop)),
             ("loglin eg-acc", "trace", lambda rep: run_ours(obj, "eg-acc", p_ref, rep, stop))]
     for tool, (fit, ladder) in sweeps.items():
@@ -154,7 +166,7 @@ def main(args, name):
                        "peak_mb": common.median_or_none(memory[tool]),
                        "calls_or_iterations": [len(r) for r in runs[tool]]}
     ratios = _ratios(tools, levels)
-    result = {"benchmark": name, "C": C, "quick": args.quick, "repeats": args.repeats,
+    result = {"benchmark": name, "C": C, "quick": args.quick, "repeats": args.repeats, "auto_solver": auto,
               "data": {"rows": X.shape[0], "features": X.shape[1], "nnz": int(X.nnz)},
               "p_star": p_star, "levels": [common.level_key(e) for e in levels], "tools": tools, "ratios": ratios,
               "runs": {t: [[list(p) for p in pts] for pts in rs] for t, rs in runs.items()},
@@ -174,16 +186,27 @@ def _ratios(tools, levels):
     """ours / theirs, per clock and level: each pair, and our best vs each scikit-learn solver."""
     out = {}
     pairs = list(PAIRS) + [(o, t) for t in tools if t.startswith("sklearn") for o in ("loglin cddual", "loglin tron")]
-    for ours, theirs in pairs:
+    for ours, theirs in [("loglin auto", BEST)] + pairs:
         key = f"{ours} / {theirs}"
         out[key] = {}
         for clock in ("wall", "cpu"):
             out[key][clock] = {}
             for eps in levels:
                 k = common.level_key(eps)
-                a, b = tools[ours]["time_to"][clock][k]["median"], tools[theirs]["time_to"][clock][k]["median"]
+                a = tools[ours]["time_to"][clock][k]["median"]
+                b = best_competitor(tools, clock, k)[0] if theirs == BEST else tools[theirs]["time_to"][clock][k]["median"]
                 out[key][clock][k] = a / b if (a is not None and b) else None
     return out
+
+
+BEST = "best competitor"
+
+
+def best_competitor(tools, clock, k):
+    """(time, tool) of the fastest tool that is not loglin's at level k, or (None, None)."""
+    cands = [(t["time_to"][clock][k]["median"], n) for n, t in tools.items()
+             if not n.startswith("loglin") and t["time_to"][clock][k]["median"] is not None]
+    return min(cands) if cands else (None, None)
 
 
 def render(res):
@@ -192,7 +215,8 @@ def render(res):
     lines = [f"# {res['benchmark']}: binary LR, C = {res['C']:g}, no bias{' (QUICK)' if res['quick'] else ''}", "",
              f"{d['rows']} rows, {d['features']} features, {d['nnz']} non-zeros. P* = {res['p_star']:.10f}. "
              f"Median of {res['repeats']} repeat(s), tools alternating, 1 thread each. "
-             f"Load average before {res['loadavg_before']}, after {res['loadavg_after']} (2 CPUs).", "",
+             f"Load average before {res['loadavg_before']}, after {res['loadavg_after']} (2 CPUs). "
+             f"loglin auto = {res.get('auto_solver', '?')} (loglin.training.default_solver for this problem).", "",
              "## Seconds to (f − P*)/P* ≤ ε (median; CPU = process time, wall = perf_counter)", "",
              "| tool | measured by | " + " | ".join(f"CPU s to {k}" for k in keys) + " | " +
              " | ".join(f"wall s to {k}" for k in keys) + " | peak RSS Δ MB | calls / iterations |",
@@ -207,6 +231,8 @@ def render(res):
               "|---|" + "---|" * (2 * len(keys))]
     for key, r in res["ratios"].items():
         lines.append(f"| {key} | " + " | ".join(common.fmt_ratio(r[c][k]) for c in ("cpu", "wall") for k in keys) + " |")
+    lines += ["", "Best competitor per cell: " + "; ".join(
+        f"{c.upper()} {k}: {best_competitor(res['tools'], c, k)[1]}" for c in ("cpu", "wall") for k in keys) + "."]
     lines += ["", "How measured: see the docstring of benchmarks/binary.py. Sweep tools: the time is the fastest call "
               "(one stopping tolerance) whose returned weights reach ε, an upper bound at the ladder's resolution. "
               "Peak memory: RSS high-water delta (benchmarks/common.py); for sweeps the largest over calls. "

@@ -30,7 +30,7 @@ def parse_args(argv):
                     help="Maxent comparisons on the bundled CoNLL-2000 slice instead of the full corpus")
     ap.add_argument("--maxent-solvers", default=None,
                     help="loglin solvers raced in conll-pos/conll-chunk, comma-separated, options after colons "
-                         "(default eg-acc,eg:order=blocks,eg-lbfgs,lbfgs,cddual,tron; on the slice eg-acc,eg-lbfgs,lbfgs)")
+                         "(default auto,eg-acc,eg:order=blocks,eg-lbfgs,lbfgs,cddual,tron; on the slice auto,eg-acc,eg-lbfgs,lbfgs; auto = the default solver for the problem)")
     ap.add_argument("--maxent-levels", default=None,
                     help="relative-difference levels of the Maxent tables, comma-separated (default 1e-2,1e-4,1e-6;"
                          " on the slice 1e-2,1e-4)")

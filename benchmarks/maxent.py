@@ -40,15 +40,19 @@ from . import common
 
 C = 10.0
 DATA = {"conll-pos": "conll2000-pos", "conll-chunk": "conll2000-chunk"}
-OUR_SOLVERS = ("eg-acc", "eg:order=blocks", "eg-lbfgs", "lbfgs", "cddual", "tron")
-SLICE_SOLVERS = ("eg-acc", "eg-lbfgs", "lbfgs")
+OUR_SOLVERS = ("auto", "eg-acc", "eg:order=blocks", "eg-lbfgs", "lbfgs", "cddual", "tron")
+SLICE_SOLVERS = ("auto", "eg-acc", "eg-lbfgs", "lbfgs")
 CERTIFY = 1e-9                  # the reference's certified relative bound on f - P*
 DUAL = ("eg", "cddual")          # run without computing the dual each pass (not part of the solve)
 
 
-def solver_spec(spec):
-    """'eg:order=blocks' -> ('eg', {'order': 'blocks', + the dual solvers' no-dual options})."""
+def solver_spec(spec, problem=None):
+    """'eg:order=blocks' -> ('eg', {'order': 'blocks', + the dual solvers' no-dual options}); 'auto' is the
+    solver loglin.training.default_solver picks for ``problem`` (what train() and `loglin train` use)."""
     name, *pairs = spec.split(":")
+    if name == "auto":
+        from loglin.training import default_solver
+        name = default_solver("maxent", problem=problem)
     opts = {"eps": 0.0, "report_dual": False} if name in DUAL else {}
     for pair in pairs:
         key, value = pair.split("=", 1)
@@ -115,7 +119,7 @@ def reference(obj, limit):
 def run_ours(obj, solver, limit, stop_at):
     from loglin.solvers import resolve
     w = np.zeros(obj.n)
-    name, opts = solver_spec(solver)
+    name, opts = solver_spec(solver, obj.problem)
     gen = resolve(name, obj)(obj, w, np.random.default_rng(0), **opts)
     wall = cpu = 0.0
     points = [(0.0, 0.0, obj.fun(w))]
@@ -225,7 +229,7 @@ def main(args, name):
     chosen = getattr(args, "maxent_solvers", None)
     solvers = tuple(chosen.split(",")) if chosen else (SLICE_SOLVERS if small else OUR_SOLVERS)
     for s in solvers:                                   # warm-up (compile / load kernels)
-        minimize(obj, solver_spec(s)[0], max_iter=1, **solver_spec(s)[1])
+        minimize(obj, solver_spec(s, problem)[0], max_iter=1, **solver_spec(s, problem)[1])
     limit = 20.0 if args.quick else (90.0 if small else OUR_LIMIT)
     if getattr(args, "maxent_limit", None):
         limit = float(args.maxent_limit)
@@ -277,7 +281,18 @@ def main(args, name):
                 k = common.level_key(eps)
                 a, b = best_ours[clock][k][0], tools[theirs]["time_to"][clock][k]["median"]
                 speedup[theirs][clock][k] = b / a if (a and b is not None) else None
-    result = {"benchmark": name, "C": C, "quick": args.quick, "repeats": args.repeats, "slice": small,
+    auto_vs_best = {}
+    if "loglin auto" in tools:
+        for clock in ("wall", "cpu"):
+            auto_vs_best[clock] = {}
+            for eps in levels:
+                k = common.level_key(eps)
+                theirs = [t["time_to"][clock][k]["median"] for n, t in tools.items() if not n.startswith("loglin")]
+                theirs = [x for x in theirs if x is not None]
+                a = tools["loglin auto"]["time_to"][clock][k]["median"]
+                auto_vs_best[clock][k] = a / min(theirs) if (a is not None and theirs) else None
+    result = {"benchmark": name, "C": C, "auto_vs_best": auto_vs_best, "quick": args.quick, "repeats": args.repeats, "slice": small,
+              "auto_solver": solver_spec("auto", problem)[0],
               "limits": {"loglin_cpu_s": limit, "sklearn_cpu_s": budget},
               "data": {"contexts": problem.n_contexts, "labels": problem.n_labels, "predicates": problem.n_predicates,
                        "features": problem.n_features, "nnz": int(problem.nnz()), "sklearn_rows": X.shape[0],
@@ -316,7 +331,8 @@ def render(res):
              f"{d['sklearn_nnz']} non-zeros with sample weights. Objective check at a random w: relative difference "
              f"{res['objective_check']['rel_diff']:.1e} between loglin's kernel and NumPy on scikit-learn's matrix. "
              f"P* = {res['p_star']:.6f}{_certified(res)}. {res['repeats']} run(s) per tool (see note). "
-             f"Load average before {res['loadavg_before']}, after {res['loadavg_after']} (2 CPUs).", "",
+             f"Load average before {res['loadavg_before']}, after {res['loadavg_after']} (2 CPUs). "
+             f"loglin auto = {res.get('auto_solver', '?')} (loglin.training.default_solver for this problem).", "",
              "| tool | measured by | " + " | ".join(f"CPU s to {k}" for k in keys) + " | " +
              " | ".join(f"wall s to {k}" for k in keys) + " | final rel. diff | peak RSS Δ MB | calls / iterations |",
              "|---|---|" + "---|" * (2 * len(keys) + 3)]
@@ -334,6 +350,13 @@ def render(res):
         lines.append(f"| {theirs} | " + " | ".join(
             ("—" if r[c][k] is None else f"{r[c][k]:.2f}× ({res['best_ours'][c][k][1]})") for c in ("cpu", "wall")
             for k in keys) + " |")
+    if res.get("auto_vs_best"):
+        r = res["auto_vs_best"]
+        lines += ["", "## loglin's default (auto) / the fastest competitor in each cell (target ≤ 0.8×)", "",
+                  "| comparison | " + " | ".join(f"CPU {k}" for k in keys) + " | " + " | ".join(f"wall {k}" for k in keys) + " |",
+                  "|---|" + "---|" * (2 * len(keys)),
+                  f"| loglin auto ({res.get('auto_solver')}) / best competitor | " +
+                  " | ".join(common.fmt_ratio(r[c][k]) for c in ("cpu", "wall") for k in keys) + " |"]
     lim = res["limits"]
     lines += ["", "How measured: benchmarks/maxent.py docstring. 'not reached' = not within the limits (loglin: "
               f"{lim['loglin_cpu_s']:.0f} CPU s per solver; scikit-learn: {lim['sklearn_cpu_s']:.0f} CPU s of calls per ladder for lbfgs, half that for saga). "

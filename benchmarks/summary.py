@@ -9,6 +9,7 @@ import time
 
 
 from . import common
+from .binary import best_competitor
 
 
 def _missed(factor):
@@ -85,6 +86,31 @@ def _maxent_note(out):
                    "for the passes (docs/decisions/0004) cut wall time, not CPU time; the tables are one thread.")
 
 
+AUTO_LIMIT = 0.8      # issue 22: loglin's default at most 0.8x the fastest competitor in every cell
+
+
+def _auto_rows(out):
+    """Issue 22: loglin's default (auto) / the fastest competitor, per data set, level and clock."""
+    rows = []
+    for name in ("a9a", "news20", "20newsgroups", "conll-pos", "conll-chunk"):
+        res = common.load_result(name, out)
+        if res is None:
+            continue
+        src = f"{name}.md" + (" (QUICK)" if res.get("quick") else "")
+        for clock in ("cpu", "wall"):
+            for k in res["levels"]:
+                if "auto_solver" not in res:
+                    continue
+                if name.startswith("conll"):
+                    ratio = res.get("auto_vs_best", {}).get(clock, {}).get(k)
+                else:
+                    ratio = _ratio(res, "loglin auto / best competitor", clock, k)
+                who = best_competitor(res["tools"], clock, k)[1]
+                rows.append(_row(f"{name}: auto ({res['auto_solver']}) / fastest competitor to {k} ({clock})", ratio,
+                                 AUTO_LIMIT, "<=", src, f"issue 22; fastest competitor: {who}"))
+    return rows
+
+
 def main(args):
     out = args.out
     rows = []
@@ -104,6 +130,7 @@ def main(args):
             rows.append(_row(f"{name}: tron / LIBLINEAR -s 0 to 1e-6 ({clock})",
                              _ratio(res, "loglin tron / LIBLINEAR -s 0", clock, "1e-06"), 1.0, "<=", src,
                              "target on a9a" if name == "a9a" else "same comparison, not a stated target"))
+    rows += _auto_rows(out)
     for name in ("conll-pos", "conll-chunk"):
         res = common.load_result(name, out)
         src = f"{name}.md" + (" (bundled CoNLL-2000 slice, not the full corpus)" if res and res.get("slice") else "")
@@ -172,7 +199,14 @@ def main(args):
              "- LR dual rows: the random-order passes of cddual and eg prefetch the row two visits ahead "
              "(kernels/memory.py; a random visit had cost 5× a visit in memory order): a9a cddual pass 13.5 → 4.8 ms, "
              "news20 5.4 → 5.0 ms, same iterates. The a9a cddual / -s 7 ratio was 0.78×, 1.14× and 1.21× in three "
-             "runs before that change: per-run CPU times of both tools spread 2-3× on this VM.",
+             "runs before that change: per-run CPU times of both tools spread 2-3× on this VM. Since then "
+             "(docs/decisions/0023): every cache line of the row is prefetched 4 visits ahead (a news20 pass "
+             "~5 → ~3 ms, 20 Newsgroups ~7.9 → ~4.5 ms), the sub-problem Newton runs on the log-odds of the "
+             "nearer side (first-pass Newton steps on news20 124,300 → 30,159), Q_ii and w(alpha) come from one "
+             "kernel, and a visit takes no log (log-odds kept per instance).",
+             "- auto rows (issue 22): loglin's default for the problem (training.default_solver: TRON when "
+             "low-dimensional — with diag(H)-preconditioned CG there —, cddual when median C||x||^2 <= 16, else "
+             "eg-acc), against the fastest competitor of each cell; the target is <= 0.8×.",
              "- eg-acc rows (binary): the accelerated EG of the Maxent note on LR (kappa = C median ||x_i||^2/16 - 1: "
              "2.5 on a9a, 7 on 20 Newsgroups (unit rows, C = 128), 0 on news20 (unit rows, C = 8: EG over blocks)); "
              "the stated dual target "

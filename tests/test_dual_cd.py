@@ -156,10 +156,10 @@ def naive_algorithm3(a, b, c1, c2, eps=1e-8, xi=0.1, max_iter=100):
     return z
 
 
-@pytest.mark.parametrize("variant", [dk.ALG4, dk.LINE_SEARCH, dk.BISECTION])
+@pytest.mark.parametrize("variant", [dk.ALG4, dk.LINE_SEARCH, dk.BISECTION, dk.LOG_ODDS])
 def test_subproblem_solvers_reach_the_root(variant):
     rng = np.random.default_rng(7)
-    out = np.empty(2)
+    out = np.empty(3)
     for _ in range(40):
         s = 10.0 ** rng.uniform(-3, 5)
         c1 = s * rng.uniform(0.001, 0.999)
@@ -187,7 +187,7 @@ def test_subproblem_solvers_reach_the_root(variant):
 def test_each_subproblem_solver_is_its_own_function():
     """Algorithm 4, Algorithm 9 and CDdual-ls, called by name, solve what the variant code dispatches."""
     rng = np.random.default_rng(3)
-    by_code, by_name = np.empty(2), np.empty(2)
+    by_code, by_name = np.empty(3), np.empty(3)
     for _ in range(20):
         s = 10.0 ** rng.uniform(-3, 3)
         c1 = s * rng.uniform(0.001, 0.999)
@@ -196,10 +196,11 @@ def test_each_subproblem_solver_is_its_own_function():
         g0 = b + np.log(c1 / c2)
         for code, call in ((dk.ALG4, lambda out: dk.modified_newton(a, b, c1, c2, s, g0, 1e-10, 0.1, 100, out)),
                            (dk.BISECTION, lambda out: dk.bisection_newton(a, b, c1, c2, s, g0, 1e-10, 0.1, 100, out)),
-                           (dk.LINE_SEARCH, lambda out: dk.newton_line_search(a, b, c1, c2, s, g0, out))):
+                           (dk.LINE_SEARCH, lambda out: dk.newton_line_search(a, b, c1, c2, s, g0, out)),
+                           (dk.LOG_ODDS, lambda out: dk.log_odds_newton(a, b, c1, c2, s, g0, 1e-10, 0.1, 100, out))):
             steps = dk.solve_subproblem(a, b, c1, c2, s, g0, 1e-10, 0.1, 100, code, by_code)
             assert call(by_name) == steps
-            assert np.allclose(by_name, by_code, rtol=1e-12, atol=0)
+            assert np.allclose(by_name[:2], by_code[:2], rtol=1e-12, atol=0)
 
 
 def test_naive_newton_fails_where_the_Z1_Z2_form_does_not():
@@ -211,7 +212,7 @@ def test_naive_newton_fails_where_the_Z1_Z2_form_does_not():
     z_star = c2 - Z2_target
     b = -a * z_star - np.log((s - Z2_target) / Z2_target)
     Z1s, Z2s = mp_root(a, b, c1, c2, s)
-    out = np.empty(2)
+    out = np.empty(3)
     dk.solve_subproblem(a, b, c1, c2, s, b + np.log(c1 / c2), 1e-8, 0.1, 100, dk.ALG4, out)
     assert np.isclose(out[1], Z2s, rtol=1e-6) and np.isclose(out[0], Z1s, rtol=1e-15)
     z = naive_algorithm3(a, b, c1, c2)
@@ -282,6 +283,18 @@ def test_extreme_C_with_duplicate_and_zero_instances(C):
         res = run(obj, solver, eps=1e-8, max_iter=3000)
         assert np.all(np.isfinite(res.w))
         assert rel(res.f, f_star) < 1e-6, solver
+
+
+@pytest.mark.parametrize("C", [1e-3, 1.0, 1e5])
+def test_log_odds_and_algorithm4_subproblems_reach_the_same_optimum(C):
+    """cddual's default sub-problem solver (Newton on the log-odds) and the paper's Algorithm 4: TRON's optimum."""
+    obj, f_star = case("wide", C)
+    results = {sub: run(obj, "cddual", eps=1e-8, max_iter=3000, subproblem=sub) for sub in ("log-odds", "alg4")}
+    for sub, res in results.items():
+        assert np.all(np.isfinite(res.w)) and rel(res.f, f_star) < 1e-8, sub
+        assert_gap_closes(res, f_star)
+    first_pass = {sub: res.trace.records[1]["newton_steps"] for sub, res in results.items()}
+    assert first_pass["log-odds"] < first_pass["alg4"]       # from alpha = 1e-8 (36), the point of the variant
 
 
 def test_own_stopping_rule_and_tolerance_schedule():

@@ -192,3 +192,17 @@ def test_record_spacing_records_a_finished_solver_once(small_multiclass):
     assert not thin.converged
     assert [r["iteration"] for r in thin.trace][-2:] == [20, 60]
     assert sum(thin.trace.column("work", 0)) == 60
+
+
+def test_tron_preconditions_low_dimensional_binary_lr_by_default(small_binary, small_multiclass):
+    """0023: a = 1 where features < 0.05 x instances (binary LR only), else plain CG (0005)."""
+    from loglin.solvers.tron import default_precondition
+    rng = np.random.default_rng(0)
+    X = sp.csr_matrix((rng.random((400, 10)) < 0.3).astype(float))
+    y = np.where(rng.random(400) < 0.5, 1.0, -1.0)
+    tall = binary_problem(X, y, C=1.0).objective()
+    assert default_precondition(tall) == 1.0
+    assert default_precondition(binary_problem(X[:100], y[:100], C=1.0).objective()) == 0.0   # 10 >= 0.05 x 100
+    assert default_precondition(problem_from_matrix(*small_multiclass).objective(1.0)) == 0.0
+    plain, default = _tight(tall, "tron", precondition=0.0), _tight(tall, "tron")
+    assert abs(plain.f - default.f) <= 1e-9 * abs(plain.f)

@@ -69,3 +69,32 @@ def test_m3n_trains_with_a_dual_solver_and_refuses_a_smooth_one(small_multiclass
         training.train(problem, 1.0, "lbfgs", loss="mm", space=space)
     with pytest.raises(InvalidInputError, match="cannot train a list"):
         training.train([1, 2], 1.0)
+
+
+def _sparse_binary(rows, cols, per_row, seed=0, scale=1.0):
+    import scipy.sparse as sp
+    rng = np.random.default_rng(seed)
+    indices = np.concatenate([np.sort(rng.choice(cols, per_row, replace=False)) for _ in range(rows)])
+    X = sp.csr_matrix((rng.uniform(0.5, 1.5, rows * per_row), indices, np.arange(0, rows * per_row + 1, per_row)),
+                      shape=(rows, cols))
+    norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+    X = sp.diags(scale / norms) @ X
+    return sp.csr_matrix(X), np.where(rng.random(rows) < 0.5, 1.0, -1.0)
+
+
+def test_auto_binary_rule_by_shape():
+    """Small or low-dimensional (features < 0.01 x instances): TRON; otherwise: dual CD when C ||x||^2 <= 16, else eg-acc; a free bias:
+    TRON (0023)."""
+    from loglin.binary import binary_problem
+    wide, y = _sparse_binary(2000, 60000, 60)                     # 120,000 non-zeros, unit rows
+    assert training.auto_binary(binary_problem(wide, y, C=8.0)) == "cddual"
+    assert training.auto_binary(binary_problem(wide, y, C=128.0)) == "eg-acc"
+    assert training.auto_binary(binary_problem(wide, y, C=8.0, bias=1.0, regularize_bias=False)) == "tron"
+    tall, y2 = _sparse_binary(20000, 150, 8, seed=1)              # 160,000 non-zeros, features < 0.01 x rows
+    assert training.auto_binary(binary_problem(tall, y2, C=8.0)) == "tron"
+    mid, y4 = _sparse_binary(10000, 200, 20, seed=3)               # features = 0.02 x rows, C ||x||^2 = 32
+    assert training.auto_binary(binary_problem(mid, y4, C=32.0)) == "eg-acc"
+    small, y3 = _sparse_binary(200, 60000, 60, seed=2)            # a pass of 12,000 non-zeros
+    assert training.auto_binary(binary_problem(small, y3, C=8.0)) == "tron"
+    assert training.default_solver("binary", problem=binary_problem(wide, y, C=8.0)) == "cddual"
+    assert training.default_solver("binary") == training.DEFAULT_SOLVERS["binary"]

@@ -404,12 +404,13 @@ def cmd_dump(args):
 def cmd_solvers(args):
     """The solver table: every solver, the model kinds it serves, its paper (aliases are not listed)."""
     from .solvers import listed
-    from .training import AUTO_MAXENT_CHOICES, DEFAULT_SOLVERS
-    defaults = {k: v for k, v in DEFAULT_SOLVERS.items() if k != "maxent"}
+    from .training import AUTO_BINARY_CHOICES, AUTO_MAXENT_CHOICES, DEFAULT_SOLVERS
+    defaults = {k: v for k, v in DEFAULT_SOLVERS.items() if k not in ("maxent", "binary")}
 
     def default_for(name):
         kinds = [k for k, v in defaults.items() if v == name]
-        return kinds + (["maxent (by the problem's shape)"] if name in AUTO_MAXENT_CHOICES else [])
+        return (kinds + (["maxent (by the problem's shape)"] if name in AUTO_MAXENT_CHOICES else [])
+                + (["binary (by the problem's shape)"] if name in AUTO_BINARY_CHOICES else []))
     rows = [{"name": name, "kinds": list(e.kinds), "losses": sorted({x for k in e.kinds for x in e.losses_for(k)}),
              "penalties": list(e.penalties), "summary": e.summary, "paper": e.paper, "needs": list(e.needs),
              "default_for": default_for(name)} for name, e in listed()]

@@ -20,7 +20,8 @@ from .limits import MAX_BEAM
 from .training import DEFAULT_C, DEFAULT_GAP_TOL, DEFAULT_MAX_ITER, DEFAULT_SOLVERS, DEFAULT_TOL
 
 
-AUTO_HELP = {**DEFAULT_SOLVERS, "maxent": "eg-acc or tron by the problem's shape"}
+AUTO_HELP = {**DEFAULT_SOLVERS, "maxent": "eg-acc or tron by the problem's shape",
+             "binary": "tron, cddual or eg-acc by the problem's shape"}
 
 
 def _per_kind(table) -> str:
@@ -171,7 +172,7 @@ def trace_writer(path):
 def chosen_solver(args, kind: str, loss: str = "ll", problem=None) -> str:
     """--solver, or the default for the model kind, loss and --penalty; checked (penalty, and that the solver
     serves them) before any data is read. ``kind``: a model kind of loglin.training ("tagger" included).
-    A Maxent model's default depends on the problem's shape: without ``problem`` it is "auto"; with -O
+    A Maxent or binary LR model's default depends on the problem's shape: without ``problem`` it is "auto"; with -O
     options (which belong to one solver) it is the kind's fixed default, TRON."""
     from .penalty import check_penalty
     from .solvers import check
@@ -180,7 +181,7 @@ def chosen_solver(args, kind: str, loss: str = "ll", problem=None) -> str:
     penalty = "l2" if rho == 0 else "l1" if rho == 1 else "elasticnet"
     if args.solver in (None, "auto"):
         fixed = bool(getattr(args, "option", None))         # -O options belong to the kind's fixed default
-        if kind == "maxent" and penalty == "l2" and loss == "ll" and problem is None and not fixed:
+        if kind in ("maxent", "binary") and penalty == "l2" and loss == "ll" and problem is None and not fixed:
             return "auto"
         solver = default_solver(kind, loss, penalty, None if fixed else problem)
     else:

@@ -20,7 +20,7 @@ from .solvers.base import minimize
 from .solvers.options import check_solver_options
 
 __all__ = ["ConvergenceWarning", "DEFAULT_C", "DEFAULT_SOLVERS", "DEFAULT_TOL", "DEFAULT_GAP_TOL", "DEFAULT_MAX_ITER",
-           "available_solvers", "default_solver", "problem_kind", "train"]
+           "auto_binary", "auto_maxent", "available_solvers", "default_solver", "problem_kind", "train"]
 
 # The solver used when none is named, per model kind ("tagger": the Maxent tagger's problem);
 # docs/decisions/0010-training-defaults.md gives the reasons and the measurements.
@@ -60,13 +60,16 @@ def problem_kind(problem) -> str:
 
 def default_solver(kind: str, loss: str = "ll", penalty: str = "l2", problem=None) -> str:
     """The solver used when none is named ("auto"), for ``kind`` models with ``loss`` and ``penalty``;
-    with the ``problem`` at hand, a Maxent problem's solver is chosen by its shape (:func:`auto_maxent`)."""
+    with the ``problem`` at hand, a Maxent or binary LR problem's solver is chosen by its shape
+    (:func:`auto_maxent`, :func:`auto_binary`)."""
     if penalty != "l2":
         return DEFAULT_L1_SOLVERS.get(kind, "owlqn")
     if loss == "mm":
         return DEFAULT_MM_SOLVERS[kind]
     if kind == "maxent" and problem is not None:
         return auto_maxent(problem)
+    if kind == "binary" and problem is not None:
+        return auto_binary(problem)
     return DEFAULT_SOLVERS[kind]
 
 
@@ -87,6 +90,31 @@ def auto_maxent(problem) -> str:
     if problem.reg is not None and len(problem.reg) and float(np.min(problem.reg)) <= 0:
         return "lbfgs" if weights_per_context >= 1 else "tron"
     return "eg-acc"
+
+
+AUTO_BINARY_CHOICES = ("tron", "cddual", "eg-acc")   # what auto_binary picks from
+DUAL_CURVATURE = 16.0       # median C_i ||x_i||^2 above which eg-acc (its kappa > 0) is the binary choice
+BINARY_LOW_DIMENSIONAL = 0.01   # features / instances below which TRON is the binary choice (a9a 0.004, MNIST 0.013)
+
+
+def auto_binary(problem) -> str:
+    """Binary LR (L2): TRON if the problem is small (a pass under SMALL_PASS non-zeros), low-dimensional
+    (features < BINARY_LOW_DIMENSIONAL x instances: few weights, many instances per weight, where Newton's
+    few passes win, as on a9a; not on MNIST 0-vs-rest at 0.013, where eg-acc was 3-4x faster) or has an unregularized weight (the dual cannot keep it free). Otherwise a
+    dual method: dual CD (Yu et al. 2011) when the median sub-problem curvature C_i ||x_i||^2 is at most
+    DUAL_CURVATURE (news20), else accelerated EG, whose proximal term then speeds up the passes (20
+    Newsgroups at C = 128). docs/decisions/0023 has the measurements and the check on other sets."""
+    X = problem.X
+    if X.nnz < SMALL_PASS or problem.n_features < BINARY_LOW_DIMENSIONAL * problem.n_instances:
+        return "tron"
+    if problem.reg is not None and len(problem.reg) and float(np.min(problem.reg)) <= 0:
+        return "tron"
+    norms = np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
+    active = problem.cost > 0
+    if not np.any(active):
+        return "tron"
+    curvature = float(np.median(problem.cost[active] * norms[active]))
+    return "cddual" if curvature <= DUAL_CURVATURE else "eg-acc"
 
 
 def available_solvers(kind=None) -> dict:

@@ -21,13 +21,15 @@ import numpy as np
 from numba import njit
 
 from .maxent import _scatter_context, _value, dense_scatter_context
-from .memory import prefetch_lr_visit
+from .memory import prefetch, prefetch_lr_visit_lines
 
-ALG4, LINE_SEARCH, BISECTION = 0, 1, 2
+ALG4, LINE_SEARCH, BISECTION, LOG_ODDS = 0, 1, 2, 3
 XI0 = 0.1               # xi_0 of the initial point (35); any value in (0, 0.5]
 LS_BETA, LS_GAMMA = 0.5, 0.01   # line search of CDdual-ls (section 6.1)
 LS_MAX = 40
+LINES_AHEAD = 4         # LR pass: every line of the row 4 visits ahead is asked for (memory.py; 0023)
 TINY = 1e-300           # Z >= TINY * s keeps Z > 0 and log(Z1 / Z2) finite
+LOG_TINY = -690.0       # log-odds floor of log_odds_newton: about log(TINY), exp(-LOG_TINY) stays finite
 # Reassociation lets LLVM vectorize the sparse dot products (about 15% per pass on
 # a9a); NaN/inf semantics are kept (no "nnan"/"ninf"), the guards below rely on them.
 FAST = {"nsz", "arcp", "contract", "reassoc"}
@@ -114,6 +116,53 @@ def bisection_newton(a, b, c1, c2, s, g0, eps, xi, max_newton, out):
     return steps
 
 
+@njit(cache=True, fastmath=FAST, inline="always")
+def log_odds_newton(a, b, c1, c2, s, g0, eps, xi, max_newton, out):
+    """Newton on g_t' of the nearer side (34), each step in the variable that makes the dominant term of
+    g_t'' linear: the log-odds u = log(Z_t / (s - Z_t)) while the barrier's s / (Z_t (s - Z_t)) is larger
+    than a, else Z_t itself (Algorithm 4's step and shrink).
+
+    In u, g_t' = h(u) = u + a (Z_t(u) - c_t) + b_t with Z_t(u) = s e^u / (1 + e^u) and
+    h'(u) = 1 + a Z_t (s - Z_t) / s: from a start far from the root (alpha_i = 1e-8 of (36) while the
+    root is ~C/2) one step lands near it, where Newton on Z grows Z by about a factor (1 + |g_t'|) per
+    step. By (34) the root has Z_t <= s/2 (u <= 0), where h is increasing and convex: a u-step from the
+    left lands right of the root and is capped at u = 0. Where a dominates (a Z_t (s - Z_t) / s > 1),
+    h is exponential-like in u and Newton on Z_t converges instead. Same root and stopping test
+    |g_t'| <= eps as Algorithm 4; arguments and result as :func:`modified_newton`, and out[2] = log(Z1 / Z2)
+    (``out`` has length 3)."""
+    t, c, other, bt, gt0 = _nearer_side(a, b, c1, c2, g0)
+    u = np.log(c / other)
+    Z, W, gp = c, other, gt0
+    steps = 0
+    while abs(gp) > eps and steps < max_newton:
+        spread = a * (Z * W / s)
+        if spread <= 1.0:                          # barrier-dominated: step in the log-odds
+            un = u - gp / (1.0 + spread)
+            if un > 0.0:                           # past s/2: only rounding puts the root there
+                if u == 0.0:
+                    break
+                un = 0.0
+            u = max(un, LOG_TINY)
+            e = np.exp(u)                          # u <= 0: no overflow
+            W = s / (1.0 + e)
+            Z = W * e
+        else:                                      # a-dominated: Algorithm 4's step on Z_t
+            d = -gp / (a + s / (Z * W))
+            if Z + d <= 0.0:
+                Z = max(xi * Z, TINY * s)
+            elif Z + d >= s:
+                Z = s - xi * (s - Z)
+            else:
+                Z += d
+            W = s - Z
+            u = np.log(Z / W)
+        gp = u + a * (Z - c) + bt
+        steps += 1
+    _both_distances(t, Z, s, out)
+    out[2] = u if t == 1 else -u                   # log(Z1 / Z2), kept by the LR pass for its next visit
+    return steps
+
+
 @njit(cache=True, inline="always")
 def _g_t_change(step, a, c, other, bt):
     """g_t(c + step) - g_t(c), with the x log x differences written as
@@ -143,7 +192,9 @@ def newton_line_search(a, b, c1, c2, s, g0, out):
 
 @njit(cache=True, fastmath=FAST)
 def solve_subproblem(a, b, c1, c2, s, g0, eps, xi, max_newton, variant, out):
-    """Solve (18) by the sub-problem solver ``variant`` (ALG4, LINE_SEARCH or BISECTION)."""
+    """Solve (18) by the sub-problem solver ``variant`` (ALG4, LINE_SEARCH, BISECTION or LOG_ODDS)."""
+    if variant == LOG_ODDS:
+        return log_odds_newton(a, b, c1, c2, s, g0, eps, xi, max_newton, out)
     if variant == LINE_SEARCH:
         return newton_line_search(a, b, c1, c2, s, g0, out)
     if variant == BISECTION:
@@ -153,21 +204,24 @@ def solve_subproblem(a, b, c1, c2, s, g0, eps, xi, max_newton, variant, out):
 
 # ------------------------------------------------------------ LR, Algorithm 5
 @njit(cache=True, fastmath=FAST)
-def lr_dual_pass(order, indptr, indices, data, y, cost, qdiag, alpha, alpha_c, w,
+def lr_dual_pass(order, indptr, indices, data, y, cost, qdiag, alpha, alpha_c, log_odds, w,
                  inner_eps, xi, max_newton, variant):
     """One outer iteration of Algorithm 5 over instances in ``order``.
 
     alpha_c[i] holds C_i - alpha_i, kept from the Z2 returned by the
-    sub-problem solver (never recomputed by subtraction). w = sum y_i alpha_i x_i
-    is maintained by (24). Returns (#Newton steps, max |grad_i D| at the
+    sub-problem solver (never recomputed by subtraction); log_odds[i] holds log(alpha_i / (C_i - alpha_i)),
+    so that a visit takes no log (LOG_ODDS returns it; the other variants take one log per update).
+    w = sum y_i alpha_i x_i is maintained by (24). Returns (#Newton steps, max |grad_i D| at the
     visited points, #instances changed).
     """
-    out = np.empty(2)
+    out = np.empty(3)
     newton = 0
     changed = 0
     vmax = 0.0
     for s_ in range(order.shape[0]):
-        prefetch_lr_visit(order, s_, indptr, indices, data, alpha, alpha_c, qdiag)    # (kernels/memory.py)
+        prefetch_lr_visit_lines(order, s_, LINES_AHEAD, indptr, indices, data, alpha, alpha_c, qdiag)
+        if s_ + LINES_AHEAD < order.shape[0]:
+            prefetch(log_odds, order[s_ + LINES_AHEAD])
         i = order[s_]
         yi = y[i]
         dot = 0.0
@@ -176,7 +230,7 @@ def lr_dual_pass(order, indptr, indices, data, y, cost, qdiag, alpha, alpha_c, w
         a = qdiag[i]
         b = yi * dot                                   # (23)
         c1, c2 = alpha[i], alpha_c[i]
-        g = b + np.log(c1 / c2)                        # grad_i D(alpha), eq. (20) at z = 0
+        g = b + log_odds[i]                            # grad_i D(alpha), eq. (20) at z = 0
         if abs(g) > vmax:
             vmax = abs(g)
         if abs(g) <= inner_eps:
@@ -190,7 +244,25 @@ def lr_dual_pass(order, indptr, indices, data, y, cost, qdiag, alpha, alpha_c, w
                 w[indices[k]] += coef * data[k]             # (24)
             changed += 1
         alpha[i], alpha_c[i] = out[0], out[1]
+        log_odds[i] = out[2] if variant == LOG_ODDS else np.log(out[0] / out[1])
     return newton, vmax, changed
+
+
+@njit(cache=True, fastmath=FAST)
+def lr_start(indptr, indices, data, y, alpha, n_features):
+    """Q_ii = ||x_i||^2 and w(alpha) = sum_i y_i alpha_i x_i (22) in one pass over the rows."""
+    l = indptr.shape[0] - 1
+    qdiag = np.empty(l)
+    w = np.zeros(n_features)
+    for i in range(l):
+        q = 0.0
+        coef = y[i] * alpha[i]
+        for k in range(indptr[i], indptr[i + 1]):
+            v = data[k]
+            q += v * v
+            w[indices[k]] += coef * v
+        qdiag[i] = q
+    return qdiag, w
 
 
 @njit(cache=True)

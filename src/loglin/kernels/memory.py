@@ -3,7 +3,9 @@
 The coordinate methods visit examples in a random order each pass. On a9a (5 MB of rows, most of
 them outside the core's caches) a pass of dual CD in random order measured 5x the time of the same
 pass in memory order: each row's first read waits for memory. The order is known a pass ahead, so the
-kernels ask for the row of the example a few visits ahead while they work on the current one.
+kernels ask for the row of the example a few visits ahead while they work on the current one. Rows of
+document data (news20: ~80 non-zeros, 15 cache lines) need every line asked for
+(:func:`prefetch_lr_visit_lines`, used by the LR passes of dual CD and EG; docs/decisions/0023).
 
 ``prefetch(a, i)`` compiles to LLVM's llvm.prefetch (read, high locality, data cache): a hint that
 never faults, so an index past the end is harmless (callers still keep it inside the array).
@@ -60,6 +62,34 @@ def prefetch_lr_visit(order, s, indptr, indices, data, alpha, alpha_c, per_row):
     if s + AHEAD < order.shape[0]:
         j = order[s + AHEAD]
         prefetch_csr_row(indptr, indices, data, j)
+        prefetch(alpha, j)
+        prefetch(alpha_c, j)
+        prefetch(per_row, j)
+
+
+LINE_INDICES, LINE_VALUES = 16, 8    # int32 indices / float64 values per 64-byte cache line
+
+
+@njit(cache=True, inline="always")
+def prefetch_csr_row_lines(indptr, indices, data, j):
+    """Every cache line of row j of a CSR matrix (long document rows: the hardware prefetcher does not
+    run ahead of a random jump far enough to hide the whole row)."""
+    lo, hi = indptr[j], indptr[j + 1]
+    if hi > lo:
+        for k in range(lo, hi, LINE_INDICES):
+            prefetch(indices, k)
+        for k in range(lo, hi, LINE_VALUES):
+            prefetch(data, k)
+        prefetch(indices, hi - 1)
+        prefetch(data, hi - 1)
+
+
+@njit(cache=True, inline="always")
+def prefetch_lr_visit_lines(order, s, ahead, indptr, indices, data, alpha, alpha_c, per_row):
+    """:func:`prefetch_lr_visit` asking for every line of the row, ``ahead`` visits later."""
+    if s + ahead < order.shape[0]:
+        j = order[s + ahead]
+        prefetch_csr_row_lines(indptr, indices, data, j)
         prefetch(alpha, j)
         prefetch(alpha_c, j)
         prefetch(per_row, j)

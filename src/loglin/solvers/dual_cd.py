@@ -3,10 +3,13 @@
 Yu, Huang & Lin (2011), "Dual coordinate descent methods for logistic
 regression and maximum entropy models", Machine Learning 85:41-75.
 
-* ``cddual`` - LR: Algorithm 5, each one-variable sub-problem (18) solved by
-  the modified Newton method of Algorithm 4 (``kernels.dual_cd.modified_newton``) on Z1 = alpha_i or
-  Z2 = C_i - alpha_i (whichever side (34) says is nearer the optimum); both
-  are kept, so C_i - alpha_i is never formed by cancellation.
+* ``cddual`` - LR: Algorithm 5, each one-variable sub-problem (18) solved on
+  Z1 = alpha_i or Z2 = C_i - alpha_i (whichever side (34) says is nearer the optimum); both
+  are kept, so C_i - alpha_i is never formed by cancellation. By default Newton runs on the
+  log-odds of the nearer side (``kernels.dual_cd.log_odds_newton``: same root and stopping test,
+  about a third of the Newton steps of the first pass, docs/decisions/0023);
+  ``subproblem="alg4"`` is the paper's modified Newton method of Algorithm 4 on Z
+  (``kernels.dual_cd.modified_newton``).
   Maxent: the two-level method, Algorithm 7 over contexts with Algorithm 6
   (maximal violating pair, gradient (49) under (48), Algorithm 4 per pair)
   inside; when (48) fails the full K^i of (46) is used instead.
@@ -85,9 +88,8 @@ def lr_state(p, w, eps1=duality.LR_EPS1, eps2=duality.LR_EPS2):
         alpha, alpha_c = duality.lr_initial_alpha(p.cost, eps1, eps2)
     dead = p.cost <= 0
     alpha[dead], alpha_c[dead] = 0.0, 0.0
-    w[:] = duality.lr_w_of_alpha(p, alpha)
     X = p.X
-    qdiag = np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
+    qdiag, w[:] = dk.lr_start(X.indptr, X.indices, X.data, p.y, alpha, X.shape[1])
     return alpha, alpha_c, np.flatnonzero(~dead).astype(np.int64), qdiag
 
 
@@ -98,12 +100,14 @@ def _lr_dual_cd(objective, w, rng, variant, name, eps, xi, max_newton, inner_eps
     p = objective.problem
     X = p.X
     alpha, alpha_c, active, qdiag = lr_state(p, w, eps1, eps2)
+    log_odds = np.zeros_like(alpha)                     # log(alpha / (C - alpha)); dead instances are never visited
+    log_odds[active] = np.log(alpha[active] / alpha_c[active])
     tol = InnerTolerance(inner_eps, min(inner_eps_min, eps) if eps > 0 else inner_eps_min)
     while True:
         order = rng.permutation(active)
         used = tol.value
         newton, vmax, changed = dk.lr_dual_pass(order, X.indptr, X.indices, X.data, p.y, p.cost, qdiag,
-                                                alpha, alpha_c, w, used, xi, max_newton, variant)
+                                                alpha, alpha_c, log_odds, w, used, xi, max_newton, variant)
         tol.after_pass(newton, len(active))
         dual = (lambda: duality.lr_dual_objective(p, alpha, alpha_c, w)) if report_dual else None   # untimed
         stalled = changed == 0 and used <= tol.floor
@@ -163,10 +167,15 @@ def _maxent_dual_cd(objective, w, rng, eps, xi, max_newton, inner_eps, inner_eps
 
 
 # ====================================================================== registry
+SUBPROBLEM_SOLVERS = {"log-odds": dk.LOG_ODDS, "alg4": dk.ALG4}
+
+
 def cddual(objective, w, rng, eps=EPS, xi=XI, max_newton=MAX_NEWTON, inner_eps=INNER_EPS0,
            inner_eps_min=INNER_EPS_MIN, max_pairs=None, eps1=duality.LR_EPS1, eps2=duality.LR_EPS2,
-           init_eps=duality.ME_INIT_EPS, report_dual=True):
+           init_eps=duality.ME_INIT_EPS, report_dual=True, subproblem="log-odds"):
     """Options: eps (own stop on the max dual violation), xi, max_newton,
+    subproblem (LR: "log-odds", Newton on the log-odds of the nearer side, or "alg4", the paper's
+    Algorithm 4; Maxent always uses Algorithm 4),
     inner_eps / inner_eps_min (eps' schedule), eps1/eps2 (LR start (36)),
     init_eps (Maxent start (51)), max_pairs (cap on the pair updates of
     Algorithm 6 per context visit; default: none but the safety cap, i.e. each
@@ -174,7 +183,9 @@ def cddual(objective, w, rng, eps=EPS, xi=XI, max_newton=MAX_NEWTON, inner_eps=I
     gives about the same progress per pass at ~40% of the time),
     report_dual (compute D every pass; costs O(l) logs, O(l |Y|) for Maxent)."""
     if objective_kind(objective) == "binary":
-        yield from _lr_dual_cd(objective, w, rng, dk.ALG4, "cddual", eps, xi, max_newton, inner_eps,
+        if subproblem not in SUBPROBLEM_SOLVERS:
+            raise InvalidInputError(f"subproblem must be one of {tuple(SUBPROBLEM_SOLVERS)}, got {subproblem!r}")
+        yield from _lr_dual_cd(objective, w, rng, SUBPROBLEM_SOLVERS[subproblem], "cddual", eps, xi, max_newton, inner_eps,
                                inner_eps_min, eps1, eps2, report_dual)
     else:
         yield from _maxent_dual_cd(objective, w, rng, eps, xi, max_newton, inner_eps, inner_eps_min, max_pairs,

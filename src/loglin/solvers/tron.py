@@ -12,7 +12,9 @@ of Hsia, Chiang & Lin (2018), "Preconditioned conjugate gradient methods in
 truncated Newton frameworks for large-scale linear classification" (LIBLINEAR
 uses a = 0.01); the trust region is then a ball in the M-norm
 ||s||_M = sqrt(s'Ms). The default a = 0 is the papers' plain CG: on our data
-neither a = 0.01 nor a = 1 wins everywhere (docs/decisions/0005-tron-plain-cg-by-default.md).
+neither a = 0.01 nor a = 1 wins everywhere (docs/decisions/0005-tron-plain-cg-by-default.md), except
+on low-dimensional binary LR (features < LOW_DIMENSIONAL x instances, a9a), where the default is a = 1
+(docs/decisions/0023).
 """
 import math
 
@@ -20,6 +22,7 @@ import numpy as np
 
 from ..kernels.vector import dot, m_products, pcg_direction, pcg_step
 from .base import Step
+from .protocol import objective_kind
 from .stopping import safe_norm
 
 MAX_CG = 1000          # CG steps per outer iteration at most (exact arithmetic needs <= n)
@@ -69,9 +72,22 @@ def preconditioner(objective, mix):
     return (1.0 - mix) + mix * objective.hess_diag()
 
 
-def tron(objective, w, rng, cg_tol: float = 0.1, precondition: float = 0.0, max_cg: int = MAX_CG):
-    """Outer iteration = one trust-region step (accepted or not). ``precondition``: the mix a of M;
-    ``max_cg``: CG steps per outer iteration at most."""
+LOW_DIMENSIONAL = 0.05      # features / instances below which binary LR preconditions by diag(H) (0023)
+
+
+def default_precondition(objective) -> float:
+    """a = 1 on low-dimensional binary LR, else 0 (plain CG)."""
+    problem = getattr(objective, "problem", None)
+    if objective_kind(objective) != "binary" or problem is None or not hasattr(problem, "n_instances"):
+        return 0.0
+    return 1.0 if problem.n_features < LOW_DIMENSIONAL * problem.n_instances else 0.0
+
+
+def tron(objective, w, rng, cg_tol: float = 0.1, precondition: float | None = None, max_cg: int = MAX_CG):
+    """Outer iteration = one trust-region step (accepted or not). ``precondition``: the mix a of M
+    (default :func:`default_precondition`); ``max_cg``: CG steps per outer iteration at most."""
+    if precondition is None:
+        precondition = default_precondition(objective)
     if not 0 <= precondition <= 1:
         raise ValueError(f"precondition must be in [0, 1], got {precondition}")
     if not (isinstance(max_cg, (int, np.integer)) and max_cg >= 1):
