@@ -51,6 +51,7 @@ import scipy.sparse as sp
 from .binary import binary_problem
 from .problem import MaxentProblem, class_weight_vector, problem_from_matrix
 from .training import ConvergenceWarning, available_solvers, train
+from .params import check_number, check_training_params, seed as _seed
 
 __all__ = ["MaxentClassifier", "LogisticRegression", "ConvergenceWarning", "NotFittedError"]
 
@@ -228,13 +229,6 @@ def _check_sample_weight(sample_weight, n_samples: int):
     if not np.any(w > 0):
         raise ValueError("Sample weights must contain at least one non-zero number.")
     return w
-
-
-def _seed(random_state):
-    """An integer seed (or None) for the driver's ``np.random.default_rng``."""
-    if isinstance(random_state, np.random.RandomState):
-        return int(random_state.randint(np.iinfo(np.int32).max))
-    return random_state
 
 
 # ==================================================================== estimators
@@ -418,38 +412,21 @@ class _LoglinClassifier(_ClassifierMixin, _BaseEstimator):
         return est
 
     def _check_params(self):
-        def number(name, low, strict, integral=False):
-            value = getattr(self, name)
-            kind = numbers.Integral if integral else numbers.Real
-            if (isinstance(value, bool) or not isinstance(value, kind) or not np.isfinite(value)
-                    or value < low or (strict and value == low)):
-                sign = ">" if strict else ">="
-                raise ValueError(f"{name} must be a finite {'integer' if integral else 'number'} {sign} {low}, "
-                                 f"got {value!r}")
-        number("C", 0, True)
-        number("tol", 0, False)
-        number("max_iter", 0, False, integral=True)
-        number("verbose", 0, False, integral=True)
+        check_training_params(self)
         if self.fit_intercept:
-            number("intercept_scaling", 0, True)
-        if self.time_limit is not None:
-            number("time_limit", 0, True)
-        if not isinstance(self.solver, str):
-            raise ValueError(f"solver must be a solver name, got {self.solver!r}")
+            check_number(self, "intercept_scaling", 0, True)
         cw = self.class_weight
         if not (cw is None or cw == "balanced" or isinstance(cw, dict)):
             raise ValueError(f"class_weight must be None, a dict or 'balanced', got {cw!r}")
         opts = self.solver_options
         if opts is not None:
-            if not isinstance(opts, dict):
-                raise ValueError(f"solver_options must be a dict or None, got {type(opts).__name__}")
             clash = sorted(_RESERVED_OPTIONS.intersection(opts))
             if clash:
                 raise ValueError(f"solver_options may not set {clash}; use the estimator's parameters")
         if self.client is not None and self.backend is not None:
             raise ValueError("give backend or client, not both")
         if self.n_workers is not None:
-            number("n_workers", 1, False, integral=True)
+            check_number(self, "n_workers", 1, False, integral=True)
             if self.client is not None or self.backend not in (None, "dask"):
                 raise ValueError("n_workers starts a local Dask cluster: it goes with backend=None or 'dask' only")
 

@@ -12,13 +12,13 @@ skipped (``n_skipped_``), as :func:`~loglin.parsing.model.train_parser` does.
 """
 from __future__ import annotations
 
-import numbers
 import time
 
 import numpy as np
 
 from ..data.conll import Sentence, is_projective
-from ..estimators import NotFittedError, _BaseEstimator, _check_sample_weight, _plain, _seed
+from ..estimators import NotFittedError, _BaseEstimator, _check_sample_weight, _plain
+from ..params import check_training_params, sequence_train_keywords
 from ..errors import DataContentError, ModelFormatError
 from .model import MODELS, ParserModel, uas
 from .problem import check_tree
@@ -104,17 +104,7 @@ class Parser(_BaseEstimator):
     def _check_params(self):
         if self.model not in MODELS:
             raise ValueError(f"model must be one of {MODELS}, got {self.model!r}")
-        for name, low, strict, integral in (("C", 0, True, False), ("tol", 0, False, False),
-                                            ("max_iter", 0, False, True), ("cutoff", 1, False, True),
-                                            ("verbose", 0, False, True)):
-            value = getattr(self, name)
-            kind = numbers.Integral if integral else numbers.Real
-            if (isinstance(value, bool) or not isinstance(value, kind) or not np.isfinite(value) or value < low
-                    or (strict and value == low)):
-                raise ValueError(f"{name} must be a finite {'integer' if integral else 'number'} "
-                                 f"{'>' if strict else '>='} {low}, got {value!r}")
-        if self.solver_options is not None and not isinstance(self.solver_options, dict):
-            raise ValueError(f"solver_options must be a dict or None, got {type(self.solver_options).__name__}")
+        check_training_params(self, integers=(("cutoff", 1),))
 
     def fit(self, X, y=None, sample_weight=None, X_dev=None, y_dev=None, **train_options):
         """Fit on sentences X with heads y; ``sample_weight``: one weight per sentence (its loss multiplier);
@@ -150,9 +140,7 @@ class Parser(_BaseEstimator):
         if dev is not None:
             def evaluate(w):
                 return uas(dev, ParserModel(space, w).parse(dev))["uas"] / 100.0
-        keywords = {"tol": float(self.tol), "max_iter": int(self.max_iter), "time_limit": self.time_limit,
-                    "random_state": _seed(self.random_state), "progress": self.verbose > 0, "penalty": self.penalty,
-                    "l1_ratio": self.l1_ratio, **(self.solver_options or {}), **train_options}
+        keywords = sequence_train_keywords(self, train_options)
         model, result = train(problem, float(self.C), self.solver, loss="ll" if self.model == "crf" else "mm",
                               space=space, w0=w0, evaluate=evaluate,
                               info={"train_sentences": problem.n_sentences,

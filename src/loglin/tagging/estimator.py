@@ -21,14 +21,14 @@ defaults to 10 as for every loglin tagger (docs/decisions/0010).
 """
 from __future__ import annotations
 
-import numbers
 import re
 import time
 
 import numpy as np
 
 from ..errors import DataContentError, ModelFormatError
-from ..estimators import NotFittedError, _BaseEstimator, _check_sample_weight, _plain, _seed
+from ..estimators import NotFittedError, _BaseEstimator, _check_sample_weight, _plain
+from ..params import check_training_params, sequence_train_keywords
 from ..model_io import load_npz_model, model_format, save_npz_model
 from .templates import CompiledTemplates, TemplateSet, template_set
 
@@ -138,28 +138,10 @@ class Tagger(_BaseEstimator):
     def _check_params(self):
         if self.model not in MODELS:
             raise ValueError(f"model must be one of {MODELS}, got {self.model!r}")
-        for name, low, strict, integral in (("C", 0, True, False), ("tol", 0, False, False),
-                                            ("max_iter", 0, False, True), ("verbose", 0, False, True)):
-            value = getattr(self, name)
-            kind = numbers.Integral if integral else numbers.Real
-            if (isinstance(value, bool) or not isinstance(value, kind) or not np.isfinite(value) or value < low
-                    or (strict and value == low)):
-                raise ValueError(f"{name} must be a finite {'integer' if integral else 'number'} "
-                                 f"{'>' if strict else '>='} {low}, got {value!r}")
-        if self.time_limit is not None and not (isinstance(self.time_limit, numbers.Real) and self.time_limit > 0):
-            raise ValueError(f"time_limit must be a positive number or None, got {self.time_limit!r}")
-        if self.solver_options is not None and not isinstance(self.solver_options, dict):
-            raise ValueError(f"solver_options must be a dict or None, got {type(self.solver_options).__name__}")
+        check_training_params(self)
         if self.model == "maxent" and self.features not in MAXENT_FEATURES:
             raise ValueError(f"model='maxent' uses OpenNLP's fixed context generators: features must be one of "
                              f"{MAXENT_FEATURES}, got {self.features!r} (templates serve model='crf' / 'm3n')")
-
-    def _train_keywords(self, extra):
-        keywords = {"tol": float(self.tol), "max_iter": int(self.max_iter), "time_limit": self.time_limit,
-                    "random_state": _seed(self.random_state), "progress": self.verbose > 0,
-                    "penalty": self.penalty, "l1_ratio": self.l1_ratio, **(self.solver_options or {})}
-        keywords.update(extra)
-        return keywords
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y, sample_weight=None, X_dev=None, y_dev=None, **train_options):
@@ -219,7 +201,7 @@ class Tagger(_BaseEstimator):
                 return sequence_score(y_dev, _decode_labels(w, space, dev), kind)
         loss = "ll" if self.model == "crf" else "mm"
         model, result = train(problem, float(self.C), self.solver, loss=loss, space=space, w0=w0,
-                              evaluate=evaluate, **self._train_keywords(train_options))
+                              evaluate=evaluate, **sequence_train_keywords(self, train_options))
         model.model = self.model
         self.templates_ = compiled
         self.model_ = model
@@ -237,7 +219,7 @@ class Tagger(_BaseEstimator):
         task = self.features
         sentences = _maxent_sentences(X, y, task)
         dev = None if X_dev is None else _maxent_sentences(X_dev, y_dev, task)
-        keywords = self._train_keywords(train_options)
+        keywords = sequence_train_keywords(self, train_options)
         previous = getattr(self, "model_", None)
         if self.warm_start and previous is not None and type(previous).__name__ == "MaxentTaggerModel":
             keywords["w0"] = previous.w

@@ -1,0 +1,51 @@
+"""Parameter checks and training keywords shared by every loglin estimator (scikit-learn style: the
+checks run in ``fit``, before any work, and raise ValueError naming the parameter)."""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+
+def check_number(estimator, name, low, strict, integral=False):
+    """A ValueError unless the parameter ``name`` is a finite number (an integer) above ``low``
+    (at ``low`` too unless ``strict``)."""
+    value = getattr(estimator, name)
+    kind = numbers.Integral if integral else numbers.Real
+    if (isinstance(value, bool) or not isinstance(value, kind) or not np.isfinite(value)
+            or value < low or (strict and value == low)):
+        raise ValueError(f"{name} must be a finite {'integer' if integral else 'number'} {'>' if strict else '>='} "
+                         f"{low}, got {value!r}")
+
+
+def check_training_params(estimator, integers=()):
+    """The checks every loglin estimator makes of its training parameters, before any work:
+    C, tol, max_iter, verbose, time_limit, solver and solver_options, plus the integer ``integers``
+    (name, lowest value)."""
+    check_number(estimator, "C", 0, True)
+    check_number(estimator, "tol", 0, False)
+    check_number(estimator, "max_iter", 0, False, integral=True)
+    check_number(estimator, "verbose", 0, False, integral=True)
+    for name, low in integers:
+        check_number(estimator, name, low, False, integral=True)
+    if estimator.time_limit is not None:
+        check_number(estimator, "time_limit", 0, True)
+    if not isinstance(estimator.solver, str):
+        raise ValueError(f"solver must be a solver name, got {estimator.solver!r}")
+    if estimator.solver_options is not None and not isinstance(estimator.solver_options, dict):
+        raise ValueError(f"solver_options must be a dict or None, got {type(estimator.solver_options).__name__}")
+
+
+def sequence_train_keywords(estimator, extra):
+    """loglin.training.train's keywords from a sequence estimator's parameters (Tagger, Parser), then ``extra``."""
+    return {"tol": float(estimator.tol), "max_iter": int(estimator.max_iter), "time_limit": estimator.time_limit,
+            "random_state": seed(estimator.random_state), "progress": estimator.verbose > 0,
+            "penalty": estimator.penalty, "l1_ratio": estimator.l1_ratio, **(estimator.solver_options or {}),
+            **extra}
+
+
+def seed(random_state):
+    """An integer seed (or None) for the driver's ``np.random.default_rng``."""
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(np.iinfo(np.int32).max))
+    return random_state
