@@ -84,6 +84,7 @@ class LocalDualCD:
         w = np.array(w0, dtype=np.float64)          # the *_state functions overwrite it with the shard's part
         if self.kind == "binary":
             self.alpha, self.alpha_c, self.active, qdiag = cd.lr_state(self.problem, w)
+            self.log_odds = cd.lr_log_odds(self.alpha, self.alpha_c, self.active)
             self.qdiag = qdiag if self.sigma == 1.0 else self.sigma * qdiag
         else:
             self.beta, self.active = cd.maxent_state(self.problem, self.C, w)
@@ -118,7 +119,8 @@ class LocalDualCD:
             used = self.tol.value
             steps, violation, moved = dk.lr_dual_pass(self.rng.permutation(self.active), X.indptr, X.indices,
                                                       self.data, p.y, p.cost, self.qdiag, self.alpha, self.alpha_c,
-                                                      v, used, self.xi, self.max_newton, dk.ALG4)
+                                                      self.log_odds, v, used, self.xi, self.max_newton,
+                                                      dk.LOG_ODDS)
             self.tol.after_pass(steps, len(self.active))
             newton, changed, vmax = newton + steps, changed + moved, max(vmax, violation)
             stalled = stalled and moved == 0 and used <= self.tol.floor

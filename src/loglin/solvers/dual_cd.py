@@ -93,6 +93,13 @@ def lr_state(p, w, eps1=duality.LR_EPS1, eps2=duality.LR_EPS2):
     return alpha, alpha_c, np.flatnonzero(~dead).astype(np.int64), qdiag
 
 
+def lr_log_odds(alpha, alpha_c, active):
+    """log(alpha / (C - alpha)) of the active instances, kept per instance so that a visit takes no log."""
+    log_odds = np.zeros_like(alpha)                     # dead instances are never visited
+    log_odds[active] = np.log(alpha[active] / alpha_c[active])
+    return log_odds
+
+
 def _lr_dual_cd(objective, w, rng, variant, name, eps, xi, max_newton, inner_eps, inner_eps_min,
                 eps1, eps2, report_dual):
     _check_options(eps, xi, max_newton, inner_eps, inner_eps_min)
@@ -100,8 +107,7 @@ def _lr_dual_cd(objective, w, rng, variant, name, eps, xi, max_newton, inner_eps
     p = objective.problem
     X = p.X
     alpha, alpha_c, active, qdiag = lr_state(p, w, eps1, eps2)
-    log_odds = np.zeros_like(alpha)                     # log(alpha / (C - alpha)); dead instances are never visited
-    log_odds[active] = np.log(alpha[active] / alpha_c[active])
+    log_odds = lr_log_odds(alpha, alpha_c, active)
     tol = InnerTolerance(inner_eps, min(inner_eps_min, eps) if eps > 0 else inner_eps_min)
     while True:
         order = rng.permutation(active)
