@@ -19,7 +19,8 @@ from .solvers import TABLE, canonical, check, entry, serving
 from .solvers.base import minimize
 from .solvers.options import check_solver_options
 
-__all__ = ["ConvergenceWarning", "DEFAULT_C", "DEFAULT_SOLVERS", "DEFAULT_TOL", "DEFAULT_GAP_TOL", "DEFAULT_MAX_ITER",
+__all__ = ["ConvergenceWarning", "DEFAULT_C", "DEFAULT_MM_C", "DEFAULT_SOLVERS", "DEFAULT_TOL", "DEFAULT_GAP_TOL",
+           "DEFAULT_MAX_ITER",
            "available_solvers", "default_solver", "problem_kind", "train"]
 
 # The solver used when none is named, per model kind ("tagger": the Maxent tagger's problem);
@@ -35,6 +36,9 @@ DEFAULT_GAP_TOL = 1e-4          # dual solvers on chain / tree problems: relativ
 # C (LIBLINEAR scale) and outer iterations when not given, per model kind: the papers' sigma^2 = 10 for
 # taggers and chain models, 0.1 for parsers (Collins et al.'s C' = 10); a parser's iteration is an epoch of EG.
 DEFAULT_C = {"maxent": 1.0, "binary": 1.0, "tagger": 10.0, "chain": 10.0, "tree": 0.1}
+# M3N (loss "mm") chains: Collins et al.'s C' = 10 as for parsers; C = 10 leaves the hinge dual's quadratic
+# term C/2 ||w(u)||^2 so steep that EG's gap stays ~1 for hundreds of epochs (docs/decisions/0025)
+DEFAULT_MM_C = {"chain": 0.1}
 DEFAULT_MAX_ITER = {"maxent": 1000, "binary": 1000, "tagger": 1000, "chain": 1000, "tree": 200}
 LOSSES = ("ll", "mm")
 
@@ -56,6 +60,13 @@ def problem_kind(problem) -> str:
         return "tree"
     raise InvalidInputError(f"cannot train a {name}: give a MaxentProblem, BinaryProblem, ChainProblem or "
                             f"TreeProblem")
+
+
+def default_C(kind: str, loss: str = "ll") -> float:
+    """The regularization constant used when none is given, for ``kind`` models with ``loss``."""
+    if loss == "mm" and kind in DEFAULT_MM_C:
+        return DEFAULT_MM_C[kind]
+    return DEFAULT_C[kind]
 
 
 def default_solver(kind: str, loss: str = "ll", penalty: str = "l2", problem=None) -> str:
@@ -103,8 +114,8 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
 
     ``C`` is LIBLINEAR's regularization constant (a BinaryProblem already has it
     inside its per-instance costs and ignores this argument). ``C``, ``solver`` and
-    ``max_iter`` default to :data:`DEFAULT_C`, :data:`DEFAULT_SOLVERS` and
-    :data:`DEFAULT_MAX_ITER` of the problem's kind. Primal solvers stop at a
+    ``max_iter`` default to :data:`DEFAULT_C` (:data:`DEFAULT_MM_C` for M3N chains),
+    :data:`DEFAULT_SOLVERS` and :data:`DEFAULT_MAX_ITER` of the problem's kind. Primal solvers stop at a
     relative gradient norm ``tol``; dual solvers on chain / tree problems stop at
     a relative duality gap ``gap_tol`` (default :data:`DEFAULT_GAP_TOL`; their
     primal is not smooth for M3N). ``space``: the feature space of a chain / tree
@@ -130,7 +141,7 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
         solver = default_solver(kind, loss, penalty, None if on_workers else problem)
         if (backend is not None or shards is not None or on_workers) and solver in ("eg-acc", "eg"):
             solver = "lbfgs"        # a sharded objective has no dual state; L-BFGS where TRON is poor (0019)
-    C = DEFAULT_C[kind] if C is None else C
+    C = default_C(kind, loss) if C is None else C
     max_iter = DEFAULT_MAX_ITER[kind] if max_iter is None else max_iter
     name = canonical(solver)
     if loss not in LOSSES:
