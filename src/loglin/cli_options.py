@@ -17,8 +17,8 @@ import numpy as np
 
 from .errors import LoglinError
 from .limits import MAX_BEAM
-from .training import (DEFAULT_C, DEFAULT_GAP_TOL, DEFAULT_MAX_ITER, DEFAULT_MM_C, DEFAULT_SOLVERS, DEFAULT_TOL,
-                       default_C)
+from .training import (DEFAULT_C, DEFAULT_GAP_TOL, DEFAULT_MAX_ITER, DEFAULT_MM_C, DEFAULT_MM_GAP_TOL,
+                       DEFAULT_SOLVERS, DEFAULT_TOL, default_C)
 
 
 AUTO_HELP = {**DEFAULT_SOLVERS, "maxent": "eg-acc or tron by the problem's shape"}
@@ -66,7 +66,8 @@ def training_options() -> argparse.ArgumentParser:
                         "default %(default)g")
     g.add_argument("--gap-tol", type=float, default=None,
                    help=f"stop when the relative duality gap <= this; default {DEFAULT_GAP_TOL:g} for the dual "
-                        "solvers (eg, eg-batch, cutting-plane) on chain and tree models, else not used")
+                        f"solvers (eg, eg-batch, cutting-plane) on chain and tree models (M3N: "
+                        f"{_per_kind(DEFAULT_MM_GAP_TOL)}), else not used")
     g.add_argument("--max-iter", type=int, default=None,
                    help=f"maximum outer iterations (passes / epochs); default per model kind: "
                         f"{_per_kind(DEFAULT_MAX_ITER)}")

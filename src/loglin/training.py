@@ -19,9 +19,9 @@ from .solvers import TABLE, canonical, check, entry, serving
 from .solvers.base import minimize
 from .solvers.options import check_solver_options
 
-__all__ = ["ConvergenceWarning", "DEFAULT_C", "DEFAULT_MM_C", "DEFAULT_SOLVERS", "DEFAULT_TOL", "DEFAULT_GAP_TOL",
-           "DEFAULT_MAX_ITER",
-           "available_solvers", "default_solver", "problem_kind", "train"]
+__all__ = ["ConvergenceWarning", "DEFAULT_C", "DEFAULT_MM_C", "DEFAULT_MM_GAP_TOL", "DEFAULT_SOLVERS", "DEFAULT_TOL",
+           "DEFAULT_GAP_TOL", "DEFAULT_MAX_ITER", "available_solvers", "default_C", "default_gap_tol",
+           "default_solver", "problem_kind", "train"]
 
 # The solver used when none is named, per model kind ("tagger": the Maxent tagger's problem);
 # docs/decisions/0010-training-defaults.md gives the reasons and the measurements.
@@ -39,6 +39,9 @@ DEFAULT_C = {"maxent": 1.0, "binary": 1.0, "tagger": 10.0, "chain": 10.0, "tree"
 # M3N (loss "mm") chains: Collins et al.'s C' = 10 as for parsers; C = 10 leaves the hinge dual's quadratic
 # term C/2 ||w(u)||^2 so steep that EG's gap stays ~1 for hundreds of epochs (docs/decisions/0025)
 DEFAULT_MM_C = {"chain": 0.1}
+# and their relative duality gap: EG closes the hinge dual's gap as O(1/epochs), not linearly as the CRF's
+# (Collins et al. 2008, section 5.1, Table 1), so 1e-4 costs ~10x the epochs of 1e-3 (docs/decisions/0025)
+DEFAULT_MM_GAP_TOL = {"chain": 1e-3}
 DEFAULT_MAX_ITER = {"maxent": 1000, "binary": 1000, "tagger": 1000, "chain": 1000, "tree": 200}
 LOSSES = ("ll", "mm")
 
@@ -67,6 +70,13 @@ def default_C(kind: str, loss: str = "ll") -> float:
     if loss == "mm" and kind in DEFAULT_MM_C:
         return DEFAULT_MM_C[kind]
     return DEFAULT_C[kind]
+
+
+def default_gap_tol(kind: str, loss: str = "ll") -> float:
+    """The relative duality gap at which dual solvers of ``kind`` models with ``loss`` stop by default."""
+    if loss == "mm" and kind in DEFAULT_MM_GAP_TOL:
+        return DEFAULT_MM_GAP_TOL[kind]
+    return DEFAULT_GAP_TOL
 
 
 def default_solver(kind: str, loss: str = "ll", penalty: str = "l2", problem=None) -> str:
@@ -117,8 +127,8 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
     ``max_iter`` default to :data:`DEFAULT_C` (:data:`DEFAULT_MM_C` for M3N chains),
     :data:`DEFAULT_SOLVERS` and :data:`DEFAULT_MAX_ITER` of the problem's kind. Primal solvers stop at a
     relative gradient norm ``tol``; dual solvers on chain / tree problems stop at
-    a relative duality gap ``gap_tol`` (default :data:`DEFAULT_GAP_TOL`; their
-    primal is not smooth for M3N). ``space``: the feature space of a chain / tree
+    a relative duality gap ``gap_tol`` (default :data:`DEFAULT_GAP_TOL`, M3N chains
+    :data:`DEFAULT_MM_GAP_TOL`; their primal is not smooth for M3N). ``space``: the feature space of a chain / tree
     problem, kept in the model so that it can decode new input. ``warn``: let
     :func:`~loglin.solvers.base.minimize` issue its :class:`ConvergenceWarning` when the run
     stopped before its optimality test held.
@@ -162,7 +172,8 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
     stop_on_gap = structured and entry(name).dual
     try:
         result = minimize(objective, solver, w0, tol=0.0 if stop_on_gap else tol,
-                          gap_tol=(DEFAULT_GAP_TOL if gap_tol is None else gap_tol) if stop_on_gap else gap_tol,
+                          gap_tol=(default_gap_tol(kind, loss) if gap_tol is None else gap_tol) if stop_on_gap
+                          else gap_tol,
                           max_iter=max_iter, time_limit=time_limit, random_state=random_state, progress=progress,
                           evaluate=evaluate, callback=callback, clock=clock, warn=warn, **options)
     except LoglinError as exc:
