@@ -45,3 +45,18 @@ def test_no_estimate_while_the_measure_does_not_fall_and_the_gap_for_dual_solver
     assert early.stream.getvalue() == ""      # no line before LOG_SECONDS ...
     early.close()
     assert early.stream.getvalue().startswith("loglin lbfgs: iteration 1")     # ... and the last state at the end
+
+
+def test_no_estimate_while_the_relative_gap_is_at_least_one(monkeypatch):
+    """A dual bound still <= 0 (relative gap >= 1) drifting down slowly gave "about 32047 s to go"."""
+    monkeypatch.setattr(P, "LOG_SECONDS", 0.0)
+    clock, out = Clock(), io.StringIO()
+    bar = P.Progress("eg", 0.0, 1e-4, stream=out, terminal=False, clock=clock)
+    for it, rel in enumerate([1.09, 1.08, 1.06, 1.05, 1.03, 1.01], start=1):
+        clock.t = float(it)
+        bar.update({"iteration": it, "objective": 100.0, "duality_gap": 100.0 * rel})
+    assert bar.remaining() is None and "to go" not in out.getvalue()
+    for it, rel in enumerate([0.5, 0.25, 0.125], start=7):     # once below 1, the estimate comes back
+        clock.t = float(it)
+        bar.update({"iteration": it, "objective": 100.0, "duality_gap": 100.0 * rel})
+    assert bar.remaining() is not None and "to go" in out.getvalue().splitlines()[-1]

@@ -17,7 +17,8 @@ import numpy as np
 
 from .errors import LoglinError
 from .limits import MAX_BEAM
-from .training import DEFAULT_C, DEFAULT_GAP_TOL, DEFAULT_MAX_ITER, DEFAULT_SOLVERS, DEFAULT_TOL
+from .training import (DEFAULT_C, DEFAULT_GAP_TOL, DEFAULT_MAX_ITER, DEFAULT_MM_C, DEFAULT_MM_GAP_TOL,
+                       DEFAULT_SOLVERS, DEFAULT_TOL, default_C)
 
 
 AUTO_HELP = {**DEFAULT_SOLVERS, "maxent": "eg-acc or tron by the problem's shape",
@@ -46,8 +47,9 @@ def training_options() -> argparse.ArgumentParser:
     reg = g.add_mutually_exclusive_group()
     reg.add_argument("-C", dest="C", type=c_value, default=None,
                      help=f"regularization constant, LIBLINEAR scale (1/2||w||^2 + C*sum loss); default per model "
-                          f"kind: {_per_kind(DEFAULT_C)}; 'auto' (loglin train on svmlight data, loglin tag train): "
-                          f"chosen by cross-validation (--cv folds) along C = 2^-6 ... 2^10")
+                          f"kind: {_per_kind(DEFAULT_C)} (M3N: {_per_kind(DEFAULT_MM_C)}); 'auto' (loglin train "
+                          f"on svmlight data, loglin tag train): chosen by cross-validation (--cv folds) along "
+                          f"C = 2^-6 ... 2^10")
     reg.add_argument("--sigma2", type=float, default=None,
                      help="Gaussian prior variance on the unnormalized log-likelihood; the same as -C S")
     g.add_argument("--penalty", choices=("l2", "l1", "elasticnet"), default="l2",
@@ -65,7 +67,8 @@ def training_options() -> argparse.ArgumentParser:
                         "default %(default)g")
     g.add_argument("--gap-tol", type=float, default=None,
                    help=f"stop when the relative duality gap <= this; default {DEFAULT_GAP_TOL:g} for the dual "
-                        "solvers (eg, eg-batch, cutting-plane) on chain and tree models, else not used")
+                        f"solvers (eg, eg-batch, cutting-plane) on chain and tree models (M3N: "
+                        f"{_per_kind(DEFAULT_MM_GAP_TOL)}), else not used")
     g.add_argument("--max-iter", type=int, default=None,
                    help=f"maximum outer iterations (passes / epochs); default per model kind: "
                         f"{_per_kind(DEFAULT_MAX_ITER)}")
@@ -113,12 +116,12 @@ def check_numbers(args) -> None:
             raise LoglinError(f"{flag} must be {kind} {'>=' if low_ok else '>'} {low:g}{top}, got {shown}")
 
 
-def regularization(args, kind: str) -> float:
-    """C from -C / --sigma2, or the kind's default."""
+def regularization(args, kind: str, loss: str = "ll") -> float:
+    """C from -C / --sigma2, or the default of the kind and loss."""
     if args.C == "auto":
         raise LoglinError("-C auto (cross-validated C) is available in `loglin train` on svmlight data and in "
                           "`loglin tag train`; here give a number")
-    C = args.sigma2 if args.sigma2 is not None else (args.C if args.C is not None else DEFAULT_C[kind])
+    C = args.sigma2 if args.sigma2 is not None else (args.C if args.C is not None else default_C(kind, loss))
     if not np.isfinite(C) or C <= 0:
         raise LoglinError(f"the regularization constant must be positive, got {C}")
     return float(C)

@@ -18,11 +18,12 @@ def check_number(estimator, name, low, strict, integral=False):
                          f"{low}, got {value!r}")
 
 
-def check_training_params(estimator, integers=()):
+def check_training_params(estimator, integers=(), C_may_be_none=False):
     """The checks every loglin estimator makes of its training parameters, before any work:
     C, tol, max_iter, verbose, time_limit, solver and solver_options, plus the integer ``integers``
-    (name, lowest value)."""
-    check_number(estimator, "C", 0, True)
+    (name, lowest value); ``C_may_be_none``: C=None stands for the model kind's default."""
+    if not (C_may_be_none and estimator.C is None):
+        check_number(estimator, "C", 0, True)
     check_number(estimator, "tol", 0, False)
     check_number(estimator, "max_iter", 0, False, integral=True)
     check_number(estimator, "verbose", 0, False, integral=True)

@@ -19,8 +19,9 @@ from .solvers import TABLE, canonical, check, entry, serving
 from .solvers.base import minimize
 from .solvers.options import check_solver_options
 
-__all__ = ["ConvergenceWarning", "DEFAULT_C", "DEFAULT_SOLVERS", "DEFAULT_TOL", "DEFAULT_GAP_TOL", "DEFAULT_MAX_ITER",
-           "auto_binary", "auto_maxent", "available_solvers", "default_solver", "problem_kind", "train"]
+__all__ = ["ConvergenceWarning", "DEFAULT_C", "DEFAULT_MM_C", "DEFAULT_MM_GAP_TOL", "DEFAULT_SOLVERS", "DEFAULT_TOL",
+           "DEFAULT_GAP_TOL", "DEFAULT_MAX_ITER", "auto_binary", "auto_maxent", "available_solvers", "default_C",
+           "default_gap_tol", "default_solver", "problem_kind", "train"]
 
 # The solver used when none is named, per model kind ("tagger": the Maxent tagger's problem);
 # docs/decisions/0010-training-defaults.md gives the reasons and the measurements.
@@ -35,6 +36,12 @@ DEFAULT_GAP_TOL = 1e-4          # dual solvers on chain / tree problems: relativ
 # C (LIBLINEAR scale) and outer iterations when not given, per model kind: the papers' sigma^2 = 10 for
 # taggers and chain models, 0.1 for parsers (Collins et al.'s C' = 10); a parser's iteration is an epoch of EG.
 DEFAULT_C = {"maxent": 1.0, "binary": 1.0, "tagger": 10.0, "chain": 10.0, "tree": 0.1}
+# M3N (loss "mm") chains: Collins et al.'s C' = 10 as for parsers; C = 10 leaves the hinge dual's quadratic
+# term C/2 ||w(u)||^2 so steep that EG's gap stays ~1 for hundreds of epochs (docs/decisions/0025)
+DEFAULT_MM_C = {"chain": 0.1}
+# and their relative duality gap: EG closes the hinge dual's gap as O(1/epochs), not linearly as the CRF's
+# (Collins et al. 2008, section 5.1, Table 1), so 1e-4 costs ~10x the epochs of 1e-3 (docs/decisions/0025)
+DEFAULT_MM_GAP_TOL = {"chain": 1e-3}
 DEFAULT_MAX_ITER = {"maxent": 1000, "binary": 1000, "tagger": 1000, "chain": 1000, "tree": 200}
 LOSSES = ("ll", "mm")
 
@@ -56,6 +63,20 @@ def problem_kind(problem) -> str:
         return "tree"
     raise InvalidInputError(f"cannot train a {name}: give a MaxentProblem, BinaryProblem, ChainProblem or "
                             f"TreeProblem")
+
+
+def default_C(kind: str, loss: str = "ll") -> float:
+    """The regularization constant used when none is given, for ``kind`` models with ``loss``."""
+    if loss == "mm" and kind in DEFAULT_MM_C:
+        return DEFAULT_MM_C[kind]
+    return DEFAULT_C[kind]
+
+
+def default_gap_tol(kind: str, loss: str = "ll") -> float:
+    """The relative duality gap at which dual solvers of ``kind`` models with ``loss`` stop by default."""
+    if loss == "mm" and kind in DEFAULT_MM_GAP_TOL:
+        return DEFAULT_MM_GAP_TOL[kind]
+    return DEFAULT_GAP_TOL
 
 
 def default_solver(kind: str, loss: str = "ll", penalty: str = "l2", problem=None) -> str:
@@ -100,8 +121,8 @@ BINARY_LOW_DIMENSIONAL = 0.01   # features / instances below which TRON is the b
 def auto_binary(problem) -> str:
     """Binary LR (L2): TRON if the problem is small (a pass under SMALL_PASS non-zeros), low-dimensional
     (features < BINARY_LOW_DIMENSIONAL x instances: few weights, many instances per weight, where Newton's
-    few passes win, as on a9a; not on MNIST 0-vs-rest at 0.013, where eg-acc was 3-4x faster) or has an unregularized weight (the dual cannot keep it free). Otherwise a
-    dual method: dual CD (Yu et al. 2011) when the median sub-problem curvature C_i ||x_i||^2 is at most
+    few passes win, as on a9a; not on MNIST 0-vs-rest at 0.013, where eg-acc was 3-4x faster) or has an
+    unregularized weight (the dual cannot keep it free). Otherwise a dual method: dual CD (Yu et al. 2011) when the median sub-problem curvature C_i ||x_i||^2 is at most
     DUAL_CURVATURE (news20), else accelerated EG, whose proximal term then speeds up the passes (20
     Newsgroups at C = 128). docs/decisions/0023 has the measurements and the check on other sets."""
     X = problem.X
@@ -131,11 +152,11 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
 
     ``C`` is LIBLINEAR's regularization constant (a BinaryProblem already has it
     inside its per-instance costs and ignores this argument). ``C``, ``solver`` and
-    ``max_iter`` default to :data:`DEFAULT_C`, :data:`DEFAULT_SOLVERS` and
-    :data:`DEFAULT_MAX_ITER` of the problem's kind. Primal solvers stop at a
+    ``max_iter`` default to :data:`DEFAULT_C` (:data:`DEFAULT_MM_C` for M3N chains),
+    :data:`DEFAULT_SOLVERS` and :data:`DEFAULT_MAX_ITER` of the problem's kind. Primal solvers stop at a
     relative gradient norm ``tol``; dual solvers on chain / tree problems stop at
-    a relative duality gap ``gap_tol`` (default :data:`DEFAULT_GAP_TOL`; their
-    primal is not smooth for M3N). ``space``: the feature space of a chain / tree
+    a relative duality gap ``gap_tol`` (default :data:`DEFAULT_GAP_TOL`, M3N chains
+    :data:`DEFAULT_MM_GAP_TOL`; their primal is not smooth for M3N). ``space``: the feature space of a chain / tree
     problem, kept in the model so that it can decode new input. ``warn``: let
     :func:`~loglin.solvers.base.minimize` issue its :class:`ConvergenceWarning` when the run
     stopped before its optimality test held.
@@ -160,7 +181,7 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
         solver = default_solver(kind, loss, penalty, None if on_workers else problem)
         if (backend is not None or shards is not None or on_workers) and solver in ("eg-acc", "eg"):
             solver = "lbfgs"        # a sharded objective has no dual state; L-BFGS where TRON is poor (0019)
-    C = DEFAULT_C[kind] if C is None else C
+    C = default_C(kind, loss) if C is None else C
     max_iter = DEFAULT_MAX_ITER[kind] if max_iter is None else max_iter
     name = canonical(solver)
     if loss not in LOSSES:
@@ -182,7 +203,7 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
         from .structured.eg import collins_annealing     # section 7.1.1: C' annealed from 10/C down to 1/C
         options["C_schedule"] = collins_annealing(C)
     stop_on_gap = (structured or shard_side) and entry(name).dual      # cocoa: relative gap <= tol by default
-    default_gap = tol if shard_side else DEFAULT_GAP_TOL
+    default_gap = tol if shard_side else default_gap_tol(kind, loss)
     try:
         result = minimize(objective, solver, w0, tol=0.0 if stop_on_gap else tol,
                           gap_tol=(default_gap if gap_tol is None else gap_tol) if stop_on_gap else gap_tol,

@@ -5,7 +5,8 @@ the estimate). Otherwise (stderr redirected to a log): one plain line every LOG_
 last state when the run ends. The
 estimate extrapolates the recent linear rate of log(measure) per second to the tolerance: the
 measure is the relative gradient ||g|| / ||g0|| against ``tol``, or for solvers stopping on the
-duality gap the relative gap against ``gap_tol``; it is shown only once the rate is downward,
+duality gap the relative gap against ``gap_tol``; it is shown only once the rate is downward (and a
+relative gap below 1: before, the dual bound is still <= 0 and its drift predicts nothing),
 never from --max-iter (which a converging run does not reach).
 """
 from __future__ import annotations
@@ -47,7 +48,7 @@ class Progress:
         if len(self.recent) < 3 or not self.target or self.target <= 0:
             return None
         (t0, m0), (t1, m1) = self.recent[0], self.recent[-1]
-        if t1 <= t0 or m1 <= 0 or m0 <= m1:
+        if t1 <= t0 or m1 <= 0 or m0 <= m1 or (self.use_gap and m1 >= 1.0):
             return None
         if m1 <= self.target:
             return 0.0

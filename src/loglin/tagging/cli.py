@@ -248,7 +248,7 @@ def train_tagger(args) -> int:
     if kind == "chain":
         from .templates import template_set
         template_set(features)                          # a bad template file fails before the data is read
-    C = None if args.C == "auto" else regularization(args, kind)
+    C = None if args.C == "auto" else regularization(args, kind, "mm" if args.model == "m3n" else "ll")
     solver = chosen_solver(args, kind, "mm" if args.model == "m3n" else "ll")
     args.solver, refusal = scaled_structured_solver(args, args.model, solver, "loglin tag train")
     options = solver_options(args, args.solver, ("maxent" if kind == "tagger" else "chain",))   # before reading

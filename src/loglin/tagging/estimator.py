@@ -89,7 +89,9 @@ class Tagger(_BaseEstimator):
     ----------
     model : "crf" (default), "m3n" or "maxent"
     features : preset "pos" (default), "chunk", "ner"; a template file; a TemplateSet; a list of templates
-    C : float, default 10.0 (LIBLINEAR scale: the papers' sigma^2)
+    C : float or None, default None: the model kind's default (loglin.training.default_C: 10 for the CRF
+        and the Maxent tagger, 0.1 for M3N chains, whose EG dual does not close its gap at 10;
+        docs/decisions/0025). LIBLINEAR's scale (the papers' sigma^2)
     penalty, l1_ratio : "l2" (default), "l1" or "elasticnet" and its L1 share (CRF only for L1)
     solver : "auto" (loglin's default for the model) or a solver serving it
     tol, max_iter, time_limit : stopping (relative gradient norm; dual solvers: duality gap)
@@ -110,7 +112,7 @@ class Tagger(_BaseEstimator):
     MaxentTaggerModel).
     """
 
-    def __init__(self, model="crf", features="pos", C=10.0, *, penalty="l2", l1_ratio=None, solver="auto",
+    def __init__(self, model="crf", features="pos", C=None, *, penalty="l2", l1_ratio=None, solver="auto",
                  tol=1e-4, max_iter=1000, time_limit=None, warm_start=False, random_state=0, verbose=0,
                  all_pairs=None, beam=3, cutoff=None, rare_threshold=None, tag_dictionary=False,
                  iob_constraint=None, solver_options=None):
@@ -138,10 +140,17 @@ class Tagger(_BaseEstimator):
     def _check_params(self):
         if self.model not in MODELS:
             raise ValueError(f"model must be one of {MODELS}, got {self.model!r}")
-        check_training_params(self)
+        check_training_params(self, C_may_be_none=True)
         if self.model == "maxent" and self.features not in MAXENT_FEATURES:
             raise ValueError(f"model='maxent' uses OpenNLP's fixed context generators: features must be one of "
                              f"{MAXENT_FEATURES}, got {self.features!r} (templates serve model='crf' / 'm3n')")
+
+    def _C(self) -> float:
+        """C, or the model kind's default when None."""
+        if self.C is not None:
+            return float(self.C)
+        from ..training import default_C
+        return default_C("tagger", "ll") if self.model == "maxent" else default_C("chain", "ll" if self.model == "crf" else "mm")
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y, sample_weight=None, X_dev=None, y_dev=None, **train_options):
@@ -200,7 +209,7 @@ class Tagger(_BaseEstimator):
             def evaluate(w):
                 return sequence_score(y_dev, _decode_labels(w, space, dev), kind)
         loss = "ll" if self.model == "crf" else "mm"
-        model, result = train(problem, float(self.C), self.solver, loss=loss, space=space, w0=w0,
+        model, result = train(problem, self._C(), self.solver, loss=loss, space=space, w0=w0,
                               evaluate=evaluate, **sequence_train_keywords(self, train_options))
         model.model = self.model
         self.templates_ = compiled
@@ -224,7 +233,7 @@ class Tagger(_BaseEstimator):
         if self.warm_start and previous is not None and type(previous).__name__ == "MaxentTaggerModel":
             keywords["w0"] = previous.w
         solver = DEFAULT_SOLVERS["tagger"] if self.solver == "auto" else self.solver
-        model = MaxentTaggerModel.train(sentences, task, C=float(self.C), solver=solver, cutoff=self.cutoff,
+        model = MaxentTaggerModel.train(sentences, task, C=self._C(), solver=solver, cutoff=self.cutoff,
                                         rare_threshold=self.rare_threshold, beam=int(self.beam),
                                         tag_dictionary=bool(self.tag_dictionary), iob_constraint=self.iob_constraint,
                                         all_pairs=self.all_pairs, evaluate=dev, **keywords)
@@ -302,7 +311,7 @@ class Tagger(_BaseEstimator):
         s = model.space
         meta = {"loglin_format": FORMAT, "format_version": VERSION, "params": params, "model": self.model,
                 "n_state": int(s.n_state), "templates": t_meta, "score_kind": self.score_kind_,
-                "objective": self.objective_, "n_iter": self.n_iter_, "C": float(self.C)}
+                "objective": self.objective_, "n_iter": self.n_iter_, "C": self._C()}
         arrays = {"w": model.w, "labels": np.asarray(self.classes_, dtype=str), "map_ptr": s.map_ptr,
                   "map_label": s.map_label, "map_feat": s.map_feat, **t_arrays}
         save_npz_model(path, meta, arrays)
