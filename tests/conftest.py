@@ -51,6 +51,16 @@ def random_sparse(n, d, density, seed, nonneg=True, binary=False):
     return X
 
 
+def gumbel_multiclass(n, d, density, classes=3, seed=0):
+    """(X, y): sparse positive features, labels from a random linear model with Gumbel noise."""
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, d, density=density, random_state=seed, format="csr")
+    X.data = rng.uniform(0.2, 2.0, len(X.data))
+    truth = rng.normal(size=(d, classes))
+    y = np.argmax(X @ truth + rng.gumbel(size=(n, classes)), axis=1)
+    return X, y
+
+
 @pytest.fixture
 def small_multiclass():
     X = random_sparse(120, 25, 0.25, seed=3)

@@ -16,14 +16,11 @@ from loglin.scale import SchedulerUnreachable, ShardError, shard_bounds, sharded
 from loglin.solvers.base import minimize
 from loglin.training import train
 
+from conftest import gumbel_multiclass
+
 
 def _data(n=500, d=30, classes=3, seed=0):
-    rng = np.random.default_rng(seed)
-    X = sp.random(n, d, density=0.15, random_state=seed, format="csr")
-    X.data = rng.uniform(0.2, 2.0, len(X.data))
-    truth = rng.normal(size=(d, classes))
-    y = np.argmax(X @ truth + rng.gumbel(size=(n, classes)), axis=1)
-    return X, y
+    return gumbel_multiclass(n, d, 0.15, classes, seed)
 
 
 @pytest.fixture(scope="module")

@@ -5,25 +5,18 @@ import warnings
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 
 from loglin.binary import binary_problem
 from loglin.errors import InvalidInputError
 from loglin.problem import problem_from_matrix
-from loglin.scale import sharded
 from loglin.solvers.base import minimize
 from loglin.training import train
 
-from conftest import a9a_rows
+from conftest import a9a_rows, gumbel_multiclass
 
 
 def _data(n=300, d=20, classes=3, seed=0):
-    rng = np.random.default_rng(seed)
-    X = sp.random(n, d, density=0.2, random_state=seed, format="csr")
-    X.data = rng.uniform(0.2, 2.0, len(X.data))
-    truth = rng.normal(size=(d, classes))
-    y = np.argmax(X @ truth + rng.gumbel(size=(n, classes)), axis=1)
-    return X, y
+    return gumbel_multiclass(n, d, 0.2, classes, seed)
 
 
 @pytest.fixture(scope="module")
