@@ -47,6 +47,21 @@ def _distributed():
     return distributed
 
 
+def _collect(futures, workers, deadline, seconds, what):
+    """The results of futures[i] (running on workers[i]) in order, all by ``deadline``; a ShardError
+    naming the shard and its worker when one fails or does not answer in time."""
+    results = []
+    for i, future in enumerate(futures):
+        try:
+            results.append(future.result(timeout=max(0.0, deadline - time.monotonic())))
+        except TimeoutError:
+            raise ShardError(i, f"no answer to {what} from worker {workers[i]} within {seconds:g} s "
+                                "(the worker died or is stuck)") from None
+        except Exception as exc:
+            raise ShardError(i, f"{what} failed on worker {workers[i]}: {_text(exc)}") from exc
+    return results
+
+
 class DaskBackend(Backend):
     """Shards as Dask actors. Give one of ``client`` (an existing ``distributed.Client``, left open),
     ``address`` (a scheduler to connect to) or ``n_workers`` (a LocalCluster of that many worker
@@ -88,10 +103,14 @@ class DaskBackend(Backend):
         """One shard per worker."""
         return max(1, len(self.client.scheduler_info()["workers"]))
 
-    def load(self, kind, shards, C, threads=1):
+    def _live_workers(self):
         workers = sorted(self.client.scheduler_info()["workers"])
         if not workers:
             raise ShardError(0, "the Dask cluster has no workers")
+        return workers
+
+    def load(self, kind, shards, C, threads=1):
+        workers = self._live_workers()
         self.workers = [workers[i % len(workers)] for i in range(len(shards))]
         futures = [self.client.submit(ShardActor, kind, arrays, C, threads, actor=True, workers=[worker],
                                       allow_other_workers=False, pure=False)
@@ -107,23 +126,12 @@ class DaskBackend(Backend):
 
     def run(self, function, calls):
         """function(*args) of call i as a task on the worker that shard i will live on, in order."""
-        workers = sorted(self.client.scheduler_info()["workers"])
-        if not workers:
-            raise ShardError(0, "the Dask cluster has no workers")
+        workers = self._live_workers()
+        placed = [workers[i % len(workers)] for i in range(len(calls))]
         deadline = time.monotonic() + self.start_timeout      # reading a part of a file, like a start
-        futures = [self.client.submit(function, *args, workers=[workers[i % len(workers)]], allow_other_workers=False,
-                                      pure=False) for i, args in enumerate(calls)]
-        results = []
-        for i, future in enumerate(futures):
-            try:
-                results.append(future.result(timeout=max(0.0, deadline - time.monotonic())))
-            except TimeoutError:
-                raise ShardError(i, f"no answer from worker {workers[i % len(workers)]} within {self.start_timeout:g} s "
-                                    "(the worker died or is stuck)") from None
-            except Exception as exc:
-                raise ShardError(i, f"{getattr(function, '__name__', 'task')} failed on worker "
-                                    f"{workers[i % len(workers)]}: {_text(exc)}") from exc
-        return results
+        futures = [self.client.submit(function, *args, workers=[worker], allow_other_workers=False, pure=False)
+                   for args, worker in zip(calls, placed)]
+        return _collect(futures, placed, deadline, self.start_timeout, getattr(function, "__name__", "task"))
 
     def map(self, method, *args):
         return self.map_each(method, [args] * len(self.actors))
@@ -136,16 +144,7 @@ class DaskBackend(Backend):
                 pending.append(actor.call(method, *args))
             except Exception as exc:          # the proxy knows its worker is gone
                 raise ShardError(i, f"cannot send {method} to worker {self.workers[i]}: {_text(exc)}") from exc
-        results = []
-        for i, future in enumerate(pending):
-            try:
-                results.append(future.result(timeout=max(0.0, deadline - time.monotonic())))
-            except TimeoutError:
-                raise ShardError(i, f"no answer to {method} from worker {self.workers[i]} within {self.timeout:g} s "
-                                    "(the worker died or is stuck)") from None
-            except Exception as exc:
-                raise ShardError(i, f"{method} failed on worker {self.workers[i]}: {_text(exc)}") from exc
-        return results
+        return _collect(pending, self.workers, deadline, self.timeout, method)
 
     def close(self):
         self.actors = []
