@@ -119,13 +119,13 @@ def test_prefetch_is_a_hint_that_changes_nothing():
     last element and an empty row) equals NumPy's, and the arrays are untouched."""
     from numba import njit
     import scipy.sparse as sp
-    from loglin.kernels.memory import prefetch, prefetch_csr_row
+    from loglin.kernels.memory import prefetch, prefetch_csr_row_lines
 
     @njit
     def summed(indptr, indices, data):
         total = 0.0
         for j in range(indptr.shape[0] - 1):
-            prefetch_csr_row(indptr, indices, data, j)
+            prefetch_csr_row_lines(indptr, indices, data, j)
             prefetch(data, data.shape[0] - 1)
             for k in range(indptr[j], indptr[j + 1]):
                 total += data[k] * (indices[k] + 1)

@@ -21,13 +21,12 @@ import numpy as np
 from numba import njit
 
 from .maxent import _scatter_context, _value, dense_scatter_context
-from .memory import prefetch, prefetch_lr_visit_lines
+from .memory import LINES_AHEAD, prefetch, prefetch_lr_visit_lines
 
 ALG4, LINE_SEARCH, BISECTION, LOG_ODDS = 0, 1, 2, 3
 XI0 = 0.1               # xi_0 of the initial point (35); any value in (0, 0.5]
 LS_BETA, LS_GAMMA = 0.5, 0.01   # line search of CDdual-ls (section 6.1)
 LS_MAX = 40
-LINES_AHEAD = 4         # LR pass: every line of the row 4 visits ahead is asked for (memory.py; 0023)
 TINY = 1e-300           # Z >= TINY * s keeps Z > 0 and log(Z1 / Z2) finite
 LOG_TINY = -690.0       # log-odds floor of log_odds_newton: about log(TINY), exp(-LOG_TINY) stays finite
 # Reassociation lets LLVM vectorize the sparse dot products (about 15% per pass on

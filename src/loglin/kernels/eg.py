@@ -22,7 +22,7 @@ from numba import njit
 
 from .dual_cd import TINY, context_matrix, context_terms, gram_and_scores, scatter_delta
 from .maxent import dense_context_scores, dense_scatter_context
-from .memory import prefetch_lr_visit_lines
+from .memory import LINES_AHEAD, prefetch_lr_visit_lines
 
 
 @njit(cache=True, inline="always")
@@ -96,7 +96,7 @@ def lr_eg_pass(picks, indptr, indices, data, y, cost, qdiag, alpha, alpha_c, w, 
     trials = 0
     vmax = 0.0
     for s_ in range(picks.shape[0]):
-        prefetch_lr_visit_lines(picks, s_, 4, indptr, indices, data, alpha, alpha_c, eta)    # (kernels/memory.py)
+        prefetch_lr_visit_lines(picks, s_, LINES_AHEAD, indptr, indices, data, alpha, alpha_c, eta)
         i = picks[s_]
         C = cost[i]
         dot = 0.0

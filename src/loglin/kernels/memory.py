@@ -38,35 +38,7 @@ def prefetch(typingctx, array, index):
     return types.void(array, index), codegen
 
 
-AHEAD = 2       # visits ahead to prefetch (a9a dual CD pass, ms: 13.5 plain; 5.5 / 4.8 / 4.8 / 4.9 at 1 / 2 / 4 / 8)
-
-
-@njit(cache=True, inline="always")
-def prefetch_csr_row(indptr, indices, data, j):
-    """The cache lines that start, continue and end row j of a CSR matrix (the hardware prefetcher
-    follows a long row once its first lines have been asked for)."""
-    lo, hi = indptr[j], indptr[j + 1]
-    if hi > lo:
-        prefetch(indices, lo)
-        prefetch(indices, hi - 1)
-        prefetch(data, lo)
-        if hi - lo > 8:
-            prefetch(data, lo + 8)
-        prefetch(data, hi - 1)
-
-
-@njit(cache=True, inline="always")
-def prefetch_lr_visit(order, s, indptr, indices, data, alpha, alpha_c, per_row):
-    """Before visit s of an LR dual pass: the row, the two dual variables and one more per-row value
-    (Q_ii or the learning rate) of the instance AHEAD visits later."""
-    if s + AHEAD < order.shape[0]:
-        j = order[s + AHEAD]
-        prefetch_csr_row(indptr, indices, data, j)
-        prefetch(alpha, j)
-        prefetch(alpha_c, j)
-        prefetch(per_row, j)
-
-
+LINES_AHEAD = 4     # visits ahead whose row lines the LR passes ask for (docs/decisions/0023)
 LINE_INDICES, LINE_VALUES = 16, 8    # int32 indices / float64 values per 64-byte cache line
 
 
@@ -86,7 +58,8 @@ def prefetch_csr_row_lines(indptr, indices, data, j):
 
 @njit(cache=True, inline="always")
 def prefetch_lr_visit_lines(order, s, ahead, indptr, indices, data, alpha, alpha_c, per_row):
-    """:func:`prefetch_lr_visit` asking for every line of the row, ``ahead`` visits later."""
+    """Before visit s of an LR pass: every line of the row, the two dual variables and one more per-row
+    value (Q_ii or the learning rate) of the instance ``ahead`` visits later."""
     if s + ahead < order.shape[0]:
         j = order[s + ahead]
         prefetch_csr_row_lines(indptr, indices, data, j)
