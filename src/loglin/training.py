@@ -175,11 +175,13 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
     """
     kind = problem_kind(problem)
     on_workers = hasattr(problem, "recipes")       # ShardedData (loglin.scale.sources): rows read by the workers
+    on_shards = backend is not None or shards is not None or on_workers
+    indexed = problem.glob if on_workers else problem      # what the model keeps to decode new input
     rho = check_penalty(penalty, l1_ratio, loss)
     penalty = "l2" if rho == 0.0 else penalty
     if solver in (None, "auto"):
         solver = default_solver(kind, loss, penalty, None if on_workers else problem)
-        if (backend is not None or shards is not None or on_workers) and solver in ("eg-acc", "eg"):
+        if on_shards and solver in ("eg-acc", "eg"):
             solver = "lbfgs"        # a sharded objective has no dual state; L-BFGS where TRON is poor (0019)
     C = default_C(kind, loss) if C is None else C
     max_iter = DEFAULT_MAX_ITER[kind] if max_iter is None else max_iter
@@ -191,8 +193,8 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
     check(name, kind, loss, "l1" if rho == 1.0 else "elasticnet" if rho > 0 else "l2")
     options = check_solver_options(name, kind, options)
     shard_side = "each_shard" in entry(name).needs          # cocoa, ipm-sgd: one in-process shard by default
-    scaled = backend is not None or shards is not None or shard_side or on_workers
-    if shard_side and backend is None and shards is None and not on_workers:
+    scaled = on_shards or shard_side
+    if shard_side and not on_shards:
         shards = 1
     inner = _sharded(problem, kind, C, loss, name, backend, shards) if scaled else _objective(problem, kind, C, loss)
     objective = penalized(inner, penalty, l1_ratio)
@@ -211,14 +213,12 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
                           evaluate=evaluate, callback=callback, clock=clock, warn=warn, **options)
     except LoglinError as exc:
         if scaled and getattr(exc, "best", None) is not None:     # a lost shard: the best model so far, to keep
-            exc.model = _model(problem.glob if on_workers else problem, kind, objective, exc.best, solver, C, loss,
-                               space, info)
+            exc.model = _model(indexed, kind, objective, exc.best, solver, C, loss, space, info)
         raise
     finally:
         if scaled:
             objective.close()
-    return _model(problem.glob if on_workers else problem, kind, objective, result, solver, C, loss, space,
-                  info), result
+    return _model(indexed, kind, objective, result, solver, C, loss, space, info), result
 
 
 def _objective(problem, kind, C, loss):
