@@ -255,7 +255,7 @@ def train_tagger(args) -> int:
     backend = scale_out_backend(args, refusal)      # before the data is read: an unreachable scheduler fails first
     try:
         if (kind == "chain" and backend is not None and C is not None and args.format == "conll2000"
-                and features == args.task and args.task in ("pos", "chunk")):
+                and _task_preset(args, features)):
             with about_file(args.train):         # the workers read their own sentences from the file
                 return _train_chain(args, C, None, options, features, backend)
         sentences = _read_gold(args.train, args.format, args.task, args.split)
@@ -285,6 +285,11 @@ def train_tagger(args) -> int:
         text += "\n" + _score_text(args.task, scores)
     report(args, result, text)
     return 0
+
+
+def _task_preset(args, features) -> bool:
+    """The features are the task's own preset (pos, chunk): crf_features' attributes, a ChainModel file."""
+    return isinstance(features, str) and features == args.task and args.task in ("pos", "chunk")
 
 
 def _estimator(args, C, features):
@@ -363,7 +368,7 @@ def _train_chain(args, C, sentences, checked, features, backend=None) -> int:
         with keeping_best_model(args.output):
             estimator = _estimator(args, C, features).fit(*_inputs_and_labels(sentences), **options)
         result = estimator.result_
-        if isinstance(features, str) and features == args.task and args.task in ("pos", "chunk"):
+        if _task_preset(args, features):
             model = estimator.model_
             model.space.task = args.task
             model.save(args.output)
