@@ -16,12 +16,11 @@ import time
 
 import numpy as np
 
-from ..data.conll import Sentence, is_projective
+from ..data.conll import Sentence
 from ..estimators import NotFittedError, _BaseEstimator, _check_sample_weight, _plain
 from ..params import check_training_params, sequence_train_keywords
 from ..errors import DataContentError, ModelFormatError
 from .model import MODELS, ParserModel, uas
-from .problem import check_tree
 
 
 def as_sentence(tokens, heads=None, where="sentence") -> Sentence:
@@ -111,25 +110,13 @@ class Parser(_BaseEstimator):
         ``X_dev, y_dev``: a held-out treebank whose UAS is traced; ``train_options``: further keyword
         arguments of :func:`loglin.training.train` (``gap_tol``, ``callback``, ``backend``, ...)."""
         from ..training import train
-        from .features import ArcFeatureSpace
-        from .problem import TreeProblem
+        from .problem import build_tree_problem
         self._check_params()
         sentences = _sentences(X, y, "fit")
         weight = _check_sample_weight(sample_weight, len(sentences))
         dev = None if X_dev is None else _sentences(X_dev, y_dev, "fit (dev set)")
         start = time.perf_counter()
-        keep = []
-        for i, s in enumerate(sentences):
-            check_tree(s.heads, f"sentence {i + 1}: ")
-            if is_projective(s.heads):
-                keep.append(i)
-        if not keep:
-            raise DataContentError("no projective training tree")
-        kept = [sentences[i] for i in keep]
-        space = ArcFeatureSpace.fit(kept, cutoff=int(self.cutoff))
-        sent_ptr, arc_off, feat_ptr, feat_idx = space.encode(kept)
-        heads = np.concatenate([s.heads for s in kept]).astype(np.int32)
-        problem = TreeProblem(sent_ptr, arc_off, feat_ptr, feat_idx, heads, space.n_features, weight=weight[keep])
+        problem, space, skipped = build_tree_problem(sentences, cutoff=int(self.cutoff), weight=weight)
         build_seconds = time.perf_counter() - start
         w0 = None
         previous = getattr(self, "model_", None)
@@ -144,12 +131,12 @@ class Parser(_BaseEstimator):
         model, result = train(problem, float(self.C), self.solver, loss="ll" if self.model == "crf" else "mm",
                               space=space, w0=w0, evaluate=evaluate,
                               info={"train_sentences": problem.n_sentences,
-                                    "non_projective_skipped": len(sentences) - len(keep),
+                                    "non_projective_skipped": skipped,
                                     "n_features": space.n_features, "feature_build_seconds": build_seconds},
                               **keywords)
         self.model_, self.coef_ = model, model.w
         self.n_iter_, self.objective_, self.trace_ = int(result.iterations), float(result.f), result.trace
-        self.result_, self.n_skipped_ = result, len(sentences) - len(keep)
+        self.result_, self.n_skipped_ = result, skipped
         return self
 
     def _fitted(self) -> ParserModel:

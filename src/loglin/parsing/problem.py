@@ -119,30 +119,32 @@ def check_tree(heads, where=""):
                 raise DataContentError(f"{where}the heads contain a cycle through word {m}")
 
 
-def training_trees(sentences):
-    """(kept sentences, number of non-projective trees skipped); checks that every gold tree is a tree.
+def projective_trees(sentences) -> list:
+    """Indices of the sentences whose gold tree is projective; checks that every gold tree is a tree.
 
     Non-projective trees cannot be produced by a projective parser; they are
     skipped for training (and counted), not projectivized.
     """
-    kept, skipped = [], 0
+    keep = []
     for i, s in enumerate(sentences):
         check_tree(s.heads, f"sentence {i + 1}: ")
         if is_projective(s.heads):
-            kept.append(s)
-        else:
-            skipped += 1
-    if not kept:
+            keep.append(i)
+    if not keep:
         raise DataContentError("no projective training tree")
-    return kept, skipped
+    return keep
 
 
-def build_tree_problem(sentences, space=None, cutoff=1):
-    """(TreeProblem, ArcFeatureSpace, non-projective count) from CoNLL sentences (loglin.data.conll.Sentence)."""
+def build_tree_problem(sentences, space=None, cutoff=1, weight=None):
+    """(TreeProblem, ArcFeatureSpace, non-projective count) from CoNLL sentences (loglin.data.conll.Sentence);
+    ``weight``: one loss multiplier per sentence of ``sentences``."""
     from .features import ArcFeatureSpace
-    kept, skipped = training_trees(sentences)
+    keep = projective_trees(sentences)
+    kept = [sentences[i] for i in keep]
     if space is None:
         space = ArcFeatureSpace.fit(kept, cutoff=cutoff)
     sent_ptr, arc_off, feat_ptr, feat_idx = space.encode(kept)
     heads = np.concatenate([s.heads for s in kept]).astype(np.int32)
-    return TreeProblem(sent_ptr, arc_off, feat_ptr, feat_idx, heads, space.n_features), space, skipped
+    problem = TreeProblem(sent_ptr, arc_off, feat_ptr, feat_idx, heads, space.n_features,
+                          weight=None if weight is None else np.asarray(weight, dtype=np.float64)[keep])
+    return problem, space, len(sentences) - len(keep)
