@@ -8,7 +8,8 @@ from loglin.data.conll import read_conllx
 from loglin.errors import InvalidInputError
 from loglin.structured import tree
 from loglin.parsing.dual import TreeDualState
-from loglin.parsing.model import ParserModel, is_punctuation, solve, train_parser, uas
+from loglin.parsing.estimator import train_parser
+from loglin.parsing.model import ParserModel, is_punctuation, solve, uas
 from loglin.parsing.problem import build_tree_problem, check_tree
 from loglin.solvers.base import minimize
 

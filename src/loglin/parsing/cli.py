@@ -117,17 +117,16 @@ def _train_on_workers(args, solver, C, dev, backend, keywords):
     from ..data._files import _ENCODING
     from ..scale.sources import FileSource, scan
     from ..training import train
-    from .model import ParserModel, uas
+    from .model import dev_uas_metric, training_info
     if not Path(args.train).exists():
         raise InvalidInputError(f"{args.train}: no such file")
     start = time.perf_counter()
     data = scan(FileSource(args.train, "conllx", "tree", cutoff=args.cutoff, encoding=_ENCODING.get()), backend)
     space = data.glob.space
-    evaluate = None if dev is None else (lambda w: uas(dev, ParserModel(space, w).parse(dev))["uas"])
     keywords.setdefault("random_state", 0)
-    info = {"train_sentences": int(sum(data.rows)), "non_projective_skipped": data.glob.skipped,
-            "n_features": space.n_features, "feature_build_seconds": time.perf_counter() - start}
-    return train(data, C, solver, loss="ll", space=space, evaluate=evaluate, info=info, backend=backend, **keywords)
+    info = training_info(sum(data.rows), data.glob.skipped, space, time.perf_counter() - start)
+    return train(data, C, solver, loss="ll", space=space, evaluate=dev_uas_metric(dev, space), info=info,
+                 backend=backend, **keywords)
 
 
 def _evaluate(args):
