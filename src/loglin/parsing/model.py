@@ -25,7 +25,6 @@ from .features import ArcFeatureSpace
 
 FORMAT, VERSION = "loglin-parser", 1
 MODELS = ("crf", "m3n")
-SOLVER_NAMES = ("eg", "eg-batch", "lbfgs", "sgd", "cutting-plane")     # the table's solvers for tree models
 PUNCT_TAGS = {"punct", "punc", "f", "."}   # UPOS PUNCT, Spanish CoNLL 'F*' (checked on the first letter), PTB '.'
 
 
