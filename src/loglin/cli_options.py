@@ -268,15 +268,16 @@ def scale_out_backend(args, refusal: str | None = None):
 
 
 def scaled_structured_solver(args, model: str, solver: str, command: str) -> tuple[str, str | None]:
-    """(solver, refusal) for --workers / --scheduler on a chain or parser: L-BFGS unless --solver names a
-    shardable one (a sharded objective has no dual state, so the default EG does not apply)."""
+    """(solver, refusal) for --workers / --scheduler on a chain, a parser or the Maxent tagger: L-BFGS unless
+    --solver names a shardable one (a sharded objective has no dual state, so the default EG does not apply)."""
     from .scale import SHARDABLE_SOLVERS
     if getattr(args, "workers", None) is None and getattr(args, "scheduler", None) is None:
         return solver, None
-    if model == "crf" and args.solver in (None, "auto") and solver not in SHARDABLE_SOLVERS:
+    if model in ("crf", "maxent") and args.solver in (None, "auto") and solver not in SHARDABLE_SOLVERS:
         solver = "lbfgs"
-    if model != "crf" or solver not in SHARDABLE_SOLVERS:
-        return solver, (f"`{command}` with --workers / --scheduler trains --model crf with "
+    if model not in ("crf", "maxent") or solver not in SHARDABLE_SOLVERS:
+        models = "--model crf or maxent" if command == "loglin tag train" else "--model crf"
+        return solver, (f"`{command}` with --workers / --scheduler trains {models} with "
                         f"{' or '.join(s for s in SHARDABLE_SOLVERS if s != 'tron')}")
     return solver, None
 

@@ -128,6 +128,17 @@ class StructuredShardedObjective(ShardedObjective):
     hess_vec = None          # not offered (loglin.solvers.protocol.offers): no Hessian products
     hess_diag = None
 
+    def __init__(self, problem, C, backend, bounds, owns_backend=False, threads=1):
+        super().__init__(problem, C, backend, bounds, owns_backend, threads)
+        # weights held at 0 (loglin.crfsuite's unseen transitions): their gradient is zeroed after the sum
+        self.pinned = getattr(problem, "pinned", None)
+
+    def fun_grad(self, w, keep_cache=True):
+        f, g = super().fun_grad(w, keep_cache)
+        if self.pinned is not None:
+            g[self.pinned] = 0.0
+        return f, g
+
     def collins(self, f):
         """Collins et al.'s objective sum loss + C'/2 ||w||^2 (C' = 1/C) from f."""
         return f / self.C

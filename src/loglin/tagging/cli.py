@@ -265,12 +265,14 @@ def train_tagger(args) -> int:
         if kind == "chain":
             with about_file(args.train):
                 return _train_chain(args, C, sentences, options, features, backend)
+        keywords = training_keywords(args, kind, options)
+        if backend is not None:         # --workers: the Maxent tagger's contexts in shards
+            keywords["backend"] = backend
+        with about_file(args.train):
+            estimator = _estimator(args, C, features).fit(*_inputs_and_labels(sentences), **keywords)
     finally:
         if backend is not None:         # also when the data or the options fail before training
             backend.close()
-    with about_file(args.train):
-        estimator = _estimator(args, C, features).fit(*_inputs_and_labels(sentences),
-                                                      **training_keywords(args, kind, options))
     tagger = estimator.model_
     estimator.save(args.output)
     if args.trace is not None:
