@@ -69,3 +69,29 @@ def test_sparse_exchange_on_dask(problem, client):
     dense, sparse = _runs(problem, client, "tron")
     local = _runs(problem, "inprocess", "tron")[1]
     assert np.array_equal(dense.w, sparse.w) and np.array_equal(sparse.w, local.w)
+
+
+def test_tree_sum_order():
+    from loglin.scale.backends import tree_pairs, tree_sum
+    assert tree_pairs(5) == [[(0, 1), (2, 3), (4, None)], [(0, 1), (2, None)], [(0, 1)]]
+    parts = [1e16, 1.0, -1e16, 1.0, 3.0]
+    assert tree_sum(parts) == ((parts[0] + parts[1]) + (parts[2] + parts[3])) + parts[4]
+    pairs = [(float(i), np.full(2, i + 0.5)) for i in range(3)]
+    f, g = tree_sum(pairs)
+    assert f == 3.0 and np.array_equal(g, np.full(2, 4.5))
+
+
+def _tree_runs(problem, backend, solver, shards=3):
+    with sharded(problem, 2.0, shards, backend, reduction="tree") as objective:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return minimize(objective, solver, tol=0, max_iter=12, warn=False)
+
+
+@pytest.mark.parametrize("solver", ["lbfgs", "tron"])
+def test_tree_reduction_on_dask_gives_the_in_process_tree_bitwise(problem, client, solver):
+    local = _tree_runs(problem, "inprocess", solver)
+    dask = _tree_runs(problem, client, solver)
+    assert np.array_equal(local.w, dask.w) and local.f == dask.f
+    gather = _runs(problem, "inprocess", solver)[0]          # another summation order: equal to rounding
+    assert np.linalg.norm(local.w - gather.w) <= 1e-10 * np.linalg.norm(gather.w)

@@ -21,6 +21,8 @@ from .shards import STRUCTURED, check_bounds, row_pointer, shard_arrays, shard_b
 
 # Maxent shards whose loss reads at most this share of w exchange only those coordinates (docs/decisions/0030)
 SPARSE_SHARE = 0.5
+# "gather": the driver adds the shards' parts in shard order; "tree": pairwise in shard order, on the workers
+REDUCTIONS = ("gather", "tree")
 
 # the solvers that use nothing but the objective protocol (the others read objective.problem)
 SHARDABLE_SOLVERS = ("tron", "lbfgs", "owlqn",     # owlqn: through loglin.penalty, f and its gradient only
@@ -30,8 +32,12 @@ SHARDABLE_SOLVERS = ("tron", "lbfgs", "owlqn",     # owlqn: through loglin.penal
 class ShardedObjective:
     """The objective protocol (n, kind, reg, fun, fun_grad, accept, hess_vec, hess_diag) over shards."""
 
-    def __init__(self, problem, C, backend, bounds, owns_backend=False, threads=1, sparse_share=0.0):
+    def __init__(self, problem, C, backend, bounds, owns_backend=False, threads=1, sparse_share=0.0,
+                 reduction="gather"):
         self.kind = problem_kind(problem)
+        if reduction not in REDUCTIONS:
+            raise InvalidInputError(f"reduction must be one of {REDUCTIONS}, got {reduction!r}")
+        self.reduction = reduction
         from_files = hasattr(problem, "recipes")        # ShardedData: the rows are on the workers
         glob = problem.glob if from_files else problem
         self.n = glob.n_features
@@ -50,7 +56,7 @@ class ShardedObjective:
             [shard_arrays(problem, lo, hi)[1] for lo, hi in zip(self.bounds[:-1], self.bounds[1:])]
         try:
             backend.load(self.kind, parts, C, threads)
-            self.touched = self._sparse_shards(sparse_share)
+            self.touched = None if reduction == "tree" else self._sparse_shards(sparse_share)
         except BaseException:
             self.close()
             raise
@@ -69,6 +75,8 @@ class ShardedObjective:
         """``method`` on every shard (with ``vector`` whole, or its touched part) -> [(shard's coordinates, result)]."""
         if self.touched is None:
             args = [] if vector is None else [vector, *rest]
+            if self.reduction == "tree":
+                return [(None, self.backend.reduce(method, *args))]
             return [(None, part) for part in self.backend.map(method, *args)]
         args = [() if vector is None else (vector[idx], *rest) for idx in self.touched]
         return list(zip(self.touched, self.backend.map_each(method + "_touched", args)))
@@ -159,8 +167,9 @@ class StructuredShardedObjective(ShardedObjective):
     hess_vec = None          # not offered (loglin.solvers.protocol.offers): no Hessian products
     hess_diag = None
 
-    def __init__(self, problem, C, backend, bounds, owns_backend=False, threads=1, sparse_share=0.0):
-        super().__init__(problem, C, backend, bounds, owns_backend, threads, sparse_share)
+    def __init__(self, problem, C, backend, bounds, owns_backend=False, threads=1, sparse_share=0.0,
+                 reduction="gather"):
+        super().__init__(problem, C, backend, bounds, owns_backend, threads, sparse_share, reduction)
         # weights held at 0 (loglin.crfsuite's unseen transitions): their gradient is zeroed after the sum
         self.pinned = getattr(problem, "pinned", None)
 
@@ -176,7 +185,7 @@ class StructuredShardedObjective(ShardedObjective):
 
 
 def sharded(problem, C=None, shards: int | None = None, backend="inprocess", *, bounds=None, threads_per_shard: int = 1,
-            sparse_share: float | None = None, **backend_options) -> ShardedObjective:
+            sparse_share: float | None = None, reduction: str = "gather", **backend_options) -> ShardedObjective:
     """The objective of ``problem`` (a MaxentProblem, or a ChainProblem / TreeProblem with the CRF loss, at
     ``C``; or a BinaryProblem, whose costs hold C) over ``shards`` contiguous row ranges (contexts,
     instances, sentences) of about equal cost (:func:`~loglin.scale.shards.row_pointer`; default: one per Dask worker,
@@ -186,7 +195,11 @@ def sharded(problem, C=None, shards: int | None = None, backend="inprocess", *, 
     (``close()`` or ``with``); one passed in is left open. ``threads_per_shard``: Numba threads
     per shard pass (the pass's blocks, hence its sums, follow it). ``sparse_share`` (default
     :data:`SPARSE_SHARE`): when every Maxent shard's loss reads at most this share of w, only those
-    coordinates travel each round (the same sums, bitwise); 0 sends whole vectors."""
+    coordinates travel each round (the same sums, bitwise); 0 sends whole vectors. ``reduction="tree"``: the
+    parts are added pairwise in shard order (on a Dask cluster by the workers, the driver receiving one
+    vector; every backend gives the same sums), whole vectors only."""
+    if reduction not in REDUCTIONS:
+        raise InvalidInputError(f"reduction must be one of {REDUCTIONS}, got {reduction!r}")
     made, owned = make_backend(backend, **backend_options)
     try:
         if hasattr(problem, "recipes"):       # ShardedData: its shards are the file's parts of the counting pass
@@ -201,4 +214,5 @@ def sharded(problem, C=None, shards: int | None = None, backend="inprocess", *, 
         raise
     cls = StructuredShardedObjective if problem_kind(problem) in STRUCTURED else ShardedObjective
     share = SPARSE_SHARE if sparse_share is None else float(sparse_share)
-    return cls(problem, C, made, bounds, owns_backend=owned, threads=threads_per_shard, sparse_share=share)
+    return cls(problem, C, made, bounds, owns_backend=owned, threads=threads_per_shard, sparse_share=share,
+               reduction=reduction)
