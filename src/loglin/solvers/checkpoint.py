@@ -97,6 +97,8 @@ class SolverCheckpoint:
 def keep_solver_state(output, checkpoint, converged: bool, model_w) -> None:
     """Beside the model file ``output``: the solver state when the run stopped before converging (Ctrl-C, a
     lost shard, an iteration or time limit); a converged run removes a state left by an earlier one."""
+    if not Path(output).is_file():      # a model written to a device or a pipe has no "beside"
+        return
     path = checkpoint_path(output)
     if checkpoint is not None and checkpoint.solver is not None and not converged:
         checkpoint.save(path, model_w)
