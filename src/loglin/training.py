@@ -18,6 +18,7 @@ from .penalty import check_penalty, penalized
 from .solvers import TABLE, canonical, check, entry, serving
 from .solvers.base import minimize
 from .solvers.options import check_solver_options
+from .solvers.checkpoint import RESUMABLE
 
 __all__ = ["ConvergenceWarning", "DEFAULT_C", "DEFAULT_MM_C", "DEFAULT_MM_GAP_TOL", "DEFAULT_SOLVERS", "DEFAULT_TOL",
            "DEFAULT_GAP_TOL", "DEFAULT_MAX_ITER", "auto_binary", "auto_maxent", "available_solvers", "default_C",
@@ -147,7 +148,7 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
           tol: float = DEFAULT_TOL, gap_tol: float | None = None, max_iter: int | None = None,
           time_limit=None, random_state=None, progress=False, evaluate=None, callback=None, clock: str = "wall",
           warn=True, info=None, penalty: str = "l2", l1_ratio: float | None = None, backend=None, shards=None,
-          **options):
+          checkpoint=None, **options):
     """Fit ``problem`` and return (model, Result).
 
     ``C`` is LIBLINEAR's regularization constant (a BinaryProblem already has it
@@ -172,6 +173,10 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
     L-BFGS or OWL-QN (:func:`loglin.scale.sharded`); chain / tree default to L-BFGS there. The shard-side
     solvers ``cocoa`` and ``ipm-sgd`` (Maxent, LR) always run on shards: one in-process shard when neither
     is given; ``cocoa`` stops at a relative duality gap ``gap_tol`` (default: ``tol``).
+
+    ``checkpoint``: a :class:`~loglin.solvers.checkpoint.SolverCheckpoint` that L-BFGS and TRON fill with
+    their state after every iteration; when it holds this solver's state, the run continues from it (its
+    iterate replaces ``w0``) exactly as the stopped run would have. Other solvers leave it empty.
     """
     kind = problem_kind(problem)
     on_workers = hasattr(problem, "recipes")       # ShardedData (loglin.scale.sources): rows read by the workers
@@ -192,6 +197,10 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
         raise InvalidInputError(f"C must be positive and finite, got {C}")
     check(name, kind, loss, "l1" if rho == 1.0 else "elasticnet" if rho > 0 else "l2")
     options = check_solver_options(name, kind, options)
+    if checkpoint is not None and name in RESUMABLE:
+        if checkpoint.holds(name):
+            w0 = checkpoint.arrays["w"]
+        options["checkpoint"] = checkpoint
     shard_side = "each_shard" in entry(name).needs          # cocoa, ipm-sgd: one in-process shard by default
     scaled = on_shards or shard_side
     if shard_side and not on_shards:
@@ -214,6 +223,7 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
     except LoglinError as exc:
         if scaled and getattr(exc, "best", None) is not None:     # a lost shard: the best model so far, to keep
             exc.model = _model(indexed, kind, objective, exc.best, solver, C, loss, space, info)
+            exc.checkpoint = checkpoint
         raise
     finally:
         if scaled:

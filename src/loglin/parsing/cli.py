@@ -68,8 +68,8 @@ def write_with_heads(path, out, heads) -> None:
 
 def _train(args):
     check_writable(args.output)
-    from ..cli_options import (chosen_solver, keeping_best_model, regularization, report, scale_out_backend,
-                               scaled_structured_solver, solver_options, training_keywords)
+    from ..cli_options import (chosen_solver, keep_solver_state, keeping_best_model, regularization, report,
+                               scale_out_backend, scaled_structured_solver, solver_options, training_keywords)
     from .estimator import Parser
     from .model import check_options
     C = regularization(args, "tree")
@@ -95,6 +95,7 @@ def _train(args):
             backend.close()
     seconds = time.perf_counter() - start
     (model if parser is None else parser).save(args.output)
+    keep_solver_state(args.output, keywords, result, model)
     if args.trace is not None:
         result.trace.save(args.trace)
     info = model.info
