@@ -182,30 +182,35 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
     on_workers = hasattr(problem, "recipes")       # ShardedData (loglin.scale.sources): rows read by the workers
     on_shards = backend is not None or shards is not None or on_workers
     indexed = problem.glob if on_workers else problem      # what the model keeps to decode new input
-    rho = check_penalty(penalty, l1_ratio, loss)
-    penalty = "l2" if rho == 0.0 else penalty
-    if solver in (None, "auto"):
-        solver = default_solver(kind, loss, penalty, None if on_workers else problem)
-        if on_shards and solver in ("eg-acc", "eg"):
-            solver = "lbfgs"        # a sharded objective has no dual state; L-BFGS where TRON is poor (0019)
-    C = default_C(kind, loss) if C is None else C
-    max_iter = DEFAULT_MAX_ITER[kind] if max_iter is None else max_iter
-    name = canonical(solver)
-    if loss not in LOSSES:
-        raise InvalidInputError(f"loss must be one of {LOSSES}, got {loss!r}")
-    if kind != "binary" and (not np.isfinite(C) or C <= 0):
-        raise InvalidInputError(f"C must be positive and finite, got {C}")
-    check(name, kind, loss, "l1" if rho == 1.0 else "elasticnet" if rho > 0 else "l2")
-    options = check_solver_options(name, kind, options)
-    if checkpoint is not None and name in RESUMABLE:
-        if checkpoint.holds(name):
-            w0 = checkpoint.arrays["w"]
-        options["checkpoint"] = checkpoint
-    shard_side = "each_shard" in entry(name).needs          # cocoa, ipm-sgd: one in-process shard by default
-    scaled = on_shards or shard_side
-    if shard_side and not on_shards:
-        shards = 1
-    inner = _sharded(problem, kind, C, loss, name, backend, shards) if scaled else _objective(problem, kind, C, loss)
+    try:      # a cluster made for this call (the CLI's, n_workers=) must not outlive a refused call
+        rho = check_penalty(penalty, l1_ratio, loss)
+        penalty = "l2" if rho == 0.0 else penalty
+        if solver in (None, "auto"):
+            solver = default_solver(kind, loss, penalty, None if on_workers else problem)
+            if on_shards and solver in ("eg-acc", "eg"):
+                solver = "lbfgs"        # a sharded objective has no dual state; L-BFGS where TRON is poor (0019)
+        C = default_C(kind, loss) if C is None else C
+        max_iter = DEFAULT_MAX_ITER[kind] if max_iter is None else max_iter
+        name = canonical(solver)
+        if loss not in LOSSES:
+            raise InvalidInputError(f"loss must be one of {LOSSES}, got {loss!r}")
+        if kind != "binary" and (not np.isfinite(C) or C <= 0):
+            raise InvalidInputError(f"C must be positive and finite, got {C}")
+        check(name, kind, loss, "l1" if rho == 1.0 else "elasticnet" if rho > 0 else "l2")
+        options = check_solver_options(name, kind, options)
+        if checkpoint is not None and name in RESUMABLE:
+            if checkpoint.holds(name):
+                w0 = checkpoint.arrays["w"]
+            options["checkpoint"] = checkpoint
+        shard_side = "each_shard" in entry(name).needs          # cocoa, ipm-sgd: one in-process shard by default
+        scaled = on_shards or shard_side
+        if shard_side and not on_shards:
+            shards = 1
+        inner = (_sharded(problem, kind, C, loss, name, backend, shards) if scaled
+                 else _objective(problem, kind, C, loss))
+    except BaseException:
+        _release(backend)
+        raise
     objective = penalized(inner, penalty, l1_ratio)
     if rho > 0:
         info = {**(info or {}), "penalty": penalty, "l1_ratio": rho}
@@ -252,10 +257,14 @@ def _sharded(problem, kind, C, loss, solver, backend, shards):
     elif solver not in SHARDABLE_SOLVERS:
         problem_text = f"backend= / shards= run the solvers {', '.join(SHARDABLE_SOLVERS)}, not {solver!r}"
     if problem_text:
-        if getattr(backend, "close_with_objective", False):
-            backend.close()
         raise InvalidInputError(problem_text)
     return sharded(problem, C, shards, "inprocess" if backend is None else backend)
+
+
+def _release(backend):
+    """Close a backend handed over with the call (``close_with_objective``); others stay the caller's."""
+    if getattr(backend, "close_with_objective", False):
+        backend.close()
 
 
 def _model(problem, kind, objective, result, solver, C, loss, space, info):
