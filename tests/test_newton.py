@@ -90,3 +90,16 @@ def test_newton_refuses_many_features_and_serves_binary_only(small_multiclass):
     from loglin.problem import problem_from_matrix
     with pytest.raises(InvalidInputError):
         resolve("newton", problem_from_matrix(*small_multiclass).objective(1.0))
+
+
+def test_compiled_cholesky_solves_against_numpy_and_refuses_an_indefinite_matrix():
+    from loglin.kernels.vector import cholesky_solve
+    rng = np.random.default_rng(7)
+    for n in (1, 5, 60):
+        A = rng.normal(size=(n, 2 * n))
+        H = A @ A.T + 0.1 * np.eye(n)
+        b = rng.normal(size=n)
+        x = np.empty(n)
+        assert cholesky_solve(np.tril(H).copy(), b, x)
+        np.testing.assert_allclose(x, np.linalg.solve(H, b), rtol=1e-9, atol=1e-12)
+    assert not cholesky_solve(np.array([[1.0, 0.0], [2.0, 1.0]]), np.ones(2), np.empty(2))

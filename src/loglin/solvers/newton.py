@@ -18,8 +18,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.linalg
-
+from ..kernels.vector import cholesky_solve
 from .base import Step
 from .stopping import safe_norm
 
@@ -30,21 +29,19 @@ MAX_FEATURES = 2000         # the dense Hessian is n x n per thread: 32 MB at 20
 
 
 def newton_direction(hessian, g):
-    """-H^{-1} g from the lower triangle of H (Cholesky); a tiny ridge if rounding leaves H singular
-    (an unregularized weight whose feature is nowhere non-zero)."""
+    """-H^{-1} g from the lower triangle of H (Cholesky, compiled; H is overwritten); a tiny ridge if
+    rounding leaves H singular (an unregularized weight whose feature is nowhere non-zero)."""
+    diag = np.diag(hessian).copy()
+    scale = float(np.max(np.abs(diag))) or 1.0
+    s = np.empty_like(g)
+    keep = hessian.copy()
     ridge = 0.0
-    scale = float(np.max(np.abs(np.diag(hessian)))) or 1.0
     for _ in range(8):
-        try:
-            factor = scipy.linalg.cho_factor(hessian, lower=True, check_finite=False)
-            s = -scipy.linalg.cho_solve(factor, g, check_finite=False)
-            if np.all(np.isfinite(s)):
-                return s
-        except np.linalg.LinAlgError:
-            pass
-        step = max(ridge * 100.0, 1e-12 * scale)
-        hessian[np.diag_indices_from(hessian)] += step - ridge
-        ridge = step
+        if cholesky_solve(hessian, g, s) and np.all(np.isfinite(s)):
+            return -s
+        ridge = max(ridge * 100.0, 1e-12 * scale)
+        hessian[:] = keep
+        hessian[np.diag_indices_from(hessian)] = diag + ridge
     return -g / scale
 
 
