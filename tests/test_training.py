@@ -102,6 +102,7 @@ def test_auto_binary_rule_by_shape():
     assert training.auto_binary(binary_problem(many, y6, C=8.0)) == "tron"
     mid, y4 = _sparse_binary(10000, 200, 20, seed=3)               # features = 0.02 x rows, C ||x||^2 = 32
     assert training.auto_binary(binary_problem(mid, y4, C=32.0)) == "eg-acc"
+    assert training.auto_binary(binary_problem(mid, y4, C=32.0), tol=0.1) == "eg-acc"      # tall: not dual CD
     small, y3 = _sparse_binary(200, 60000, 60, seed=2)            # a pass of 12,000 non-zeros
     assert training.auto_binary(binary_problem(small, y3, C=8.0)) == "tron"
     assert training.default_solver("binary", problem=binary_problem(wide, y, C=8.0)) == "cddual"

@@ -128,9 +128,10 @@ def auto_binary(problem, tol: float | None = None) -> str:
     NEWTON_PAIRS non-zero pairs per non-zero: a Hessian costs a few passes), else TRON. A small problem (a
     pass under SMALL_PASS non-zeros) or an unregularized weight (the dual cannot keep it free): TRON.
     Otherwise a dual method: dual CD (Yu et al. 2011) when the median sub-problem curvature C_i ||x_i||^2
-    is at most DUAL_CURVATURE (news20) or the requested ``tol`` is at least LOOSE_TOL (its first passes are
-    the cheapest way to a rough optimum), else accelerated EG, whose proximal term then speeds up the
-    passes (20 Newsgroups at C = 128). docs/decisions/0023 and 0027 have the measurements and the checks
+    is at most DUAL_CURVATURE (news20) or, on wide data (features >= instances), the requested ``tol`` is
+    at least LOOSE_TOL (its first passes are then the cheapest way to a rough optimum; not on MNIST
+    0-vs-rest, tall, where eg-acc was 4x faster to 1e-2), else accelerated EG, whose proximal term then
+    speeds up the passes (20 Newsgroups at C = 128). docs/decisions/0023 and 0027 have the measurements and the checks
     on other sets."""
     X = problem.X
     if problem.n_features < BINARY_LOW_DIMENSIONAL * problem.n_instances:
@@ -144,17 +145,21 @@ def auto_binary(problem, tol: float | None = None) -> str:
     if not np.any(active):
         return "tron"
     curvature = float(np.median(problem.cost[active] * norms[active]))
-    if curvature <= DUAL_CURVATURE or (tol is not None and tol >= LOOSE_TOL):
+    wide = problem.n_features >= problem.n_instances       # rows nearly orthogonal: CD's coordinates barely interact
+    if curvature <= DUAL_CURVATURE or (tol is not None and tol >= LOOSE_TOL and wide):
         return "cddual"
     return "eg-acc"
 
 
 def newton_is_cheap(X) -> bool:
-    """Whether the dense Hessian of X's LR problem is small and costs at most NEWTON_PAIRS x a pass."""
-    if X.shape[1] > NEWTON_FEATURES:
+    """Whether the dense Hessian of X's LR problem is small, and building (non-zero pairs) and factoring it
+    (n^3 / 6 vectorized multiply-adds) cost at most NEWTON_PAIRS x a pass (X.nnz)."""
+    n = X.shape[1]
+    if n > NEWTON_FEATURES:
         return False
     lengths = np.diff(X.indptr).astype(np.float64)
-    return float(np.sum(lengths * (lengths + 1.0)) / 2.0) <= NEWTON_PAIRS * X.nnz
+    pairs = float(np.sum(lengths * (lengths + 1.0)) / 2.0)
+    return pairs + n ** 3 / 6.0 <= NEWTON_PAIRS * X.nnz
 
 
 def available_solvers(kind=None) -> dict:
