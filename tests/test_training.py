@@ -96,7 +96,7 @@ def test_auto_binary_rule_by_shape():
     tall, y2 = _sparse_binary(20000, 150, 8, seed=1)              # 160,000 non-zeros, features < 0.01 x rows
     assert training.auto_binary(binary_problem(tall, y2, C=8.0)) == "newton"
     assert training.auto_binary(binary_problem(tall, y2, C=8.0, bias=1.0, regularize_bias=False)) == "newton"
-    dense, y5 = _sparse_binary(20000, 150, 100, seed=4)           # 100 non-zeros a row: 50 pairs per non-zero
+    dense, y5 = _sparse_binary(20000, 150, 30, seed=4)            # 30 non-zeros a row: 15.5 pairs per non-zero
     assert training.auto_binary(binary_problem(dense, y5, C=8.0)) == "tron"
     many, y6 = _sparse_binary(150000, 1200, 2, seed=5)            # 1,200 features: no dense Hessian
     assert training.auto_binary(binary_problem(many, y6, C=8.0)) == "tron"

@@ -117,22 +117,22 @@ AUTO_BINARY_CHOICES = ("newton", "tron", "cddual", "eg-acc")   # what auto_binar
 DUAL_CURVATURE = 16.0       # median C_i ||x_i||^2 above which eg-acc (its kappa > 0) is the binary choice
 BINARY_LOW_DIMENSIONAL = 0.01   # features / instances below which a Newton method is the binary choice (a9a 0.004, MNIST 0.013)
 NEWTON_FEATURES = 1000      # features up to which Newton forms the Hessian (n^2 doubles, O(n^3) to factor)
-NEWTON_PAIRS = 32.0         # non-zero pairs per non-zero (sum_i nnz_i (nnz_i + 1) / 2 / nnz) up to which it is cheap
+NEWTON_PAIRS = 12.0         # Hessian work per non-zero (pairs + n^3/30, / nnz) up to which it is cheap (0027)
 LOOSE_TOL = 1e-2            # a requested tolerance at least this loose: dual CD's cheap first passes win (0027)
 
 
 def auto_binary(problem, tol: float | None = None) -> str:
     """Binary LR (L2). Low-dimensional (features < BINARY_LOW_DIMENSIONAL x instances: few weights, many
     instances per weight, as on a9a; not MNIST 0-vs-rest at 0.013, where eg-acc was 3-4x faster): Newton
-    with the Hessian formed when it is small and cheap to build (at most NEWTON_FEATURES features, at most
-    NEWTON_PAIRS non-zero pairs per non-zero: a Hessian costs a few passes), else TRON. A small problem (a
-    pass under SMALL_PASS non-zeros) or an unregularized weight (the dual cannot keep it free): TRON.
+    with the Hessian formed when it is small and cheap (:func:`newton_is_cheap`: at most NEWTON_FEATURES
+    features, building and factoring it at most NEWTON_PAIRS x a pass), else TRON. A small problem (a pass
+    under SMALL_PASS non-zeros) or an unregularized weight (the dual cannot keep it free): TRON.
     Otherwise a dual method: dual CD (Yu et al. 2011) when the median sub-problem curvature C_i ||x_i||^2
     is at most DUAL_CURVATURE (news20) or, on wide data (features >= instances), the requested ``tol`` is
     at least LOOSE_TOL (its first passes are then the cheapest way to a rough optimum; not on MNIST
     0-vs-rest, tall, where eg-acc was 4x faster to 1e-2), else accelerated EG, whose proximal term then
-    speeds up the passes (20 Newsgroups at C = 128). docs/decisions/0023 and 0027 have the measurements and the checks
-    on other sets."""
+    speeds up the passes (20 Newsgroups at C = 128). docs/decisions/0023 and 0027 have the measurements
+    and the checks on other sets."""
     X = problem.X
     if problem.n_features < BINARY_LOW_DIMENSIONAL * problem.n_instances:
         return "newton" if newton_is_cheap(X) else "tron"
@@ -152,14 +152,15 @@ def auto_binary(problem, tol: float | None = None) -> str:
 
 
 def newton_is_cheap(X) -> bool:
-    """Whether the dense Hessian of X's LR problem is small, and building (non-zero pairs) and factoring it
-    (n^3 / 6 vectorized multiply-adds) cost at most NEWTON_PAIRS x a pass (X.nnz)."""
+    """Whether the dense Hessian of X's LR problem is small, and building (non-zero pairs, each a scattered
+    add) and factoring it (n^3 / 6 vectorized multiply-adds, each ~1/5 of a scattered add) cost at most
+    NEWTON_PAIRS x the non-zeros of a pass."""
     n = X.shape[1]
     if n > NEWTON_FEATURES:
         return False
     lengths = np.diff(X.indptr).astype(np.float64)
     pairs = float(np.sum(lengths * (lengths + 1.0)) / 2.0)
-    return pairs + n ** 3 / 6.0 <= NEWTON_PAIRS * X.nnz
+    return pairs + n ** 3 / 30.0 <= NEWTON_PAIRS * X.nnz
 
 
 def available_solvers(kind=None) -> dict:
