@@ -115,7 +115,7 @@ def auto_maxent(problem) -> str:
 
 AUTO_BINARY_CHOICES = ("newton", "tron", "cddual", "eg-acc")   # what auto_binary picks from
 DUAL_CURVATURE = 16.0       # median C_i ||x_i||^2 above which eg-acc (its kappa > 0) is the binary choice
-BINARY_LOW_DIMENSIONAL = 0.01   # features / instances below which a Newton method is the binary choice (a9a 0.004, MNIST 0.013)
+BINARY_LOW_DIMENSIONAL = 0.01   # features / instances below which a Newton method is the binary choice (a9a: 0.004)
 NEWTON_FEATURES = 1000      # features up to which Newton forms the Hessian (n^2 doubles, O(n^3) to factor)
 NEWTON_PAIRS = 12.0         # Hessian work per non-zero (pairs + n^3/30, / nnz) up to which it is cheap (0027)
 LOOSE_TOL = 1e-2            # a requested tolerance at least this loose: dual CD's cheap first passes win (0027)
