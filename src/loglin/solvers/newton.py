@@ -15,9 +15,8 @@ f(w + a s) <= f(w) + c a g's (Armijo, c = 1e-4), halving a from 1.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
+
 from ..kernels.vector import cholesky_solve
 from .base import Step
 from .stopping import safe_norm
