@@ -207,7 +207,7 @@ def main(args):
              "kernel, and a visit takes no log (log-odds kept per instance).",
              "- auto rows (issue 22): loglin's default for the problem (training.default_solver; binary LR: Newton "
              "with the Hessian formed when low-dimensional and the Hessian is small and cheap, TRON when "
-             "low-dimensional otherwise, cddual when median C||x||^2 <= 16 or the requested tolerance is >= 1e-2, "
+             "low-dimensional otherwise, cddual when median C||x||^2 <= 16 or (wide data) the requested tolerance is >= 1e-2, "
              "else eg-acc; the binary rows take tol = the level, docs/decisions/0027), against the fastest "
              "competitor of each cell; the target is <= 0.8×.",
              "- eg-acc rows (binary): the accelerated EG of the Maxent note on LR (kappa = C median ||x_i||^2/16 - 1: "
