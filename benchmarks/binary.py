@@ -1,4 +1,5 @@
-"""Binary logistic regression, no bias: loglin's default (``auto``), cddual / tron (and eg-acc) vs LIBLINEAR -s 7 / -s 0 and
+"""Binary logistic regression, no bias: loglin's default (``auto``), cddual / tron (eg-acc, and newton where the
+features are few enough) vs LIBLINEAR -s 7 / -s 0 and
 scikit-learn's lbfgs, liblinear and saga, on a9a (C = 4), news20 (C = 8) and 20 Newsgroups
 tf-idf (C = 128).
 
@@ -11,7 +12,8 @@ vs the rest); its C = 128 is the five-fold cross-validated choice of yu2011-fig2
 (results/yu2011/fig2/summary.md).
 
 ``loglin auto`` is what a user gets without --solver: the solver loglin.training.default_solver picks for
-this problem (the path of train() and `loglin train`), traced like the named solvers.
+this problem and a requested tolerance equal to the level (the path of train() and `loglin train` with
+--tol eps); its times at each level are those of that solver's own row (the same trace).
 
 Measurement (one process, tools alternating, order rotated every repeat, 1 thread each):
 * loglin (trace): the solver generator is driven directly; the clocks run only around
@@ -36,9 +38,11 @@ C_OF = {"a9a": 4.0, "news20": 8.0, "20newsgroups": 128.0}
 HALF_DECADES = tuple(10.0 ** (-k / 2) for k in range(2, 19))            # 1e-1 ... 1e-9
 LIBLINEAR_S7_E = (100, 30, 10, 3, 1, 0.3, 0.1, 0.03, 0.01, 3e-3, 1e-3, 1e-4)
 STOP_BELOW = 1e-7
-MAX_PASSES = {"cddual": 400, "tron": 100, "eg-acc": 200}
+MAX_PASSES = {"cddual": 400, "tron": 100, "eg-acc": 200, "newton": 100}
 SWEEP_BUDGET = 30.0                   # CPU seconds of calls per sweep before giving up
-PAIRS = (("loglin cddual", "LIBLINEAR -s 7"), ("loglin tron", "LIBLINEAR -s 0"), ("loglin eg-acc", "LIBLINEAR -s 7"))
+PAIRS = (("loglin cddual", "LIBLINEAR -s 7"), ("loglin tron", "LIBLINEAR -s 0"), ("loglin eg-acc", "LIBLINEAR -s 7"),
+         ("loglin newton", "LIBLINEAR -s 0"))
+NEWTON_MAX_FEATURES = 2000      # loglin.solvers.newton.MAX_FEATURES: the newton row only where it runs
 
 
 def load(name, quick):
@@ -48,10 +52,19 @@ def load(name, quick):
 
 
 # ----------------------------------------------------------------------------- loglin
-def auto_solver(problem):
-    """The solver train() / `loglin train` use when none is named."""
+def auto_solver(problem, tol=None):
+    """The solver train() / `loglin train` use when none is named, for the requested ``tol``."""
     from loglin.training import default_solver
-    return default_solver("binary", problem=problem)
+    return default_solver("binary", problem=problem, tol=tol)
+
+
+def auto_solvers(problem, levels):
+    """{level key: the auto solver at that tolerance} and one line naming them."""
+    picks = {common.level_key(e): auto_solver(problem, e) for e in levels}
+    names = list(dict.fromkeys(picks.values()))
+    if len(names) == 1:
+        return picks, names[0]
+    return picks, ", ".join(f"{n} at {' / '.join(k for k, v in picks.items() if v == n)}" for n in names)
 
 
 def run_ours(obj, solver, p_ref, seed, stop=STOP_BELOW, max_passes=None):
@@ -127,10 +140,17 @@ def main(args, name):
     X, y = load(name, args.quick)
     problem = binary_problem(X, y, C=C)
     obj = problem.objective()
-    auto = auto_solver(problem)
+    levels = common.LEVELS if not args.quick else (1e-2, 1e-4)
+    auto_by_level, auto = auto_solvers(problem, levels)
+    ours = ["cddual", "tron", "eg-acc"] + (["newton"] if obj.n <= NEWTON_MAX_FEATURES else [])
+    missing = set(auto_by_level.values()) - set(ours)
+    if missing:
+        raise RuntimeError(f"auto picks {missing}, which this benchmark does not trace")
     p_ref = minimize(obj, "tron", tol=1e-12, max_iter=200).f          # also warms up TRON's kernels
     minimize(obj, "cddual", max_iter=2, eps=0.0, report_dual=False)  # warm up dual CD
     minimize(obj, "eg-acc", max_iter=1)                              # and EG
+    if "newton" in ours:
+        minimize(obj, "newton", max_iter=1)                          # and Newton
     fun = obj.fun
     sweeps = {"LIBLINEAR -s 7": (liblinear_fit(X, y, C, 7), LIBLINEAR_S7_E),
               "LIBLINEAR -s 0": (liblinear_fit(X, y, C, 0), HALF_DECADES),
@@ -140,10 +160,7 @@ def main(args, name):
     for fit, ladder in sweeps.values():
         fit(ladder[0])                                                 # warm-up call
     stop = 1e-5 if args.quick else STOP_BELOW
-    jobs = [("loglin auto", "trace", lambda rep: run_ours(obj, auto, p_ref, rep, stop)),
-            ("loglin cddual", "trace", lambda rep: run_ours(obj, "cddual", p_ref, rep, stop)),
-            ("loglin tron", "trace", lambda rep: run_ours(obj, "tron", p_ref, rep, stop)),
-            ("loglin eg-acc", "trace", lambda rep: run_ours(obj, "eg-acc", p_ref, rep, stop))]
+    jobs = [(f"loglin {s}", "trace", lambda rep, s=s: run_ours(obj, s, p_ref, rep, stop)) for s in ours]
     for tool, (fit, ladder) in sweeps.items():
         budget = 3.0 if args.quick else SWEEP_BUDGET
         jobs.append((tool, "sweep", lambda rep, f=fit, l=ladder, b=budget:
@@ -158,15 +175,16 @@ def main(args, name):
             memory[tool].append(mb)
             print(f"  {name}: repeat {rep + 1}: {tool} done", flush=True)
     p_star = min(p_ref, min(p[2] for rs in runs.values() for pts in rs for p in pts))
-    levels = common.LEVELS if not args.quick else (1e-2, 1e-4)
     tools = {}
     for tool, kind, _ in jobs:
         tools[tool] = {"kind": kind, "time_to": common.summarize_tool(runs[tool], p_star, levels, kind),
                        "final_rel_diff": common.rel_diff(min(p[2] for p in runs[tool][0]), p_star),
                        "peak_mb": common.median_or_none(memory[tool]),
                        "calls_or_iterations": [len(r) for r in runs[tool]]}
+    tools = {"loglin auto": _auto_tool(tools, auto_by_level), **tools}
     ratios = _ratios(tools, levels)
     result = {"benchmark": name, "C": C, "quick": args.quick, "repeats": args.repeats, "auto_solver": auto,
+              "auto_by_level": auto_by_level,
               "data": {"rows": X.shape[0], "features": X.shape[1], "nnz": int(X.nnz)},
               "p_star": p_star, "levels": [common.level_key(e) for e in levels], "tools": tools, "ratios": ratios,
               "runs": {t: [[list(p) for p in pts] for pts in rs] for t, rs in runs.items()},
@@ -174,6 +192,16 @@ def main(args, name):
               "wall_seconds": time.time() - started}
     common.write(name, render(result), result, args.out)
     return result
+
+
+def _auto_tool(tools, auto_by_level):
+    """The auto row: at each level, the times of the solver auto picks for that tolerance (its own trace)."""
+    time_to = {clock: {k: tools[f"loglin {s}"]["time_to"][clock][k] for k, s in auto_by_level.items()}
+               for clock in ("wall", "cpu")}
+    picked = [tools[f"loglin {s}"] for s in dict.fromkeys(auto_by_level.values())]
+    return {"kind": "trace", "time_to": time_to, "final_rel_diff": min(t["final_rel_diff"] for t in picked),
+            "peak_mb": max((t["peak_mb"] for t in picked if t["peak_mb"] is not None), default=None),
+            "calls_or_iterations": picked[0]["calls_or_iterations"] if len(picked) == 1 else "per level"}
 
 
 def _sweep(fit, fun, ladder, p_ref, budget, stop):
@@ -185,7 +213,8 @@ def _sweep(fit, fun, ladder, p_ref, budget, stop):
 def _ratios(tools, levels):
     """ours / theirs, per clock and level: each pair, and our best vs each scikit-learn solver."""
     out = {}
-    pairs = list(PAIRS) + [(o, t) for t in tools if t.startswith("sklearn") for o in ("loglin cddual", "loglin tron")]
+    pairs = [p for p in PAIRS if p[0] in tools] + [(o, t) for t in tools if t.startswith("sklearn")
+                                                  for o in ("loglin cddual", "loglin tron")]
     for ours, theirs in [("loglin auto", BEST)] + pairs:
         key = f"{ours} / {theirs}"
         out[key] = {}
@@ -216,7 +245,8 @@ def render(res):
              f"{d['rows']} rows, {d['features']} features, {d['nnz']} non-zeros. P* = {res['p_star']:.10f}. "
              f"Median of {res['repeats']} repeat(s), tools alternating, 1 thread each. "
              f"Load average before {res['loadavg_before']}, after {res['loadavg_after']} (2 CPUs). "
-             f"loglin auto = {res.get('auto_solver', '?')} (loglin.training.default_solver for this problem).", "",
+             f"loglin auto = {res.get('auto_solver', '?')} (loglin.training.default_solver for this problem and "
+             f"tol = the level; its times are that solver's row).", "",
              "## Seconds to (f − P*)/P* ≤ ε (median; CPU = process time, wall = perf_counter)", "",
              "| tool | measured by | " + " | ".join(f"CPU s to {k}" for k in keys) + " | " +
              " | ".join(f"wall s to {k}" for k in keys) + " | peak RSS Δ MB | calls / iterations |",

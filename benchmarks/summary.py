@@ -106,7 +106,8 @@ def _auto_rows(out):
                 else:
                     ratio = _ratio(res, "loglin auto / best competitor", clock, k)
                 who = best_competitor(res["tools"], clock, k)[1]
-                rows.append(_row(f"{name}: auto ({res['auto_solver']}) / fastest competitor to {k} ({clock})", ratio,
+                picked = res.get("auto_by_level", {}).get(k, res["auto_solver"])
+                rows.append(_row(f"{name}: auto ({picked}) / fastest competitor to {k} ({clock})", ratio,
                                  AUTO_LIMIT, "<=", src, f"issue 22; fastest competitor: {who}"))
     return rows
 
@@ -204,9 +205,11 @@ def main(args):
              "~5 → ~3 ms, 20 Newsgroups ~7.9 → ~4.5 ms), the sub-problem Newton runs on the log-odds of the "
              "nearer side (first-pass Newton steps on news20 124,300 → 30,159), Q_ii and w(alpha) come from one "
              "kernel, and a visit takes no log (log-odds kept per instance).",
-             "- auto rows (issue 22): loglin's default for the problem (training.default_solver: TRON when "
-             "low-dimensional — with diag(H)-preconditioned CG there —, cddual when median C||x||^2 <= 16, else "
-             "eg-acc), against the fastest competitor of each cell; the target is <= 0.8×.",
+             "- auto rows (issue 22): loglin's default for the problem (training.default_solver; binary LR: Newton "
+             "with the Hessian formed when low-dimensional and the Hessian is small and cheap, TRON when "
+             "low-dimensional otherwise, cddual when median C||x||^2 <= 16 or (wide data) the requested tolerance is >= 1e-2, "
+             "else eg-acc; the binary rows take tol = the level, docs/decisions/0027), against the fastest "
+             "competitor of each cell; the target is <= 0.8×.",
              "- eg-acc rows (binary): the accelerated EG of the Maxent note on LR (kappa = C median ||x_i||^2/16 - 1: "
              "2.5 on a9a, 7 on 20 Newsgroups (unit rows, C = 128), 0 on news20 (unit rows, C = 8: EG over blocks)); "
              "the stated dual target "

@@ -23,7 +23,7 @@ DATA = shared_data_dir()
 pytestmark = pytest.mark.skipif(DATA is None or not (DATA / "a9a" / "a9a").is_file(),
                                 reason="shared a9a data not available")
 
-TOOLS = {"loglin auto", "loglin cddual", "loglin tron", "loglin eg-acc", "LIBLINEAR -s 7", "LIBLINEAR -s 0", "sklearn lbfgs", "sklearn liblinear",
+TOOLS = {"loglin auto", "loglin cddual", "loglin tron", "loglin eg-acc", "loglin newton", "LIBLINEAR -s 7", "LIBLINEAR -s 0", "sklearn lbfgs", "sklearn liblinear",
          "sklearn saga"}
 
 
@@ -51,14 +51,16 @@ def test_binary_json(quick_run):
             # every tool reaches the loose level on this small, well-conditioned slice
             assert tool["time_to"][clock]["1e-02"]["median"] is not None
     assert "loglin cddual / LIBLINEAR -s 7" in res["ratios"] and "loglin tron / LIBLINEAR -s 0" in res["ratios"]
-    assert res["auto_solver"] in ("tron", "cddual", "eg-acc") and "loglin auto / best competitor" in res["ratios"]
+    assert set(res["auto_by_level"]) == set(res["levels"])
+    assert set(res["auto_by_level"].values()) <= {"newton", "tron", "cddual", "eg-acc"} and "loglin auto / best competitor" in res["ratios"]
 
 
 def test_solvers_agree_with_liblinear(quick_run):
     """Our runs and LIBLINEAR's tightest calls end within 1e-5 of the same P* (independent codes)."""
     out, _ = quick_run
     res = json.loads((out / "a9a.json").read_text())
-    for tool in ("loglin auto", "loglin cddual", "loglin tron", "loglin eg-acc", "LIBLINEAR -s 7", "LIBLINEAR -s 0"):
+    for tool in ("loglin auto", "loglin cddual", "loglin tron", "loglin eg-acc", "loglin newton", "LIBLINEAR -s 7",
+                 "LIBLINEAR -s 0"):
         assert res["tools"][tool]["final_rel_diff"] <= 1e-5, tool
 
 

@@ -83,18 +83,28 @@ def _sparse_binary(rows, cols, per_row, seed=0, scale=1.0):
 
 
 def test_auto_binary_rule_by_shape():
-    """Small or low-dimensional (features < 0.01 x instances): TRON; otherwise: dual CD when C ||x||^2 <= 16, else eg-acc; a free bias:
-    TRON (0023)."""
+    """Low-dimensional (features < 0.01 x instances): Newton with the Hessian formed when it is small and
+    cheap, else TRON; small: TRON; otherwise dual CD when C ||x||^2 <= 16 or the tolerance is loose, else
+    eg-acc; a free bias: TRON (0023, 0027)."""
     from loglin.binary import binary_problem
     wide, y = _sparse_binary(2000, 60000, 60)                     # 120,000 non-zeros, unit rows
     assert training.auto_binary(binary_problem(wide, y, C=8.0)) == "cddual"
     assert training.auto_binary(binary_problem(wide, y, C=128.0)) == "eg-acc"
+    assert training.auto_binary(binary_problem(wide, y, C=128.0), tol=1e-4) == "eg-acc"
+    assert training.auto_binary(binary_problem(wide, y, C=128.0), tol=training.LOOSE_TOL) == "cddual"
     assert training.auto_binary(binary_problem(wide, y, C=8.0, bias=1.0, regularize_bias=False)) == "tron"
     tall, y2 = _sparse_binary(20000, 150, 8, seed=1)              # 160,000 non-zeros, features < 0.01 x rows
-    assert training.auto_binary(binary_problem(tall, y2, C=8.0)) == "tron"
+    assert training.auto_binary(binary_problem(tall, y2, C=8.0)) == "newton"
+    assert training.auto_binary(binary_problem(tall, y2, C=8.0, bias=1.0, regularize_bias=False)) == "newton"
+    dense, y5 = _sparse_binary(20000, 150, 30, seed=4)            # 30 non-zeros a row: 15.5 pairs per non-zero
+    assert training.auto_binary(binary_problem(dense, y5, C=8.0)) == "tron"
+    many, y6 = _sparse_binary(150000, 1200, 2, seed=5)            # 1,200 features: no dense Hessian
+    assert training.auto_binary(binary_problem(many, y6, C=8.0)) == "tron"
     mid, y4 = _sparse_binary(10000, 200, 20, seed=3)               # features = 0.02 x rows, C ||x||^2 = 32
     assert training.auto_binary(binary_problem(mid, y4, C=32.0)) == "eg-acc"
+    assert training.auto_binary(binary_problem(mid, y4, C=32.0), tol=0.1) == "eg-acc"      # tall: not dual CD
     small, y3 = _sparse_binary(200, 60000, 60, seed=2)            # a pass of 12,000 non-zeros
     assert training.auto_binary(binary_problem(small, y3, C=8.0)) == "tron"
     assert training.default_solver("binary", problem=binary_problem(wide, y, C=8.0)) == "cddual"
+    assert training.default_solver("binary", problem=binary_problem(wide, y, C=128.0), tol=0.1) == "cddual"
     assert training.default_solver("binary") == training.DEFAULT_SOLVERS["binary"]

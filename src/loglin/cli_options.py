@@ -186,7 +186,7 @@ def chosen_solver(args, kind: str, loss: str = "ll", problem=None) -> str:
         fixed = bool(getattr(args, "option", None))         # -O options belong to the kind's fixed default
         if kind in ("maxent", "binary") and penalty == "l2" and loss == "ll" and problem is None and not fixed:
             return "auto"
-        solver = default_solver(kind, loss, penalty, None if fixed else problem)
+        solver = default_solver(kind, loss, penalty, None if fixed else problem, getattr(args, "tol", None))
     else:
         solver = args.solver
     check(solver, "maxent" if kind == "tagger" else kind, loss, penalty)

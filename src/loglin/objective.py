@@ -180,3 +180,13 @@ class LogisticObjective(Objective):
     def hess_diag(self):
         """The Hessian's diagonal at the accepted point: TRON's preconditioner."""
         return self.reg + lk.hessian_diagonal(self.n, self._bounds, *self._csr, self._d)
+
+    def hessian(self, stride: int = 1):
+        """The lower triangle of the Hessian X^T D X + diag(reg) at the accepted point, dense n x n;
+        ``stride`` > 1 estimates X^T D X from every stride-th row (scaled by stride): a sub-sampled
+        Hessian (Byrd, Chin, Neveitt & Nocedal 2011)."""
+        h = lk.hessian_matrix(self.n, self._bounds, *self._csr, self._d, int(stride))
+        if stride != 1:
+            h *= stride
+        h[np.diag_indices(self.n)] += self.reg
+        return h

@@ -69,7 +69,7 @@ def from_crfsuite(c1: float, c2: float) -> tuple[float, str, float | None]:
 class PenalizedObjective:
     """F of the module docstring over ``inner``; what the solver table reads: ``penalty``, ``l1``, ``reg``."""
 
-    HIDDEN = ("hess_vec", "hess_diag", "dual_state")    # second-order and dual methods do not apply to F
+    HIDDEN = ("hess_vec", "hess_diag", "hessian", "dual_state")    # second-order and dual methods do not apply to F
 
     def __init__(self, inner, rho: float):
         if not 0.0 < rho <= 1.0:

@@ -80,10 +80,10 @@ def default_gap_tol(kind: str, loss: str = "ll") -> float:
     return DEFAULT_GAP_TOL
 
 
-def default_solver(kind: str, loss: str = "ll", penalty: str = "l2", problem=None) -> str:
+def default_solver(kind: str, loss: str = "ll", penalty: str = "l2", problem=None, tol: float | None = None) -> str:
     """The solver used when none is named ("auto"), for ``kind`` models with ``loss`` and ``penalty``;
     with the ``problem`` at hand, a Maxent or binary LR problem's solver is chosen by its shape
-    (:func:`auto_maxent`, :func:`auto_binary`)."""
+    (:func:`auto_maxent`, :func:`auto_binary`; a binary one also by the requested ``tol``)."""
     if penalty != "l2":
         return DEFAULT_L1_SOLVERS.get(kind, "owlqn")
     if loss == "mm":
@@ -91,7 +91,7 @@ def default_solver(kind: str, loss: str = "ll", penalty: str = "l2", problem=Non
     if kind == "maxent" and problem is not None:
         return auto_maxent(problem)
     if kind == "binary" and problem is not None:
-        return auto_binary(problem)
+        return auto_binary(problem, tol)
     return DEFAULT_SOLVERS[kind]
 
 
@@ -114,20 +114,30 @@ def auto_maxent(problem) -> str:
     return "eg-acc"
 
 
-AUTO_BINARY_CHOICES = ("tron", "cddual", "eg-acc")   # what auto_binary picks from
+AUTO_BINARY_CHOICES = ("newton", "tron", "cddual", "eg-acc")   # what auto_binary picks from
 DUAL_CURVATURE = 16.0       # median C_i ||x_i||^2 above which eg-acc (its kappa > 0) is the binary choice
-BINARY_LOW_DIMENSIONAL = 0.01   # features / instances below which TRON is the binary choice (a9a 0.004, MNIST 0.013)
+BINARY_LOW_DIMENSIONAL = 0.01   # features / instances below which a Newton method is the binary choice (a9a: 0.004)
+NEWTON_FEATURES = 1000      # features up to which Newton forms the Hessian (n^2 doubles, O(n^3) to factor)
+NEWTON_PAIRS = 12.0         # Hessian work per non-zero (pairs + n^3/30, / nnz) up to which it is cheap (0027)
+LOOSE_TOL = 1e-2            # a requested tolerance at least this loose: dual CD's cheap first passes win (0027)
 
 
-def auto_binary(problem) -> str:
-    """Binary LR (L2): TRON if the problem is small (a pass under SMALL_PASS non-zeros), low-dimensional
-    (features < BINARY_LOW_DIMENSIONAL x instances: few weights, many instances per weight, where Newton's
-    few passes win, as on a9a; not on MNIST 0-vs-rest at 0.013, where eg-acc was 3-4x faster) or has an
-    unregularized weight (the dual cannot keep it free). Otherwise a dual method: dual CD (Yu et al. 2011) when the median sub-problem curvature C_i ||x_i||^2 is at most
-    DUAL_CURVATURE (news20), else accelerated EG, whose proximal term then speeds up the passes (20
-    Newsgroups at C = 128). docs/decisions/0023 has the measurements and the check on other sets."""
+def auto_binary(problem, tol: float | None = None) -> str:
+    """Binary LR (L2). Low-dimensional (features < BINARY_LOW_DIMENSIONAL x instances: few weights, many
+    instances per weight, as on a9a; not MNIST 0-vs-rest at 0.013, where eg-acc was 3-4x faster): Newton
+    with the Hessian formed when it is small and cheap (:func:`newton_is_cheap`: at most NEWTON_FEATURES
+    features, building and factoring it at most NEWTON_PAIRS x a pass), else TRON. A small problem (a pass
+    under SMALL_PASS non-zeros) or an unregularized weight (the dual cannot keep it free): TRON.
+    Otherwise a dual method: dual CD (Yu et al. 2011) when the median sub-problem curvature C_i ||x_i||^2
+    is at most DUAL_CURVATURE (news20) or, on wide data (features >= instances), the requested ``tol`` is
+    at least LOOSE_TOL (its first passes are then the cheapest way to a rough optimum; not on MNIST
+    0-vs-rest, tall, where eg-acc was 4x faster to 1e-2), else accelerated EG, whose proximal term then
+    speeds up the passes (20 Newsgroups at C = 128). docs/decisions/0023 and 0027 have the measurements
+    and the checks on other sets."""
     X = problem.X
-    if X.nnz < SMALL_PASS or problem.n_features < BINARY_LOW_DIMENSIONAL * problem.n_instances:
+    if problem.n_features < BINARY_LOW_DIMENSIONAL * problem.n_instances:
+        return "newton" if newton_is_cheap(X) else "tron"
+    if X.nnz < SMALL_PASS:
         return "tron"
     if problem.reg is not None and len(problem.reg) and float(np.min(problem.reg)) <= 0:
         return "tron"
@@ -136,7 +146,22 @@ def auto_binary(problem) -> str:
     if not np.any(active):
         return "tron"
     curvature = float(np.median(problem.cost[active] * norms[active]))
-    return "cddual" if curvature <= DUAL_CURVATURE else "eg-acc"
+    wide = problem.n_features >= problem.n_instances       # rows nearly orthogonal: CD's coordinates barely interact
+    if curvature <= DUAL_CURVATURE or (tol is not None and tol >= LOOSE_TOL and wide):
+        return "cddual"
+    return "eg-acc"
+
+
+def newton_is_cheap(X) -> bool:
+    """Whether the dense Hessian of X's LR problem is small, and building (non-zero pairs, each a scattered
+    add) and factoring it (n^3 / 6 vectorized multiply-adds, each ~1/5 of a scattered add) cost at most
+    NEWTON_PAIRS x the non-zeros of a pass."""
+    n = X.shape[1]
+    if n > NEWTON_FEATURES:
+        return False
+    lengths = np.diff(X.indptr).astype(np.float64)
+    pairs = float(np.sum(lengths * (lengths + 1.0)) / 2.0)
+    return pairs + n ** 3 / 30.0 <= NEWTON_PAIRS * X.nnz
 
 
 def available_solvers(kind=None) -> dict:
@@ -186,7 +211,9 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
         rho = check_penalty(penalty, l1_ratio, loss)
         penalty = "l2" if rho == 0.0 else penalty
         if solver in (None, "auto"):
-            solver = default_solver(kind, loss, penalty, None if on_workers else problem)
+            solver = default_solver(kind, loss, penalty, None if on_workers else problem, tol)
+            if on_shards and solver == "newton":
+                solver = "tron"         # a sharded objective offers Hessian-vector products, not the Hessian
             if on_shards and solver in ("eg-acc", "eg"):
                 solver = "lbfgs"        # a sharded objective has no dual state; L-BFGS where TRON is poor (0019)
         C = default_C(kind, loss) if C is None else C

@@ -118,3 +118,35 @@ def sgd_epoch(w_scaled, scale, order, eta0, step0, n_total, lam, weight, indptr,
         for kk in range(indptr[i], indptr[i + 1]):
             w_scaled[indices[kk]] += step * data[kk]
     return scale, k
+
+
+@njit(cache=True, parallel=True)
+def hessian_matrix(n, bounds, indptr, indices, data, d, stride):
+    """The lower triangle of X^T D X (n x n, dense; sorted column indices) from every ``stride``-th
+    row: each row adds d_i x_i x_i^T over its non-zero pairs. The row is copied to a local buffer
+    first (the pair loop then reloads nothing from X)."""
+    nb = bounds.shape[0] - 1
+    acc = np.zeros((nb, n * n))
+    width = 0
+    for i in range(indptr.shape[0] - 1):
+        width = max(width, indptr[i + 1] - indptr[i])
+    for b in prange(nb):
+        h = acc[b]
+        cols = np.empty(width, np.int64)
+        vals = np.empty(width)
+        for i in range(bounds[b], bounds[b + 1], stride):
+            lo = indptr[i]
+            m = indptr[i + 1] - lo
+            di = d[i]
+            for k in range(m):
+                cols[k] = indices[lo + k]
+                vals[k] = data[lo + k]
+            for a in range(m):
+                base = cols[a] * n
+                v = di * vals[a]
+                for q in range(a + 1):
+                    h[base + cols[q]] += v * vals[q]
+    out = acc[0]
+    for b in range(1, nb):
+        out += acc[b]
+    return out.reshape(n, n)

@@ -173,3 +173,34 @@ def m_products(s, d, m):
         ss += m[i] * s[i] * s[i]
         dd += m[i] * d[i] * d[i]
     return sd, ss, dd
+
+
+@njit(cache=True, fastmath=SUMS)
+def cholesky_solve(h, b, x):
+    """Solve H x = b from the lower triangle of H (row-major), factored in place into L (H = L L^T), by rows
+    so that every inner product runs over two contiguous row prefixes. False if H is not positive definite.
+    Compiled here rather than LAPACK's: on small n, a threaded BLAS spends more time waking threads than
+    factoring."""
+    n = h.shape[0]
+    for j in range(n):
+        for i in range(j, n):
+            acc = h[i, j]
+            for k in range(j):
+                acc -= h[i, k] * h[j, k]
+            if i == j:
+                if not acc > 0.0:
+                    return False
+                h[j, j] = np.sqrt(acc)
+            else:
+                h[i, j] = acc / h[j, j]
+    for i in range(n):                                  # L y = b
+        acc = b[i]
+        for k in range(i):
+            acc -= h[i, k] * x[k]
+        x[i] = acc / h[i, i]
+    for i in range(n - 1, -1, -1):                      # L^T x = y
+        acc = x[i]
+        for k in range(i + 1, n):
+            acc -= h[k, i] * x[k]
+        x[i] = acc / h[i, i]
+    return True

@@ -88,6 +88,10 @@ TABLE: dict[str, SolverEntry] = {e.name: e for e in (
                 needs=("fun_grad", "accept", "hess_vec")),
     SolverEntry("lbfgs", "limited-memory BFGS with a strong-Wolfe line search",
                 "Liu & Nocedal 1989; baseline in all three papers", _flat("lbfgs", "lbfgs", KINDS)),
+    SolverEntry("newton", "Newton's method with the Hessian formed (sub-sampled in the first steps) and "
+                "backtracking, for binary LR with few features (at most 2000)",
+                "Nocedal & Wright 2006, ch. 3; Byrd, Chin, Neveitt & Nocedal 2011",
+                _flat("newton", "newton", ("binary",)), needs=("fun_grad", "accept", "hessian")),
     SolverEntry("owlqn", "orthant-wise L-BFGS for L1 / elastic-net penalties (the default with --penalty l1)",
                 "Andrew & Gao 2007", _flat("owlqn", "owlqn", KINDS), penalties=PENALTIES),
     SolverEntry("newglmnet", "Newton steps solved by coordinate descent with a working set, for L1 / elastic-net "

@@ -13,6 +13,7 @@ in LIBLINEAR's scale (1/2 ||w||^2 + C sum_i loss_i). What a solver may call:
 * ``accept()`` - the step is taken: the pending cache becomes current;
 * optional ``hess_vec(v)`` - H v at the accepted point (TRON's CG);
 * optional ``hess_diag()`` - diag(H) at the accepted point (TRON's preconditioner);
+* optional ``hessian(stride)`` - the dense Hessian at the accepted point (Newton on few features);
 * optional ``dual_state()`` - a fresh dual state for the dual methods (EG);
 * optional ``on_shards(method, *args)`` / ``each_shard(method, args_per_shard)`` - one round on the
   shards of a sharded objective (:class:`loglin.scale.ShardedObjective`), for the solvers whose
@@ -29,7 +30,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 REQUIRED = ("n", "kind", "fun", "fun_grad", "accept")
-OPTIONAL = ("hess_vec", "hess_diag", "dual_state", "on_shards", "each_shard")
+OPTIONAL = ("hess_vec", "hess_diag", "hessian", "dual_state", "on_shards", "each_shard")
 
 
 @runtime_checkable
