@@ -209,7 +209,7 @@ def _cross_validate(args, C, options):
     from .data import read_svmlight
     from .estimators import LogisticRegression, MaxentClassifier
     from .selection import AUTO_CS, DEFAULT_PATIENCE, cross_validation_path
-    X, y = read_svmlight(args.data)
+    X, y = read_svmlight(args.data, multi_label=False)
     binary = args.model == "lr" or (args.model == "auto" and len(np.unique(y)) == 2)
     bias = args.bias if args.bias and args.bias > 0 else 0.0
     estimator = (LogisticRegression if binary else MaxentClassifier)(
@@ -250,7 +250,7 @@ def _training_problem(args, C):
                 ev.values = [list(v) + [bias] for v in ev.values]
         return problem_from_events(ev.labels, ev.contexts, ev.values, cutoff=args.cutoff or 1,
                                    all_pairs=args.all_pairs), "maxent"
-    X, y = read_svmlight(args.data)
+    X, y = read_svmlight(args.data, multi_label=False)
     n_classes = len(np.unique(y))
     kind = args.model if args.model != "auto" else ("lr" if n_classes == 2 else "maxent")
     if kind == "lr":

@@ -146,3 +146,13 @@ def test_a_directory_or_device_given_as_model_is_not_called_missing(tmp_path, ca
         code, _, err = run(capsys, "info", path)
         line = one_error(code, err, str(path))
         assert "no such" not in line
+
+
+def test_train_refuses_a_multi_label_line_naming_it(tmp_path, capsys):
+    data = svmlight_rows(tmp_path / "ml.svm", n=10)
+    lines = data.read_text().splitlines()
+    lines[4] = "1,-1 " + lines[4].split(" ", 1)[1]
+    data.write_text("\n".join(lines) + "\n")
+    code, out, err = run(capsys, "train", data, "-o", tmp_path / "m.npz")
+    one_error(code, err, "ml.svm:5", "multi-label")
+    assert not (tmp_path / "m.npz").exists()
