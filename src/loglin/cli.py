@@ -11,6 +11,7 @@ Reported objectives are in the -C scale.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import signal
 import sys
@@ -532,6 +533,7 @@ COMMANDS = {"train": cmd_train, "predict": cmd_predict, "evaluate": cmd_evaluate
 
 
 def main(argv=None) -> int:
+    started = time.perf_counter()               # --time-limit bounds the command from here
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         argv, encoding = split_encoding_option(argv)
@@ -541,25 +543,28 @@ def main(argv=None) -> int:
     parser = build_parser()
     if argv and argv[0] == "tag":
         from .tagging.cli import tag_main
-        return _guard(lambda: tag_main(argv[1:]), encoding)
+        return _guard(lambda: tag_main(argv[1:]), encoding, started)
     if argv and argv[0] == "parse":
         from .parsing.cli import parse_main
-        return _guard(lambda: parse_main(argv[1:]), encoding)
+        return _guard(lambda: parse_main(argv[1:]), encoding, started)
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
         return 0
-    return _guard(lambda: check_numbers(args) or COMMANDS[args.command](args), encoding)
+    return _guard(lambda: check_numbers(args) or COMMANDS[args.command](args), encoding,
+                  started if args.command == "train" else None)
 
 
-def _guard(run, encoding=None) -> int:
+def _guard(run, encoding=None, started=None) -> int:
     """Errors we raise on purpose become one line and exit code 2; a run stopped by SIGINT / SIGTERM
-    (its model kept) exits with 128 + the signal's number, as the shell reports a killed command."""
-    from .signals import exit_status, received, received_count
+    (its model kept) exits with 128 + the signal's number, as the shell reports a killed command.
+    ``started``: the start of a training command, from which wall-clock time limits count."""
+    from .signals import command_clock, exit_status, received, received_count
     mark = received_count()
     try:
         from .data._files import reading_encoding
-        with warnings.catch_warnings(), reading_encoding(encoding):
+        clock = command_clock(started) if started is not None else contextlib.nullcontext()
+        with warnings.catch_warnings(), reading_encoding(encoding), clock:
             warnings.showwarning = _show_warning
             code = int(run() or 0)
         return code if received(mark) is None else exit_status(received(mark))
