@@ -60,6 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", choices=("auto", "maxent", "lr"), default="auto",
                    help="maxent = multinomial Maxent; lr = binary logistic regression (two classes); "
                         "auto = lr for two classes, else maxent")
+    p.add_argument("--zero-based", action="store_true",
+                   help="svmlight: feature indices start at 0 (default: at 1, as LIBSVM); the model remembers it "
+                        "for predict and evaluate")
     p.add_argument("--bias", type=float, nargs="?", const=1.0, default=0.0,
                    help="append a constant feature of value B (default 1 when given without a value)")
     p.add_argument("--no-regularize-bias", action="store_true", help="leave the bias weight unregularized")
@@ -181,7 +184,8 @@ def _train_flat(args, backend):
     problem_kind = "binary" if kind == "lr" else "maxent"
     solver = chosen_solver(args, problem_kind, problem=problem) if backend is None or args.solver else None
     with keeping_best_model(args.output):
-        model, result = train(problem, C, solver, warn=False, info={"data_format": args.format, "kind": kind},
+        model, result = train(problem, C, solver, warn=False, info={"data_format": args.format, "kind": kind,
+                                                                 **({"zero_based": True} if args.zero_based else {})},
                               backend=backend, **training_keywords(args, problem_kind, options))
     solver = result.solver
     model.save(args.output)
@@ -210,7 +214,7 @@ def _cross_validate(args, C, options):
     from .data import read_svmlight
     from .estimators import LogisticRegression, MaxentClassifier
     from .selection import AUTO_CS, DEFAULT_PATIENCE, cross_validation_path
-    X, y = read_svmlight(args.data, multi_label=False)
+    X, y = read_svmlight(args.data, zero_based=args.zero_based, multi_label=False)
     binary = args.model == "lr" or (args.model == "auto" and len(np.unique(y)) == 2)
     bias = args.bias if args.bias and args.bias > 0 else 0.0
     estimator = (LogisticRegression if binary else MaxentClassifier)(
@@ -229,7 +233,9 @@ def _scale_out_backend(args):
         return None
     from .scale import SHARDABLE_SOLVERS
     refusal = None
-    if args.format not in ("svmlight", "events") or (args.solver or "tron") not in SHARDABLE_SOLVERS:
+    if args.zero_based:
+        refusal = "--workers / --scheduler read 1-based svmlight files only (not --zero-based)"
+    elif args.format not in ("svmlight", "events") or (args.solver or "tron") not in SHARDABLE_SOLVERS:
         refusal = (f"--workers / --scheduler train Maxent and LR from svmlight or events data with "
                    f"{' or '.join(SHARDABLE_SOLVERS)} (chains and parsers: `loglin tag train --model crf`, "
                    f"`loglin parse train`)")
@@ -251,7 +257,7 @@ def _training_problem(args, C):
                 ev.values = [list(v) + [bias] for v in ev.values]
         return problem_from_events(ev.labels, ev.contexts, ev.values, cutoff=args.cutoff or 1,
                                    all_pairs=args.all_pairs), "maxent"
-    X, y = read_svmlight(args.data, multi_label=False)
+    X, y = read_svmlight(args.data, zero_based=args.zero_based, multi_label=False)
     n_classes = len(np.unique(y))
     kind = args.model if args.model != "auto" else ("lr" if n_classes == 2 else "maxent")
     if kind == "lr":
@@ -268,7 +274,7 @@ def _load_inputs(model, path, fmt):
         ev = read_events(path)
         return (ev.contexts, ev.values), np.asarray(ev.labels)
     n = model.n_inputs
-    X, y = read_svmlight(path, drop_beyond=n)
+    X, y = read_svmlight(path, zero_based=bool(model.info.get("zero_based", False)), drop_beyond=n)
     if X.shape[1] > n:            # features unseen in training carry no weight (as LIBLINEAR)
         X = X[:, :n]
     elif X.shape[1] < n:
