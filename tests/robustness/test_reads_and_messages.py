@@ -175,3 +175,17 @@ def test_zero_based_svmlight_files_train_and_predict_like_their_one_based_copy(t
         assert code == 0, err
         predictions.append(np.array([[float(x) for x in line.split()[1:]] for line in out.splitlines()]))
     np.testing.assert_allclose(predictions[0], predictions[1], rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("model", ["chain-crf.npz"])
+def test_tag_evaluate_names_gold_labels_the_model_never_saw(model, tmp_path, capsys):
+    corpus = chunk_corpus(tmp_path / "gold.txt")
+    shifted = tmp_path / "other.txt"        # the same tokens, another tag set in the last column
+    shifted.write_text("".join(line + ("X" if line and not line.endswith(" O") else "") + "\n"
+                               for line in corpus.read_text().splitlines()))
+    code, out, err = run(capsys, "tag", "evaluate", MODELS / model, shifted, "--json")
+    assert code == 0, err
+    scores = json.loads(out)
+    assert scores["unseen_labels"] and all(label.endswith("X") for label in scores["unseen_labels"])
+    code, out, err = run(capsys, "tag", "evaluate", MODELS / model, corpus, "--json")
+    assert code == 0 and "unseen_labels" not in json.loads(out)

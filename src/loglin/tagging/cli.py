@@ -426,14 +426,24 @@ def evaluate_model(model, path, fmt="conll2000", split=None, **decoding) -> tupl
     with about_file(path):
         if isinstance(_tagging_model(model), Tagger):
             task = _estimator_task(model)
-            scores = _chain_scores(model, _read_gold(path, fmt, task, split), task)
+            gold = _read_gold(path, fmt, task, split)
+            scores, labels = _chain_scores(model, gold, task), model.classes_
         elif isinstance(model, ChainModel):
             task = model.space.task
-            scores = _chain_scores(model, _read_gold(path, fmt, task, split), task)
+            gold = _read_gold(path, fmt, task, split)
+            scores, labels = _chain_scores(model, gold, task), model.labels
         else:
             task = model.task
-            scores = model.evaluate(_read_gold(path, fmt, task, split), **decoding)
-    return {"task": task, **scores}, _score_text(task, scores)
+            gold = _read_gold(path, fmt, task, split)
+            scores, labels = model.evaluate(gold, **decoding), model.labels
+    # a label column the model never saw (another tag set, or the wrong column) would otherwise just score low
+    unseen = sorted({str(t[-1]) for s in gold for t in s} - {str(label) for label in labels})
+    text = _score_text(task, scores)
+    if unseen:
+        scores["unseen_labels"] = unseen[:20]
+        text += (f"\n{len(unseen)} gold labels never seen in training: {', '.join(unseen[:5])}"
+                 + (", ..." if len(unseen) > 5 else ""))
+    return {"task": task, **scores}, text
 
 
 def _run(args) -> int:
