@@ -170,7 +170,8 @@ def add_tag_commands(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--beam", type=int, default=DEFAULT_BEAM, help="beam size stored in the model; default %(default)s")
     p.add_argument("--tag-dictionary", action="store_true", help="restrict known words to their training tags")
     p.add_argument("--iob-constraint", action=argparse.BooleanOptionalAction, default=None,
-                   help="chunking: allow I-X only after B-X/I-X (default on for chunking, as OpenNLP)")
+                   help="chunking: allow I-X only after B-X/I-X (default on for chunking, as OpenNLP, unless "
+                        "the training tags are IOB1: I-X after O)")
     p.add_argument("--all-pairs", action=argparse.BooleanOptionalAction, default=None,
                    help="a weight for every (predicate, label) pair, not only pairs seen in training (OpenNLP); "
                         "default on for chunk, off for pos (chosen on held-out training data)")
