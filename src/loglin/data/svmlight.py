@@ -126,7 +126,8 @@ def parse_svmlight(content: bytes, path: PathLike, n_features: int | None = None
     if index_a.size:
         low = int(np.argmin(index_a))
         if index_a[low] < base:
-            hint = " (indices are 1-based; 0-based files: loglin train --zero-based, or zero_based=True)" if index_a[low] == 0 else ""
+            hint = (" (indices are 1-based; 0-based files: loglin train --zero-based, or zero_based=True)"
+                    if index_a[low] == 0 else "")
             fail(low, f"expected feature index >= {base}, got {index_a[low]}{hint}")
     index_a = index_a - base
     if drop_beyond is not None and index_a.size and index_a.max() >= drop_beyond:
