@@ -105,3 +105,45 @@ def test_agrees_with_exact_span_matching_on_iob2():
     assert (r["chunks_correct"], r["chunks_gold"], r["chunks_guessed"]) == (correct, n_gold, n_guess)
     p, rec = 100 * correct / n_guess, 100 * correct / n_gold
     assert r["f1"] == pytest.approx(2 * p * rec / (p + rec))
+
+
+def _random_spans(rng, n_sentences=40):
+    """Sentences of (length, [(start, end, type)]) with adjacent chunks of one type (where IOB1 would merge)."""
+    out = []
+    for _ in range(n_sentences):
+        n, i, spans = int(rng.integers(1, 12)), 0, []
+        while i < n:
+            length = int(rng.integers(1, 4))
+            if rng.random() < 0.6 and i + length <= n:
+                spans.append((i, i + length - 1, str(rng.choice(["NP", "LOC"]))))
+            i += length
+        out.append((n, spans))
+    return out
+
+
+def _encode(n, spans, scheme):
+    tags = ["O"] * n
+    for start, end, kind in spans:
+        for i in range(start, end + 1):
+            if scheme == "iob2":
+                prefix = "B" if i == start else "I"
+            else:      # bioes
+                prefix = "S" if start == end else "B" if i == start else "E" if i == end else "I"
+            tags[i] = f"{prefix}-{kind}"
+    return tags
+
+
+def test_bioes_tags_delimit_the_same_chunks_as_iob2():
+    rng = np.random.default_rng(4)
+    gold, guess = _random_spans(rng), _random_spans(rng)
+    guess = [(n, spans if rng.random() < 0.5 else other) for (n, spans), (_, other) in
+             zip(gold, [(g[0], [s for s in g[1] if rng.random() < 0.7]) for g in gold])]
+    n_gold = sum(len(spans) for _, spans in gold)
+    n_correct = sum(len(set(a) & set(b)) for (_, a), (_, b) in zip(gold, guess))
+    for scheme in ("iob2", "bioes"):
+        r = conlleval([_encode(n, s, scheme) for n, s in gold], [_encode(n, s, scheme) for n, s in guess])
+        assert r["chunks_gold"] == n_gold and r["chunks_correct"] == n_correct, scheme
+    assert [tuple(c) for c in chunks(["S-NP", "S-NP", "B-NP", "E-NP"])] == [(0, 0, "NP"), (1, 1, "NP"), (2, 3, "NP")]
+    r = conlleval([["S-NP", "S-NP"]], [["B-NP", "E-NP"]])
+    assert r["chunks_gold"] == 2 and r["chunks_guessed"] == 1 and r["chunks_correct"] == 0
+    assert r["accuracy"] == 0.0       # token accuracy compares the tags as written

@@ -89,6 +89,15 @@ def test_label_types(tmp_path, labels, dtype, expected):
     assert list(y) == expected
 
 
+@pytest.mark.parametrize("label", ["1,2", "2,-1.5", "0,1,7"])
+def test_multi_label_lines_can_be_refused(tmp_path, label):
+    path = write(tmp_path, f"1 1:1\n\n{label} 1:1\n3 2:1\n")
+    assert list(read_svmlight(path)[1]) == ["1", label, "3"]
+    with pytest.raises(DataFormatError, match=at(path, 3, "multi-label")):
+        read_svmlight(path, multi_label=False)
+    assert list(read_svmlight(write(tmp_path, "a,b 1:1\n", name="s.svm"), multi_label=False)[1]) == ["a,b"]
+
+
 def test_shared_data_dir_env_override(monkeypatch, tmp_path):
     monkeypatch.setenv("LOGLIN_DATA", str(tmp_path))
     assert shared_data_dir() == tmp_path

@@ -160,3 +160,9 @@ def test_subset_is_the_problem_with_the_other_sentences_weighted_zero(english, s
     for loss in ("ll", "mm"):
         np.testing.assert_allclose(sub.objective(1.0, loss).fun_grad(w)[1], zeroed.objective(1.0, loss).fun_grad(w)[1],
                                    rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("heads", [[2, 5, 0], [2, -1, 0], [4, 0, 1]])
+def test_check_tree_rejects_heads_out_of_range(heads):
+    with pytest.raises(InvalidInputError, match="head"):
+        check_tree(np.array(heads), "sentence 1: ")

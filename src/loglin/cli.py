@@ -11,6 +11,7 @@ Reported objectives are in the -C scale.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import signal
 import sys
@@ -59,6 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", choices=("auto", "maxent", "lr"), default="auto",
                    help="maxent = multinomial Maxent; lr = binary logistic regression (two classes); "
                         "auto = lr for two classes, else maxent")
+    p.add_argument("--zero-based", action="store_true",
+                   help="svmlight: feature indices start at 0 (default: at 1, as LIBSVM); the model remembers it "
+                        "for predict and evaluate")
     p.add_argument("--bias", type=float, nargs="?", const=1.0, default=0.0,
                    help="append a constant feature of value B (default 1 when given without a value)")
     p.add_argument("--no-regularize-bias", action="store_true", help="leave the bias weight unregularized")
@@ -181,7 +185,8 @@ def _train_flat(args, backend):
     solver = chosen_solver(args, problem_kind, problem=problem) if backend is None or args.solver else None
     keywords = training_keywords(args, problem_kind, options)
     with keeping_best_model(args.output):
-        model, result = train(problem, C, solver, warn=False, info={"data_format": args.format, "kind": kind},
+        model, result = train(problem, C, solver, warn=False, info={"data_format": args.format, "kind": kind,
+                                                                 **({"zero_based": True} if args.zero_based else {})},
                               backend=backend, **keywords)
     solver = result.solver
     model.save(args.output)
@@ -211,7 +216,7 @@ def _cross_validate(args, C, options):
     from .data import read_svmlight
     from .estimators import LogisticRegression, MaxentClassifier
     from .selection import AUTO_CS, DEFAULT_PATIENCE, cross_validation_path
-    X, y = read_svmlight(args.data)
+    X, y = read_svmlight(args.data, zero_based=args.zero_based, multi_label=False)
     binary = args.model == "lr" or (args.model == "auto" and len(np.unique(y)) == 2)
     bias = args.bias if args.bias and args.bias > 0 else 0.0
     estimator = (LogisticRegression if binary else MaxentClassifier)(
@@ -230,7 +235,9 @@ def _scale_out_backend(args):
         return None
     from .scale import SHARDABLE_SOLVERS
     refusal = None
-    if args.format not in ("svmlight", "events") or (args.solver or "tron") not in SHARDABLE_SOLVERS:
+    if args.zero_based:
+        refusal = "--workers / --scheduler read 1-based svmlight files only (not --zero-based)"
+    elif args.format not in ("svmlight", "events") or (args.solver or "tron") not in SHARDABLE_SOLVERS:
         refusal = (f"--workers / --scheduler train Maxent and LR from svmlight or events data with "
                    f"{' or '.join(SHARDABLE_SOLVERS)} (chains and parsers: `loglin tag train --model crf`, "
                    f"`loglin parse train`)")
@@ -252,7 +259,7 @@ def _training_problem(args, C):
                 ev.values = [list(v) + [bias] for v in ev.values]
         return problem_from_events(ev.labels, ev.contexts, ev.values, cutoff=args.cutoff or 1,
                                    all_pairs=args.all_pairs), "maxent"
-    X, y = read_svmlight(args.data)
+    X, y = read_svmlight(args.data, zero_based=args.zero_based, multi_label=False)
     n_classes = len(np.unique(y))
     kind = args.model if args.model != "auto" else ("lr" if n_classes == 2 else "maxent")
     if kind == "lr":
@@ -269,7 +276,7 @@ def _load_inputs(model, path, fmt):
         ev = read_events(path)
         return (ev.contexts, ev.values), np.asarray(ev.labels)
     n = model.n_inputs
-    X, y = read_svmlight(path, drop_beyond=n)
+    X, y = read_svmlight(path, zero_based=bool(model.info.get("zero_based", False)), drop_beyond=n)
     if X.shape[1] > n:            # features unseen in training carry no weight (as LIBLINEAR)
         X = X[:, :n]
     elif X.shape[1] < n:
@@ -534,6 +541,7 @@ COMMANDS = {"train": cmd_train, "predict": cmd_predict, "evaluate": cmd_evaluate
 
 
 def main(argv=None) -> int:
+    started = time.perf_counter()               # --time-limit bounds the command from here
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         argv, encoding = split_encoding_option(argv)
@@ -543,25 +551,28 @@ def main(argv=None) -> int:
     parser = build_parser()
     if argv and argv[0] == "tag":
         from .tagging.cli import tag_main
-        return _guard(lambda: tag_main(argv[1:]), encoding)
+        return _guard(lambda: tag_main(argv[1:]), encoding, started)
     if argv and argv[0] == "parse":
         from .parsing.cli import parse_main
-        return _guard(lambda: parse_main(argv[1:]), encoding)
+        return _guard(lambda: parse_main(argv[1:]), encoding, started)
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
         return 0
-    return _guard(lambda: check_numbers(args) or COMMANDS[args.command](args), encoding)
+    return _guard(lambda: check_numbers(args) or COMMANDS[args.command](args), encoding,
+                  started if args.command == "train" else None)
 
 
-def _guard(run, encoding=None) -> int:
+def _guard(run, encoding=None, started=None) -> int:
     """Errors we raise on purpose become one line and exit code 2; a run stopped by SIGINT / SIGTERM
-    (its model kept) exits with 128 + the signal's number, as the shell reports a killed command."""
-    from .signals import exit_status, received, received_count
+    (its model kept) exits with 128 + the signal's number, as the shell reports a killed command.
+    ``started``: the start of a training command, from which wall-clock time limits count."""
+    from .signals import command_clock, exit_status, received, received_count
     mark = received_count()
     try:
         from .data._files import reading_encoding
-        with warnings.catch_warnings(), reading_encoding(encoding):
+        clock = command_clock(started) if started is not None else contextlib.nullcontext()
+        with warnings.catch_warnings(), reading_encoding(encoding), clock:
             warnings.showwarning = _show_warning
             code = int(run() or 0)
         return code if received(mark) is None else exit_status(received(mark))

@@ -12,5 +12,6 @@ MAX_BEAM = 1000                 # a beam keeps beam x labels hypotheses per toke
 # vectors of that size (LIBSVM's largest data set, kdd2010, has 29.9 million features)
 MAX_FEATURES = 2 ** 25
 MAX_ARRAY_BYTES_PER_FILE_BYTE = 10 ** 4   # a compressed model member cannot expand beyond this ratio
+MAX_TEMPLATE_RANGE = 1000       # templates that one NAME[A..B] line of a template file expands to
 
-__all__ = ["MAX_ARRAY_BYTES_PER_FILE_BYTE", "MAX_BEAM", "MAX_FEATURES"]
+__all__ = ["MAX_ARRAY_BYTES_PER_FILE_BYTE", "MAX_BEAM", "MAX_FEATURES", "MAX_TEMPLATE_RANGE"]

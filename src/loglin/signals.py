@@ -11,10 +11,29 @@ from __future__ import annotations
 import signal
 import sys
 import threading
+import time
+from contextlib import contextmanager
 
 CAUGHT = (signal.SIGINT, signal.SIGTERM)
 
 _last_received: list[int] = []          # signals that stopped a run in this process, in order
+_command_started: list[float] = []      # perf_counter() at the start of the running training command
+
+
+@contextmanager
+def command_clock(started: float):
+    """While a training command runs: wall-clock time limits count from ``started`` (the command's start), so
+    that ``--time-limit`` bounds the whole command, reading and feature extraction included."""
+    _command_started.append(started)
+    try:
+        yield
+    finally:
+        _command_started.pop()
+
+
+def command_elapsed() -> float:
+    """Wall seconds since the running training command started; 0 outside one (library calls)."""
+    return time.perf_counter() - _command_started[-1] if _command_started else 0.0
 
 
 class StopOnSignal:

@@ -120,3 +120,15 @@ def test_idx_header_whose_size_product_wraps_is_refused(tmp_path):
     path.write_bytes(struct.pack(">iiii", IMAGE_MAGIC, 2 ** 21, 2 ** 21, 2 ** 22))     # 2**64 pixels: 0 in int64
     with pytest.raises(DataFormatError, match="size mismatch"):
         read_idx_images(path)
+
+
+def test_a_template_range_is_bounded_before_it_is_expanded(tmp_path, capsys):
+    from loglin.limits import MAX_TEMPLATE_RANGE
+    from loglin.tagging.templates import Template
+    assert len(Template.parse(f"w[0..{MAX_TEMPLATE_RANGE - 1}]")) == MAX_TEMPLATE_RANGE
+    templates = tmp_path / "wide.txt"
+    templates.write_text("w[0]\nw[-100000000..100000000]\n")
+    corpus = tmp_path / "ner.txt"
+    corpus.write_text("John NNP B-PER\nruns VBZ O\n\nMary NNP B-PER\n\n")
+    code, _, err = run(capsys, "tag", "train", "--task", "ner", corpus, "--features", templates, "-o", tmp_path / "m.npz")
+    one_error(code, err, "wide.txt", "200,000,001")

@@ -111,3 +111,17 @@ def test_long_wall_clock_runs_thin_the_trace(small_multiclass, monkeypatch):
         res = minimize(obj, "gis", tol=0, max_iter=400)
     iters = [r["iteration"] for r in res.trace]
     assert iters[:21] == list(range(21)) and iters[-1] == 400 and len(iters) < 200
+
+
+def test_time_limit_counts_from_the_commands_start(small_multiclass):
+    """In a command (loglin train, tag train, parse train) --time-limit bounds the whole command: time spent
+    reading data and extracting features before the solver started counts against it."""
+    from loglin.signals import command_clock
+    obj = problem_from_matrix(*small_multiclass).objective(1.0)
+    minimize(obj, "gis", max_iter=1)            # compiles off the clock
+    with command_clock(time.perf_counter() - 10.0):     # the command began 10 s ago
+        with pytest.warns(ConvergenceWarning, match="time limit"):
+            late = minimize(obj, "gis", tol=0, max_iter=100000, time_limit=5.0)
+    assert late.stop_reason == "time limit" and late.iterations == 1
+    res = minimize(obj, "gis", tol=0, max_iter=3, time_limit=5.0)     # outside a command: the call's own clock
+    assert res.stop_reason == "max_iter" and res.iterations == 3

@@ -146,3 +146,46 @@ def test_a_directory_or_device_given_as_model_is_not_called_missing(tmp_path, ca
         code, _, err = run(capsys, "info", path)
         line = one_error(code, err, str(path))
         assert "no such" not in line
+
+
+def test_train_refuses_a_multi_label_line_naming_it(tmp_path, capsys):
+    data = svmlight_rows(tmp_path / "ml.svm", n=10)
+    lines = data.read_text().splitlines()
+    lines[4] = "1,-1 " + lines[4].split(" ", 1)[1]
+    data.write_text("\n".join(lines) + "\n")
+    code, out, err = run(capsys, "train", data, "-o", tmp_path / "m.npz")
+    one_error(code, err, "ml.svm:5", "multi-label")
+    assert not (tmp_path / "m.npz").exists()
+
+
+def test_zero_based_svmlight_files_train_and_predict_like_their_one_based_copy(tmp_path, capsys):
+    one = svmlight_rows(tmp_path / "one.svm", n=30, classes=(0, 1, 2))
+    zero = tmp_path / "zero.svm"
+    zero.write_text("".join(line.split(" ", 1)[0] + " " + " ".join(
+        f"{int(tok.split(':')[0]) - 1}:{tok.split(':')[1]}" for tok in line.split()[1:]) + "\n"
+        for line in one.read_text().splitlines()))
+    code, out, err = run(capsys, "train", zero, "-o", tmp_path / "z.npz")
+    one_error(code, err, "zero.svm:", "--zero-based")
+    for data, flags, model in ((one, [], "o.npz"), (zero, ["--zero-based"], "z.npz")):
+        code, out, err = run(capsys, "train", data, *flags, "-o", tmp_path / model, "--quiet")
+        assert code == 0, err
+    predictions = []
+    for data, model in ((one, "o.npz"), (zero, "z.npz")):
+        code, out, err = run(capsys, "predict", tmp_path / model, data, "--proba")
+        assert code == 0, err
+        predictions.append(np.array([[float(x) for x in line.split()[1:]] for line in out.splitlines()]))
+    np.testing.assert_allclose(predictions[0], predictions[1], rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("model", ["chain-crf.npz"])
+def test_tag_evaluate_names_gold_labels_the_model_never_saw(model, tmp_path, capsys):
+    corpus = chunk_corpus(tmp_path / "gold.txt")
+    shifted = tmp_path / "other.txt"        # the same tokens, another tag set in the last column
+    shifted.write_text("".join(line + ("X" if line and not line.endswith(" O") else "") + "\n"
+                               for line in corpus.read_text().splitlines()))
+    code, out, err = run(capsys, "tag", "evaluate", MODELS / model, shifted, "--json")
+    assert code == 0, err
+    scores = json.loads(out)
+    assert scores["unseen_labels"] and all(label.endswith("X") for label in scores["unseen_labels"])
+    code, out, err = run(capsys, "tag", "evaluate", MODELS / model, corpus, "--json")
+    assert code == 0 and "unseen_labels" not in json.loads(out)

@@ -24,11 +24,13 @@ _INT32_MAX = np.iinfo(np.int32).max
 # the fast path relies on int()/float(), which accept the same texts plus
 # underscores ("1_0"), which is why lines containing "_" are checked here too.
 _INDEX_RE = re.compile(rb"[+-]?\d+")
+# A multi-label line (LIBSVM's multilabel format): comma-separated numbers.
+_MULTI_LABEL_RE = re.compile(rb"[+-]?[\d.]+(?:[eE][+-]?\d+)?(?:,[+-]?[\d.]+(?:[eE][+-]?\d+)?)+")
 _VALUE_RE = re.compile(rb"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan)", re.I)
 
 
 def read_svmlight(path: PathLike, n_features: int | None = None, zero_based: bool = False,
-                  dtype=np.float64, drop_beyond: int | None = None):
+                  dtype=np.float64, drop_beyond: int | None = None, multi_label: bool = True):
     """Read an svmlight/LIBSVM file into ``(X, y)``.
 
     Parameters
@@ -46,6 +48,9 @@ def read_svmlight(path: PathLike, n_features: int | None = None, zero_based: boo
     drop_beyond : int, optional
         Drop the features whose (0-based) column is ``>= drop_beyond`` before sizing
         anything: prediction input, where features unseen in training carry no weight.
+    multi_label : bool
+        Whether multi-label lines (``1,3 1:0.5``) are read, their label lists kept as
+        strings (default); False makes them an error (training single-label models).
 
     Returns
     -------
@@ -63,7 +68,7 @@ def read_svmlight(path: PathLike, n_features: int | None = None, zero_based: boo
     if n_features is not None and (not isinstance(n_features, (int, np.integer)) or n_features < 0):
         raise InvalidInputError(f"n_features must be a non-negative integer, got {n_features!r}")
     X, labels, rows = parse_svmlight(read_bytes(path), path, n_features, zero_based, dtype, drop_beyond)
-    return X, labels_to_array(path, labels, rows)
+    return X, labels_to_array(path, labels, rows, multi_label)
 
 
 def parse_svmlight(content: bytes, path: PathLike, n_features: int | None = None, zero_based: bool = False,
@@ -121,7 +126,8 @@ def parse_svmlight(content: bytes, path: PathLike, n_features: int | None = None
     if index_a.size:
         low = int(np.argmin(index_a))
         if index_a[low] < base:
-            hint = " (indices are 1-based; pass zero_based=True for 0-based files)" if index_a[low] == 0 else ""
+            hint = (" (indices are 1-based; 0-based files: loglin train --zero-based, or zero_based=True)"
+                    if index_a[low] == 0 else "")
             fail(low, f"expected feature index >= {base}, got {index_a[low]}{hint}")
     index_a = index_a - base
     if drop_beyond is not None and index_a.size and index_a.max() >= drop_beyond:
@@ -191,7 +197,7 @@ def _sort_rows(index_a, data, indptr_a, fail, base):
     return index_a, data
 
 
-def labels_to_array(path, labels: list[bytes], rows) -> np.ndarray:
+def labels_to_array(path, labels: list[bytes], rows, multi_label: bool = True) -> np.ndarray:
     """int64 if all labels are ints, else float64 if all are numbers, else str objects."""
     # int()/float() accept "1_000": such labels are kept as strings.
     numeric = not any(b"_" in label for label in labels)
@@ -209,6 +215,10 @@ def labels_to_array(path, labels: list[bytes], rows) -> np.ndarray:
                 bad = int(np.flatnonzero(~np.isfinite(y))[0])
                 raise DataFormatError(path, int(rows[bad]), f"expected a finite numeric label, got {show(labels[bad])}")
             return y
+    for i, label in enumerate([] if multi_label else labels):     # else silently a class named "1,2"
+        if b"," in label and _MULTI_LABEL_RE.fullmatch(label):
+            raise DataFormatError(path, int(rows[i]), f"expected one label per line, got the multi-label "
+                                                      f"{show(label)} (loglin trains single-label models)")
     y = np.empty(len(labels), dtype=object)
     for i, label in enumerate(labels):
         try:

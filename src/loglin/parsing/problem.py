@@ -96,6 +96,10 @@ def check_tree(heads, where=""):
     """InvalidInputError unless heads (1-based, 0 = root) form a tree: every word reaches the root, no cycle."""
     heads = np.asarray(heads)
     n = len(heads)
+    outside = np.flatnonzero((heads < 0) | (heads > n))
+    if outside.size:                           # would index past the sentence (or wrap around from its end)
+        m = int(outside[0]) + 1
+        raise DataContentError(f"{where}word {m} has head {int(heads[m - 1])}, outside [0, {n}]")
     for m in range(1, n + 1):
         seen, h = 0, m
         while h != 0:

@@ -27,7 +27,7 @@ from typing import Callable
 import numpy as np
 
 from ..errors import ConvergenceWarning, LoglinError
-from ..signals import StopOnSignal
+from ..signals import StopOnSignal, command_elapsed
 from ..trace import Trace
 from .progress import Progress
 from .protocol import objective_kind  # noqa: F401  (the solver modules import it from here)
@@ -75,7 +75,8 @@ def minimize(objective, solver: str = "tron", w0=None, *, tol: float = 1e-3, max
     on a shared machine wall time is mostly waiting for a core.
 
     ``time_limit`` (seconds): with the default ``clock="wall"`` it bounds the wall time of
-    the whole call, evaluation included (the user's meaning); with ``clock="cpu"`` (the
+    the whole call, evaluation included (the user's meaning), and inside a training command
+    (:func:`loglin.signals.command_clock`) counts from the command's start; with ``clock="cpu"`` (the
     experiments' measuring mode) it bounds the solver's own CPU seconds. ``f_tol``: the
     certified relative suboptimality required to call the run converged (default ``tol``,
     or DEFAULT_F_TOL when tol = 0). ``warn``: issue a ConvergenceWarning when the run
@@ -116,6 +117,8 @@ def minimize(objective, solver: str = "tron", w0=None, *, tol: float = 1e-3, max
     if time_limit is not None and not time_limit >= 0:
         raise ValueError(f"time_limit must be non-negative, got {time_limit!r}")
     started = time.perf_counter()
+    if time_limit is not None and clock == "wall":     # in a command, its earlier work used part of the limit
+        time_limit = max(0.0, time_limit - command_elapsed())
     w = np.zeros(objective.n) if w0 is None else np.array(w0, dtype=np.float64)
     if w.shape != (objective.n,) or not np.all(np.isfinite(w)):
         raise ValueError(f"w0 must be a finite vector of length {objective.n}")

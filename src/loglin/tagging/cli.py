@@ -170,7 +170,8 @@ def add_tag_commands(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--beam", type=int, default=DEFAULT_BEAM, help="beam size stored in the model; default %(default)s")
     p.add_argument("--tag-dictionary", action="store_true", help="restrict known words to their training tags")
     p.add_argument("--iob-constraint", action=argparse.BooleanOptionalAction, default=None,
-                   help="chunking: allow I-X only after B-X/I-X (default on for chunking, as OpenNLP)")
+                   help="chunking: allow I-X only after B-X/I-X (default on for chunking, as OpenNLP, unless "
+                        "the training tags are IOB1: I-X after O)")
     p.add_argument("--all-pairs", action=argparse.BooleanOptionalAction, default=None,
                    help="a weight for every (predicate, label) pair, not only pairs seen in training (OpenNLP); "
                         "default on for chunk, off for pos (chosen on held-out training data)")
@@ -431,14 +432,24 @@ def evaluate_model(model, path, fmt="conll2000", split=None, **decoding) -> tupl
     with about_file(path):
         if isinstance(_tagging_model(model), Tagger):
             task = _estimator_task(model)
-            scores = _chain_scores(model, _read_gold(path, fmt, task, split), task)
+            gold = _read_gold(path, fmt, task, split)
+            scores, labels = _chain_scores(model, gold, task), model.classes_
         elif isinstance(model, ChainModel):
             task = model.space.task
-            scores = _chain_scores(model, _read_gold(path, fmt, task, split), task)
+            gold = _read_gold(path, fmt, task, split)
+            scores, labels = _chain_scores(model, gold, task), model.labels
         else:
             task = model.task
-            scores = model.evaluate(_read_gold(path, fmt, task, split), **decoding)
-    return {"task": task, **scores}, _score_text(task, scores)
+            gold = _read_gold(path, fmt, task, split)
+            scores, labels = model.evaluate(gold, **decoding), model.labels
+    # a label column the model never saw (another tag set, or the wrong column) would otherwise just score low
+    unseen = sorted({str(t[-1]) for s in gold for t in s} - {str(label) for label in labels})
+    text = _score_text(task, scores)
+    if unseen:
+        scores["unseen_labels"] = unseen[:20]
+        text += (f"\n{len(unseen)} gold labels never seen in training: {', '.join(unseen[:5])}"
+                 + (", ..." if len(unseen) > 5 else ""))
+    return {"task": task, **scores}, text
 
 
 def _run(args) -> int:

@@ -1,7 +1,11 @@
 """Chunk precision, recall and F1 as the CoNLL-2000 ``conlleval`` script defines them.
 
-A chunk tag is ``O``, ``B-X``, ``I-X`` (also ``E-X``, ``S-X`` of IOBES and
-``[-X``/``]-X`` brackets, which the script understands too). Chunks start and
+A chunk tag is ``O``, ``B-X``, ``I-X`` (also ``E-X`` of IOE and ``[-X``/``]-X``
+brackets, which the script understands too). The script does not know IOBES
+(BIOES): it would merge ``S-X S-X`` or ``B-X E-X S-X`` into one chunk. Tags
+that can only be IOBES (an ``S-`` tag, or ``E-`` tags beside ``B-`` tags) are
+read as IOB2 first (``S-X`` -> ``B-X``, ``E-X`` -> ``I-X``), which delimits
+the same chunks; token accuracy still compares the tags as written. Chunks start and
 end by the script's two rules (its functions startOfChunk / endOfChunk): for
 example ``I-NP`` after ``O`` or after ``I-VP`` *starts* a new NP chunk, and
 every chunk ends at a sentence end. A guessed chunk is correct when a gold
@@ -53,12 +57,30 @@ def start_of_chunk(prev_tag: str, tag: str, prev_type: str, type_: str) -> bool:
     return tag in ("[", "]")
 
 
+def is_iobes(sentences) -> bool:
+    """True when the tags can only be IOBES: an ``S-`` tag, or ``E-`` tags together with ``B-`` tags."""
+    prefixes = {split_tag(tag)[0] for tags in sentences for tag in tags}
+    return "S" in prefixes or {"B", "E"} <= prefixes
+
+
+def iobes_to_iob2(tags) -> list[str]:
+    """``S-X`` -> ``B-X`` and ``E-X`` -> ``I-X``: the same chunks in tags conlleval's rules understand."""
+    out = []
+    for tag in tags:
+        prefix, kind = split_tag(tag)
+        out.append(f"{'B' if prefix == 'S' else 'I'}-{kind}" if prefix in ("S", "E") and kind else tag)
+    return out
+
+
 def chunks(tags) -> list[tuple[int, int, str]]:
     """The chunks (first token, last token, type) of one sentence, as conlleval delimits them.
 
     A chunk that is interrupted by a new start before its end (possible only
     with malformed sequences) is not listed.
     """
+    tags = list(tags)
+    if is_iobes([tags]):
+        tags = iobes_to_iob2(tags)
     spans = []
     prev_tag, prev_type, start = OUTSIDE, "", None
     for i, tag in enumerate(list(tags) + [OUTSIDE]):      # the sentence end closes every chunk
@@ -113,9 +135,14 @@ def chunk_score(gold_sentences, guessed_sentences) -> ChunkScore:
     if len(gold_sentences) != len(guessed_sentences):
         raise InvalidInputError(f"{len(gold_sentences)} gold sentences but {len(guessed_sentences)} guessed")
     score = ChunkScore()
+    iobes = is_iobes(gold_sentences) or is_iobes(guessed_sentences)
     for gold, guess in zip(gold_sentences, guessed_sentences):
         if len(gold) != len(guess):
             raise InvalidInputError("a guessed sentence differs in length from its gold sentence")
+        score.tokens += len(gold)
+        score.correct_tokens += sum(a == b for a, b in zip(gold, guess))
+        if iobes:
+            gold, guess = iobes_to_iob2(gold), iobes_to_iob2(guess)
         last_c, last_g, last_ct, last_gt = OUTSIDE, OUTSIDE, "", ""
         in_correct = False
         for i in range(len(gold) + 1):
@@ -137,9 +164,6 @@ def chunk_score(gold_sentences, guessed_sentences) -> ChunkScore:
                 score.gold[ct] += 1
             if start_g:
                 score.guessed[gt] += 1
-            if i < len(gold):
-                score.tokens += 1
-                score.correct_tokens += (c == g and ct == gt)
             last_c, last_g, last_ct, last_gt = c, g, ct, gt
     return score
 

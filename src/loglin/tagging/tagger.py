@@ -59,6 +59,17 @@ def _split(sentences, task, with_labels):
     return words, tags, labels
 
 
+def starts_chunks_with_i(label_sentences) -> bool:
+    """True when some I-X follows neither B-X nor I-X (IOB1 tags, where I-X starts a chunk)."""
+    for labels in label_sentences:
+        previous = "O"
+        for label in labels:
+            if label.startswith("I-") and previous not in ("B" + label[1:], label):
+                return True
+            previous = label
+    return False
+
+
 class MaxentTaggerModel:
     """Weights + feature index + decoding options."""
 
@@ -136,6 +147,8 @@ class MaxentTaggerModel:
                 "contexts": problem.n_contexts, "features": problem.n_features,
                 "predicates": problem.n_predicates, "train_tokens": fit_stats["tokens"], "cutoff": cutoff,
                 "all_pairs": bool(all_pairs)}
+        if iob_constraint is None:       # IOB1 data starts chunks with I-X: the constraint would forbid them
+            iob_constraint = task == "chunk" and not starts_chunks_with_i(labels)
         tagger = cls(extractor, result.w, problem.map_ptr, problem.map_label, problem.map_feat,
                      beam=beam, tag_dictionary=tag_dictionary, iob_constraint=iob_constraint, info=info)
         tagger.result = result

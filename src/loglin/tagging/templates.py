@@ -45,6 +45,7 @@ import numpy as np
 
 from ..csr import offsets
 from ..errors import DataFormatError, InvalidInputError, ModelFormatError
+from ..limits import MAX_TEMPLATE_RANGE
 
 SPECIALS = ("bias", "__BOS__", "__EOS__")
 MAX_AFFIX = 9
@@ -171,6 +172,9 @@ class Template:
                 raise InvalidInputError("a range NAME[A..B] must stand alone on its line, without alias")
             if b < a:
                 raise InvalidInputError(f"empty range {name}[{a}..{b}]")
+            if b - a + 1 > MAX_TEMPLATE_RANGE:     # expanded one template per offset
+                raise InvalidInputError(f"range {name}[{a}..{b}] gives {b - a + 1:,} templates, more than the "
+                                        f"{MAX_TEMPLATE_RANGE:,} allowed")
             return [cls(items=((name, k),)) for k in range(a, b + 1)]
         return [cls(items=tuple(items), alias=alias)]
 
