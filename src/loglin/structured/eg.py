@@ -39,6 +39,10 @@ from ..solvers.eg import choose_eta_ini as _choose_eta_ini
 from .dual import PartDualState
 from .objective import StructuredObjective
 
+# Online EG's per-sentence rates never fall below eta_ini / RATE_RANGE: near the M3N optimum a step's exact
+# dual change is below the rounding of its forward-backward, the change test then rejects at random and the
+# halvings outweigh the x1.05 growth until the step is a floating-point no-op (docs/decisions/0031)
+RATE_RANGE = 2.0 ** 10
 
 
 def part_state(objective, state=None):
@@ -82,12 +86,19 @@ def choose_eta_ini(state, C, rng):
 
 
 def eg_online(objective, w, rng, state, order="random", eta="auto", C_schedule=None, updates_per_step=None,
-              max_trial=MAX_TRIAL):
-    """Online EG (Figure 2 / Figure 3) on any dual state with ``online`` steps; one driver step per epoch."""
+              max_trial=MAX_TRIAL, rate_range=RATE_RANGE):
+    """Online EG (Figure 2 / Figure 3) on any dual state with ``online`` steps; one driver step per epoch.
+
+    ``order``: "random" (with replacement, Figure 2), "permutation" (a new random order each epoch) or
+    "cyclic"; ``rate_range``: the rates are kept >= eta_ini / rate_range after each epoch."""
     n = state.n_blocks
     C_of = (lambda epoch: objective.C) if C_schedule is None else C_schedule
-    if order not in ("random", "cyclic"):
-        raise InvalidInputError(f"order must be 'random' or 'cyclic', got {order!r}")
+    if order not in ("random", "cyclic", "permutation"):
+        raise InvalidInputError(f"order must be 'random', 'cyclic' or 'permutation', got {order!r}")
+    if order == "permutation" and updates_per_step not in (None, 0):
+        raise InvalidInputError("order='permutation' visits every sentence once per step: leave updates_per_step unset")
+    if not rate_range >= 1:
+        raise InvalidInputError(f"rate_range must be at least 1, got {rate_range!r}")
     visits = 0
     if eta == "auto":
         eta, visits = choose_eta_ini(state, C_of(1), rng)
@@ -98,6 +109,7 @@ def eg_online(objective, w, rng, state, order="random", eta="auto", C_schedule=N
     if rates is None or len(rates) != n:
         rates = np.full(n, eta)
     state.rates = rates
+    floor = eta / float(rate_range)
     per_step = n if updates_per_step is None else max(1, int(updates_per_step))
     every = np.arange(n, dtype=np.int64)
     cursor, done = 0, 0
@@ -106,6 +118,7 @@ def eg_online(objective, w, rng, state, order="random", eta="auto", C_schedule=N
         picks, cursor = pick_order(every, rng, order, per_step, cursor)
         accepted, trials, _ = state.online(C, picks, rates, True, max_trial)
         visits += trials
+        np.maximum(rates, floor, out=rates)
         done += per_step
         if (done // n) > ((done - per_step) // n) and (done // n) % REFRESH_EVERY == 0:
             state.refresh()
