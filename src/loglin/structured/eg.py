@@ -90,7 +90,8 @@ def eg_online(objective, w, rng, state, order="random", eta="auto", C_schedule=N
     """Online EG (Figure 2 / Figure 3) on any dual state with ``online`` steps; one driver step per epoch.
 
     ``order``: "random" (with replacement, Figure 2), "permutation" (a new random order each epoch) or
-    "cyclic"; ``rate_range``: the rates are kept >= eta_ini / rate_range after each epoch."""
+    "cyclic"; ``rate_range``: no rate is halved below eta_ini / rate_range (a visit that reaches that floor
+    ends without a step)."""
     n = state.n_blocks
     C_of = (lambda epoch: objective.C) if C_schedule is None else C_schedule
     if order not in ("random", "cyclic", "permutation"):
@@ -116,9 +117,8 @@ def eg_online(objective, w, rng, state, order="random", eta="auto", C_schedule=N
     while True:
         C = C_of(done // n + 1)
         picks, cursor = pick_order(every, rng, order, per_step, cursor)
-        accepted, trials, _ = state.online(C, picks, rates, True, max_trial)
+        accepted, trials, _ = state.online(C, picks, rates, True, max_trial, floor)
         visits += trials
-        np.maximum(rates, floor, out=rates)
         done += per_step
         if (done // n) > ((done - per_step) // n) and (done // n) % REFRESH_EVERY == 0:
             state.refresh()
