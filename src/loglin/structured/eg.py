@@ -10,11 +10,12 @@ with u_i = p(s_i); an EG step on u_i is s_i' = s_i - eta g_i with
 
 * :func:`structured_eg`       online EG: ``order="random"`` draws k_t uniformly (Figure 2),
                               ``order="cyclic"`` visits sentences in a fixed order (the
-                              deterministic variant of section 7.1);
+                              deterministic variant of section 7.1), ``order="permutation"`` a new
+                              random order each epoch (train()'s default for M3N chains);
 * :func:`structured_eg_batch` batch EG (Figure 1): all sentences at once from the same w(u).
 
 Learning rates (section 7): one rate per sentence, started at eta_ini, halved
-until the dual improves, multiplied by 1.05 after each update; eta_ini is
+until the dual improves (never below eta_ini / RATE_RANGE), multiplied by 1.05 after each update; eta_ini is
 chosen on 10% of the data as the largest rate of a halving grid under which
 at least 95% of the updates improve the dual. Batch EG uses one global rate
 with the same halving/x1.05 rule. *Effective iterations* count every tried
