@@ -194,6 +194,7 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
     if kind != "binary" and (not np.isfinite(C) or C <= 0):
         raise InvalidInputError(f"C must be positive and finite, got {C}")
     check(name, kind, loss, "l1" if rho == 1.0 else "elasticnet" if rho > 0 else "l2")
+    anneal = options.pop("anneal", None)        # train()'s own option for structured eg (below), not the solver's
     options = check_solver_options(name, kind, options)
     shard_side = "each_shard" in entry(name).needs          # cocoa, ipm-sgd: one in-process shard by default
     scaled = on_shards or shard_side
@@ -204,7 +205,9 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
     if rho > 0:
         info = {**(info or {}), "penalty": penalty, "l1_ratio": rho}
     structured = kind in ("chain", "tree")
-    if structured and name == "eg" and options.pop("anneal", loss == "ll"):
+    if anneal not in (None, True, False):
+        raise InvalidInputError(f"anneal must be True or False, got {anneal!r}")
+    if structured and name == "eg" and (loss == "ll" if anneal is None else anneal):
         from .structured.eg import collins_annealing     # section 7.1.1: C' annealed from 10/C down to 1/C
         options["C_schedule"] = collins_annealing(C)
     if kind == "chain" and loss == "mm" and name == "eg" and "updates_per_step" not in options:
