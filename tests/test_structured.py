@@ -187,6 +187,42 @@ def test_m3n_defaults_close_the_gap_and_match_brute_force():
         assert 0.5 * v @ v + C * brute_losses(p, v)[1] >= last["dual_objective"] * (1 - 1e-12)
 
 
+def test_online_eg_rates_stay_above_the_floor_near_the_m3n_optimum():
+    """Near the M3N optimum a sentence's exact dual change falls below the rounding of its forward-backward, the
+    change test rejects at random, and halving (x0.5) outweighs growth (x1.05): without the floor the rates of
+    this chain fell to ~1e-13 in 400 epochs (docs/decisions/0031). The floor keeps them at or above
+    eta_ini / RATE_RANGE, and the run still certifies the optimum of enumeration."""
+    from loglin.structured.dual import PartDualState
+    from loglin.structured.eg import RATE_RANGE
+    p = random_chain_problem(n_sent=20, K=3, n_attr=10, max_len=4, seed=8)
+    C = 0.1
+    state = PartDualState(p, "mm")
+    res = minimize(p.objective(C, loss="mm"), "eg", gap_tol=0.0, tol=0.0, max_iter=400, random_state=0, state=state,
+                   eta=1.0, warn=False)
+    assert state.rates.min() >= 1.0 / RATE_RANGE * (1 - 1e-12)
+    _, mm = brute_losses(p, res.w)
+    brute_f = 0.5 * res.w @ res.w + C * mm
+    last = res.trace.records[-1]
+    assert last["dual_objective"] <= brute_f * (1 + 1e-12)
+    assert brute_f - last["dual_objective"] <= 1e-4 * brute_f
+
+
+def test_train_anneals_crf_eg_unless_told_not_to():
+    """train() anneals C for structured eg on a CRF by default (Collins et al. section 7.1.1) and not with
+    anneal=False; both reach the L-BFGS optimum."""
+    from loglin.training import train
+    p = random_chain_problem(n_sent=20, K=3, n_attr=10, max_len=4, seed=8)
+    ref = minimize(p.objective(1.0), "lbfgs", tol=1e-10, max_iter=2000)
+    for anneal, varies in ((None, True), (False, False)):
+        options = {} if anneal is None else {"anneal": anneal}
+        _, res = train(p, 1.0, "eg", gap_tol=1e-8, random_state=0, **options)
+        Cs = {r["C_current"] for r in res.trace.records[1:]}
+        assert (len(Cs) > 1) is varies
+        assert res.f == pytest.approx(ref.f, rel=1e-6)
+    with pytest.raises(InvalidInputError):
+        train(p, 1.0, "eg", anneal="no")
+
+
 def test_m3n_defaults_converge_when_the_features_are_shared_by_many_sentences():
     """Many sentences over few attributes (as real corpora: bias and frequent-word features): ||w(u)|| grows with
     the corpus, and the hinge dual's quadratic term C/2 ||w(u)||^2 with it; the default C must keep EG

@@ -86,14 +86,15 @@ class PartDualState:
         return passes.eg_batch_proposal(p.data, self.part_ptr, float(eta), float(C), self.mm, self.wu, self.bounds,
                                         p.weight, self.s, out_s, out_mu, out_term)
 
-    def online(self, C, picks, rates, adapt=True, max_trial=30):
-        """EG updates of the instances ``picks`` in that order; (accepted, trials, dual change)."""
+    def online(self, C, picks, rates, adapt=True, max_trial=30, floor=0.0):
+        """EG updates of the instances ``picks`` in that order, rates not halved below ``floor``;
+        (accepted, trials, dual change)."""
         p = self.problem
         if getattr(self, "_max_touch", None) is None:
             self._max_touch = int(passes.touch_bound(p.data))
         return passes.eg_online_pass(p.data, self.part_ptr, np.asarray(picks, dtype=np.int64), rates, adapt,
                                      max_trial, float(C), self.mm, self.wu, self._max_touch, p.weight, self.s,
-                                     self.mu, self.term)
+                                     self.mu, self.term, float(floor))
 
     # ------------------------------------------------------------ objective values
     def terms_total(self) -> float:

@@ -10,11 +10,12 @@ with u_i = p(s_i); an EG step on u_i is s_i' = s_i - eta g_i with
 
 * :func:`structured_eg`       online EG: ``order="random"`` draws k_t uniformly (Figure 2),
                               ``order="cyclic"`` visits sentences in a fixed order (the
-                              deterministic variant of section 7.1);
+                              deterministic variant of section 7.1), ``order="permutation"`` a new
+                              random order each epoch (train()'s default for M3N chains);
 * :func:`structured_eg_batch` batch EG (Figure 1): all sentences at once from the same w(u).
 
 Learning rates (section 7): one rate per sentence, started at eta_ini, halved
-until the dual improves, multiplied by 1.05 after each update; eta_ini is
+until the dual improves (never below eta_ini / RATE_RANGE), multiplied by 1.05 after each update; eta_ini is
 chosen on 10% of the data as the largest rate of a halving grid under which
 at least 95% of the updates improve the dual. Batch EG uses one global rate
 with the same halving/x1.05 rule. *Effective iterations* count every tried
@@ -39,6 +40,10 @@ from ..solvers.eg import choose_eta_ini as _choose_eta_ini
 from .dual import PartDualState
 from .objective import StructuredObjective
 
+# Online EG's per-sentence rates never fall below eta_ini / RATE_RANGE: near the M3N optimum a step's exact
+# dual change is below the rounding of its forward-backward, the change test then rejects at random and the
+# halvings outweigh the x1.05 growth until the step is a floating-point no-op (docs/decisions/0031)
+RATE_RANGE = 2.0 ** 10
 
 
 def part_state(objective, state=None):
@@ -82,12 +87,20 @@ def choose_eta_ini(state, C, rng):
 
 
 def eg_online(objective, w, rng, state, order="random", eta="auto", C_schedule=None, updates_per_step=None,
-              max_trial=MAX_TRIAL):
-    """Online EG (Figure 2 / Figure 3) on any dual state with ``online`` steps; one driver step per epoch."""
+              max_trial=MAX_TRIAL, rate_range=RATE_RANGE):
+    """Online EG (Figure 2 / Figure 3) on any dual state with ``online`` steps; one driver step per epoch.
+
+    ``order``: "random" (with replacement, Figure 2), "permutation" (a new random order each epoch) or
+    "cyclic"; ``rate_range``: no rate is halved below eta_ini / rate_range (a visit that reaches that floor
+    ends without a step)."""
     n = state.n_blocks
     C_of = (lambda epoch: objective.C) if C_schedule is None else C_schedule
-    if order not in ("random", "cyclic"):
-        raise InvalidInputError(f"order must be 'random' or 'cyclic', got {order!r}")
+    if order not in ("random", "cyclic", "permutation"):
+        raise InvalidInputError(f"order must be 'random', 'cyclic' or 'permutation', got {order!r}")
+    if order == "permutation" and updates_per_step not in (None, 0):
+        raise InvalidInputError("order='permutation' visits every sentence once per step: leave updates_per_step unset")
+    if not rate_range >= 1:
+        raise InvalidInputError(f"rate_range must be at least 1, got {rate_range!r}")
     visits = 0
     if eta == "auto":
         eta, visits = choose_eta_ini(state, C_of(1), rng)
@@ -98,13 +111,14 @@ def eg_online(objective, w, rng, state, order="random", eta="auto", C_schedule=N
     if rates is None or len(rates) != n:
         rates = np.full(n, eta)
     state.rates = rates
+    floor = eta / float(rate_range)
     per_step = n if updates_per_step is None else max(1, int(updates_per_step))
     every = np.arange(n, dtype=np.int64)
     cursor, done = 0, 0
     while True:
         C = C_of(done // n + 1)
         picks, cursor = pick_order(every, rng, order, per_step, cursor)
-        accepted, trials, _ = state.online(C, picks, rates, True, max_trial)
+        accepted, trials, _ = state.online(C, picks, rates, True, max_trial, floor)
         visits += trials
         done += per_step
         if (done // n) > ((done - per_step) // n) and (done // n) % REFRESH_EVERY == 0:

@@ -213,15 +213,15 @@ def _proposal(data, i, eta, C, mm, wu, s_flat, base, S, W, fws, iws, mu):
 
 @njit(cache=True)
 def eg_online_pass(data, part_ptr, picks, eta, adapt, max_trial, C, mm, wu, max_touch, weight, s_flat, mu_flat,
-                   term):
+                   term, floor):
     """EG updates of the instances in ``picks``, one at a time (Figures 2-3, section 7 step sizes).
 
     For each pick i: propose s_i' with rate eta[i]; the dual change
         c_i (term_i' - term_i) [minus for MM] + C w(u).delta + C/2 ||delta||^2,
         delta = c_i sum_r (mu_r - mu_r') f(x_i, r)   (the change of w(u)),
     is exact; if it is not an improvement halve eta[i] and retry (up to
-    max_trial times), otherwise accept and (if adapt) multiply eta[i] by 1.05.
-    Returns (accepted, trials, sum of dual changes).
+    max_trial times, and not below ``floor``: a visit that reaches it ends without a step), otherwise accept
+    and (if adapt) multiply eta[i] by 1.05. Returns (accepted, trials, sum of dual changes).
     """
     n_feat = wu.shape[0]
     P = max_parts(data)
@@ -271,6 +271,9 @@ def eg_online_pass(data, part_ptr, picks, eta, adapt, max_trial, C, mm, wu, max_
                     eta[i] *= 1.05
                 break
             eta[i] *= 0.5
+            if eta[i] < floor:
+                eta[i] = floor
+                break
     return accepted, trials, total
 
 
