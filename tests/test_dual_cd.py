@@ -362,3 +362,15 @@ def test_yu2011_experiment_smoke(tmp_path):
     assert (tmp_path / "fig4.png").stat().st_size > 0
     assert "BN" in (tmp_path / "summary.md").read_text()
     assert (tmp_path / "a9a-cddual.csv").exists() and (tmp_path / "a9a-bn.json").exists()
+
+
+def test_maxent_dual_cd_at_feature_values_near_1e8_ends_without_an_exception():
+    """Values ~1e8 push a pair's sub-problem to a bound of (0, s) to rounding, where the Newton
+    curvature s / (Z (s - Z)) divided by zero inside the kernel (a traceback for the user)."""
+    rng = np.random.default_rng(0)
+    X = sp.csr_matrix(rng.normal(scale=1e8, size=(200, 10)))
+    y = rng.integers(0, 3, 200)
+    problem = problem_from_matrix(X, y)
+    result = minimize(problem.objective(1.0), "cddual", max_iter=30, warn=False)
+    assert np.all(np.isfinite(result.w))
+    assert np.isfinite(result.f) and result.f <= problem.objective(1.0).fun(np.zeros_like(result.w)) + 1e-9

@@ -72,13 +72,18 @@ def _newton_on_g_t(Z, gp, a, c, bt, s, eps, xi, max_newton):
     """Newton on g_t until |g_t'| <= eps; a step leaving (0, s) is replaced by Algorithm 4's shrink."""
     steps = 0
     while abs(gp) > eps and steps < max_newton:
-        d = -gp / (a + s / (Z * (s - Z)))           # g_t''(Z) = a + s / (Z (s - Z))
+        width = Z * (s - Z)
+        if not width > 0.0:                         # Z at a bound to rounding (s near underflow): no Newton left
+            break
+        d = -gp / (a + s / width)                   # g_t''(Z) = a + s / (Z (s - Z))
         if Z + d <= 0.0:                            # Algorithm 4: Z <- xi Z
             Z = max(xi * Z, TINY * s)
         elif Z + d >= s:                            # cannot happen in exact arithmetic
             Z = s - xi * (s - Z)
         else:
             Z += d
+        if not (0.0 < Z < s):
+            break
         gp = _gprime(Z, s, a, c, bt)
         steps += 1
     return Z, steps
