@@ -155,8 +155,25 @@ def test_m3n_and_maxent_models(conll, tmp_path):
     assert loglin.Tagger.load(tmp_path / "maxent.npz").predict(Xt[:100]) == maxent.predict(Xt[:100])
     with pytest.raises(ValueError, match="templates serve"):
         loglin.Tagger(model="maxent", features="ner").fit(X[:10], y[:10])
-    with pytest.raises(ValueError, match="no sample weights"):
-        loglin.Tagger(model="maxent", features="chunk").fit(X[:10], y[:10], sample_weight=np.arange(10) + 1.0)
+
+
+@pytest.mark.parametrize("features", ["chunk", "pos"])
+def test_maxent_sample_weight_two_is_the_sentence_twice(conll, features):
+    (X, y), _ = conll
+    X = [[t if features == "chunk" else t[:1] for t in s] for s in X[:60]]
+    y = y[:60]
+    kw = dict(model="maxent", features=features, C=1.0, tol=1e-10, max_iter=3000, solver="lbfgs")
+    weights = np.ones(len(X))
+    weights[[0, 7]] = [2.0, 0.0]
+    weighted = loglin.Tagger(**kw).fit(X, y, sample_weight=weights)
+    kept = [i for i in range(len(X)) if i != 7]
+    doubled = loglin.Tagger(**kw).fit([X[i] for i in kept] + [X[0]], [y[i] for i in kept] + [y[0]])
+    plain = loglin.Tagger(**kw).fit(X, y)
+    assert weighted.objective_ == pytest.approx(doubled.objective_, rel=1e-7)
+    assert abs(weighted.objective_ - plain.objective_) > 1e-4 * plain.objective_
+    np.testing.assert_allclose(weighted.coef_, doubled.coef_, atol=1e-4)
+    with pytest.raises(ValueError, match="Negative"):
+        loglin.Tagger(**kw).fit(X, y, sample_weight=-weights)
 
 
 def test_input_checks():

@@ -113,17 +113,19 @@ def _read_input(path, fmt: str, task: str, labels=()):
     return sentences, sentences, "text"
 
 
-def _given_labels(tokens, task, path):
-    """Per sentence, per token: the label in the column after the inputs, or None where free."""
-    need = 1 if task == "pos" else 2
-    out = []
-    for s in tokens:
-        row = []
-        for t in s:
-            cols = (t,) if isinstance(t, str) else tuple(t)
-            row.append(cols[need] if len(cols) > need and cols[need] not in FREE_LABELS else None)
-        out.append(row)
-    return out
+def _given_labels(rows, column: int):
+    """Per sentence, per token: the label in ``column`` of the CoNLL rows, or None where free (_, ?)."""
+    return [[row[column] if row[column] not in FREE_LABELS else None for row in s] for s in rows]
+
+
+def _need_columns(fmt, rows, width, path):
+    """--keep-labels reads a label column: CoNLL input whose rows have at least ``width`` columns."""
+    if fmt != "conll":
+        raise InvalidInputError("--keep-labels needs CoNLL column input (--input-format conll)")
+    for k, s in enumerate(rows):
+        if any(len(row) < width for row in s):
+            raise InvalidInputError(f"{path}: sentence {k + 1}: --keep-labels needs a label column (column "
+                                    f"{width}; _ or ? leaves a token free)")
 
 
 def _write_output(out, raw, predicted, fmt):
@@ -453,17 +455,24 @@ def run_model(model, path, input_format="auto", output=None, keep_labels=False, 
     from ..structured.model import ChainModel
     from .estimator import Tagger
     if isinstance(_tagging_model(model), Tagger):
-        if keep_labels:
-            raise InvalidInputError("--keep-labels decodes ChainModel files (the pos / chunk presets); this "
-                                    "model's templates are its own")
+        if keep_labels and model.model not in CHAIN_MODELS:
+            raise InvalidInputError(f"--keep-labels decodes chain models (--model crf / m3n); this tagger is a "
+                                    f"{model.model} model, whose beam search does not take fixed labels")
         tokens, raw, fmt = _read_input(path, input_format, _estimator_task(model), model.classes_)
+        constraints = None
+        if keep_labels:
+            _need_columns(fmt, raw, 2, path)
+            tokens = [[tuple(row[:-1]) for row in s] for s in raw]      # as in training: the label column last
+            constraints = _given_labels(raw, -1)
         t0 = time.perf_counter()
-        predicted = model.predict(tokens)
+        predicted = model.predict(tokens, constraints=constraints)
     elif isinstance(model, ChainModel):
         tokens, raw, fmt = _read_input(path, input_format, model.space.task, model.labels)
-        constraints = _given_labels(tokens, model.space.task, path) if keep_labels else None
-        if keep_labels and fmt != "conll":
-            raise InvalidInputError("--keep-labels needs CoNLL column input (--input-format conll)")
+        constraints = None
+        if keep_labels:
+            given = 1 if model.space.task == "pos" else 2      # the column after the inputs
+            _need_columns(fmt, raw, given + 1, path)
+            constraints = _given_labels(raw, given)
         t0 = time.perf_counter()
         predicted = model.tag([[(t,) if isinstance(t, str) else tuple(t) for t in s] for s in tokens],
                               constraints=constraints)

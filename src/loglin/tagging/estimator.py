@@ -14,7 +14,7 @@ template file, a :class:`~loglin.tagging.templates.TemplateSet` or a list of
 template strings). ``model="maxent"``: Ratnaparkhi's Maxent tagger with
 OpenNLP's context generators and beam search (:class:`MaxentTaggerModel`);
 its ``features`` is the generator, "pos" (tokens: words) or "chunk" (tokens:
-(word, pos)), and it takes no sample weights.
+(word, pos)); a sentence's sample weight multiplies its tokens' events.
 
 C is LIBLINEAR's scale (the papers' sigma^2; CRFsuite's c2 = 1/(2C)) and
 defaults to 10 as for every loglin tagger (docs/decisions/0010).
@@ -28,7 +28,7 @@ import numpy as np
 
 from ..errors import DataContentError, ModelFormatError
 from ..estimators import NotFittedError, _BaseEstimator, _check_sample_weight, _plain
-from ..params import check_training_params, sequence_train_keywords
+from ..params import check_training_params, sequence_train_keywords, string_label_sequences
 from ..model_io import load_npz_model, model_format, save_npz_model
 from .templates import CompiledTemplates, TemplateSet, template_set
 
@@ -54,7 +54,7 @@ def check_sequences(X, y, what: str):
             raise ValueError(f"{what}: sentence {i} has {len(xs)} tokens but {len(ys)} labels")
         if len(xs) == 0:
             raise ValueError(f"{what}: sentence {i} is empty")
-    return X, [[str(label) for label in ys] for ys in y]
+    return X, string_label_sequences(y, what)
 
 
 def is_iob(labels) -> bool:
@@ -222,9 +222,6 @@ class Tagger(_BaseEstimator):
     def _fit_maxent(self, X, y, weight, X_dev, y_dev, train_options):
         from ..training import DEFAULT_SOLVERS
         from .tagger import MaxentTaggerModel
-        if not np.all(weight == weight[0]):
-            raise ValueError("model='maxent' takes no sample weights (its events are counted per token); "
-                             "use model='crf' or 'm3n'")
         task = self.features
         sentences = _maxent_sentences(X, y, task)
         dev = None if X_dev is None else _maxent_sentences(X_dev, y_dev, task)
@@ -236,7 +233,8 @@ class Tagger(_BaseEstimator):
         model = MaxentTaggerModel.train(sentences, task, C=self._C(), solver=solver, cutoff=self.cutoff,
                                         rare_threshold=self.rare_threshold, beam=int(self.beam),
                                         tag_dictionary=bool(self.tag_dictionary), iob_constraint=self.iob_constraint,
-                                        all_pairs=self.all_pairs, evaluate=dev, **keywords)
+                                        all_pairs=self.all_pairs, evaluate=dev,
+                                        sample_weight=None if np.all(weight == 1.0) else weight, **keywords)
         self.templates_ = None
         self.model_ = model
         self.classes_ = list(model.labels)
@@ -258,16 +256,23 @@ class Tagger(_BaseEstimator):
                                  "appropriate arguments before using this estimator.")
         return self.model_
 
-    def predict(self, X, **decoding):
+    def predict(self, X, constraints=None, **decoding):
         """The label sequence of every sentence (a list of lists of str). ``decoding``: the Maxent tagger's
-        ``beam``, ``tag_dictionary``, ``iob_constraint`` overrides."""
+        ``beam``, ``tag_dictionary``, ``iob_constraint`` overrides.
+
+        ``constraints`` (chain models): per sentence None or a list with, per token, None (free), a label (fixed
+        there) or a set of labels (allowed there); the other tokens are decoded consistently (constrained
+        Viterbi, :mod:`loglin.structured.constrained`)."""
         model = self._fitted()
         X = list(X)
+        if self.templates_ is None:
+            if constraints is not None:
+                raise ValueError("constraints need a chain model (model='crf' or 'm3n'); the Maxent tagger's "
+                                 "beam search does not take fixed labels")
+            return model.tag(_maxent_inputs(X, model.task), **decoding) if X else []
         if not X:
             return []
-        if self.templates_ is None:
-            return model.tag(_maxent_inputs(X, model.task), **decoding)
-        return _decode_labels(model.w, model.space, self.templates_.transform(X))
+        return _decode_labels(model.w, model.space, self.templates_.transform(X), constraints)
 
     def predict_marginals(self, X):
         """P(label | sentence) at every token (forward-backward; chain models): per sentence an (n, K) array,
@@ -375,11 +380,18 @@ def _same_compiled(a: CompiledTemplates, b: CompiledTemplates) -> bool:
             and all(np.array_equal(x, y) for x, y in zip(a.keys, b.keys)))
 
 
-def _decode_labels(w, space, encoded):
-    from ..crfsuite.features import decode
+def _decode_labels(w, space, encoded, constraints=None):
     seq_ptr, tok_ptr, tok_attr = encoded
-    ids = decode(w, space.n_state, space.n_labels, space.map_ptr, space.map_label, space.map_feat, seq_ptr,
-                 tok_ptr, tok_attr, None)
+    if constraints is None:
+        from ..crfsuite.features import decode
+        ids = decode(w, space.n_state, space.n_labels, space.map_ptr, space.map_label, space.map_feat, seq_ptr,
+                     tok_ptr, tok_attr, None)
+    else:
+        from ..structured.constrained import allowed_labels, constrained_viterbi
+        allowed = allowed_labels(constraints, np.diff(seq_ptr), space.labels)
+        ids = np.empty(int(seq_ptr[-1]), dtype=np.int32)
+        constrained_viterbi(seq_ptr, tok_ptr, tok_attr, np.empty(0), space.map_ptr, space.map_label,
+                            space.map_feat, w, space.n_state, space.n_labels, allowed, ids)
     names = np.asarray([str(x) for x in space.labels], dtype=object)
     return [names[ids[seq_ptr[i]:seq_ptr[i + 1]]].tolist() for i in range(len(seq_ptr) - 1)]
 
