@@ -181,6 +181,8 @@ def add_tag_commands(subparsers) -> argparse.ArgumentParser:
                    help="with -C auto: K-fold cross-validation over the training sentences (default 5)")
     p.add_argument("--cv-plot", type=Path, default=None, metavar="FILE.png",
                    help="with -C auto: a plot of the cross-validated score against C")
+    p.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="with -C auto: run the folds in N worker processes (-1: one per core; default 1)")
     p.add_argument("--split", choices=("train", "test"), default=None,
                    help=SPLIT_HELP + "; --test reads the other part")
     p.add_argument("--eta", default="auto", help="crf/m3n with eg: initial learning rate (default: chosen on "
@@ -309,25 +311,44 @@ def _inputs_and_labels(sentences):
 
 def _cross_validated_C(args, kind, sentences, options, features) -> float:
     """-C auto: C of the best cross-validated score (chunk / NER F1, POS accuracy) along C = 2^-6 ... 2^10, each
-    fold trained as this command would train the model; prints the path (--json: reported on stderr too)."""
+    fold trained as this command would train the model, starting from its model at the previous C; --jobs: the
+    folds in worker processes. Prints the path (--json: reported on stderr too)."""
     from ..selection import DEFAULT_PATIENCE, grouped_path
     keywords = {**training_keywords(args, kind, options), "progress": False, "callback": None}
     keywords.pop("w0", None)            # --resume is for the final fit, not the folds
     measure = "accuracy" if args.task == "pos" else "f1"
     if kind == "chain":
         keywords.pop("eta", None)
-
-    def fit(train, C):
-        return _estimator(args, C, features).fit(*_inputs_and_labels(train), **keywords)
-
-    def score(model, test):
-        return _estimator_scores(model, test, args.task)[measure]
-    path = grouped_path(sentences, fit, score, cv=args.cv or 5, random_state=args.seed,
-                        patience=DEFAULT_PATIENCE, scoring=measure)
+    path = grouped_path(sentences, _FoldFit(args, features, keywords), _FoldScore(args.task, measure),
+                        cv=args.cv or 5, random_state=args.seed, patience=DEFAULT_PATIENCE, scoring=measure,
+                        warm_start=True, n_jobs=getattr(args, "jobs", None))
     print(f"{args.cv or 5}-fold cross-validation over C:\n{path.table()}", file=sys.stderr if args.json else sys.stdout)
     if args.cv_plot:
         path.plot(args.cv_plot)
     return path.best_C
+
+
+class _FoldFit:
+    """-C auto's fit of one fold at C (an object, so that --jobs can send it to a worker process): the command's
+    Tagger, warm-started from the fold's model at the previous C."""
+
+    def __init__(self, args, features, keywords):
+        self.args, self.features, self.keywords = args, features, keywords
+
+    def __call__(self, train, C, previous=None):
+        estimator = previous if previous is not None else _estimator(self.args, C, self.features)
+        estimator.set_params(C=C, warm_start=True)
+        return estimator.fit(*_inputs_and_labels(train), **self.keywords)
+
+
+class _FoldScore:
+    """-C auto's held-out score of a fold's model (chunk / NER F1 or POS accuracy)."""
+
+    def __init__(self, task, measure):
+        self.task, self.measure = task, measure
+
+    def __call__(self, model, test):
+        return _estimator_scores(model, test, self.task)[self.measure]
 
 
 def _estimator_scores(estimator, gold_sentences, task) -> dict:
