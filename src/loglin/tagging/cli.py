@@ -352,7 +352,7 @@ class _FoldScore:
 
 
 def _estimator_scores(estimator, gold_sentences, task) -> dict:
-    if estimator.model == "maxent":
+    if estimator.model == "maxent" and estimator.templates_ is None:       # OpenNLP's generators
         return estimator.model_.evaluate(gold_sentences)
     return _chain_scores(estimator, gold_sentences, task)
 
