@@ -99,6 +99,11 @@ def test_cli_c_auto_trains_the_model_at_the_cross_validated_c(tmp_path):
     res = json.loads(out.stdout.strip().splitlines()[-1])
     assert res["C"] == res["cv"]["best_C"] and res["cv"]["best_C"] in res["cv"]["Cs"]
     assert (tmp_path / "p.png").stat().st_size > 1000
+    jobs = subprocess.run([sys.executable, "-m", "loglin.cli", "train", str(data), "-C", "auto", "--cv", "3",
+                           "--jobs", "2", "-o", str(tmp_path / "m2.npz"), "--json"],
+                          capture_output=True, text=True, timeout=600)
+    assert jobs.returncode == 0, jobs.stderr
+    assert json.loads(jobs.stdout.strip().splitlines()[-1])["cv"] == res["cv"]
     bad = subprocess.run([sys.executable, "-m", "loglin.cli", "train", str(data), "-C", "abc", "-o",
                           str(tmp_path / "m.npz")], capture_output=True, text=True, timeout=600)
     assert bad.returncode != 0 and "expected a number or 'auto'" in bad.stderr
