@@ -230,7 +230,16 @@ def test_cli_trains_ner_and_template_file_models(tmp_path, capsys):
                  "-o", str(tmp_path / "bad.npz")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and f"{tmp_path / 'bad.txt'}:2:" in err[0] and not (tmp_path / "bad.npz").exists()
-    assert main(["tag", "train", "--task", "ner", "--model", "maxent", str(train), "-o", str(tmp_path / "x.npz")]) == 2
+    capsys.readouterr()
+    assert main(["tag", "train", "--task", "ner", "--model", "maxent", str(train), "-o", str(tmp_path / "x.npz"),
+                 "--test", str(test), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    maxent = load_model(tmp_path / "x.npz")
+    assert summary["kind"] == "maxent" and isinstance(maxent, loglin.Tagger) and maxent.model == "maxent"
+    expected = loglin.Tagger(model="maxent", features="ner", C=summary["C"]).fit(X, y)
+    assert maxent.predict(Xt) == expected.predict(Xt) and summary["test"]["f1"] > 40
+    assert main(["tag", str(tmp_path / "x.npz"), str(tmp_path / "in.txt")]) == 0
+    assert len(capsys.readouterr().out.split()) == 6
 
 
 def test_cli_chunk_crf_keeps_the_chain_model_file(conll, tmp_path, capsys):

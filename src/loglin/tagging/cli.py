@@ -157,8 +157,9 @@ def add_tag_commands(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--task", choices=("pos", "chunk", "ner"), default="pos",
                    help="default %(default)s; ner: CoNLL-2002/2003 columns, label last (crf / m3n models)")
     p.add_argument("--features", default=None, metavar="PRESET|FILE",
-                   help="crf / m3n: feature templates, a preset (pos, chunk, ner) or a template file; default "
-                        "the task's preset")
+                   help="feature templates, a preset (pos, chunk, ner) or a template file; default the task's "
+                        "preset. maxent: pos and chunk are OpenNLP's context generators, other templates give "
+                        "the template Maxent tagger (their attributes plus the previous one and two labels)")
     p.add_argument("--format", choices=("conll2000", "brown", "columns"), default="conll2000",
                    help="training data format; default %(default)s")
     p.add_argument("--model", choices=("maxent",) + CHAIN_MODELS, default=None,
@@ -241,15 +242,11 @@ def train_tagger(args) -> int:
     if args.model is None:
         args.model = "crf" if args.task == "ner" else "maxent"
     kind = "tagger" if args.model == "maxent" else "chain"
-    if args.task == "ner" and args.model == "maxent":
-        raise InvalidInputError("--task ner trains chain models (--model crf or m3n): the Maxent tagger's "
-                                "context generators are OpenNLP's POS and chunk ones")
     features = getattr(args, "features", None)      # `loglin train` on a tagging corpus has no --features
-    if features is not None and args.model == "maxent":
-        raise InvalidInputError("--features sets the templates of --model crf / m3n; the Maxent tagger uses "
-                                "OpenNLP's context generators of --task")
     features = args.task if features is None else features
-    if kind == "chain":
+    # --model maxent: OpenNLP's context generators for the pos / chunk presets, else the templates' attributes
+    templates = kind == "chain" or features not in ("pos", "chunk")
+    if templates:
         from .templates import template_set
         template_set(features)                          # a bad template file fails before the data is read
     C = None if args.C == "auto" else regularization(args, kind, "mm" if args.model == "m3n" else "ll")
@@ -275,6 +272,8 @@ def train_tagger(args) -> int:
     with about_file(args.train):
         estimator = _estimator(args, C, features).fit(*_inputs_and_labels(sentences),
                                                       **training_keywords(args, kind, options))
+    if templates:                                   # the template Maxent tagger: a loglin.Tagger file
+        return _report_tagger(args, estimator, features)
     tagger = estimator.model_
     estimator.save(args.output)
     if args.trace is not None:
@@ -288,6 +287,26 @@ def train_tagger(args) -> int:
         result["test"] = scores
         text += "\n" + _score_text(args.task, scores)
     report(args, result, text)
+    return 0
+
+
+def _report_tagger(args, estimator, features) -> int:
+    """Save a template Maxent tagger (a loglin.Tagger file), its trace, and report as for chain models."""
+    estimator.save(args.output)
+    result = estimator.result_
+    if args.trace is not None:
+        result.trace.save(args.trace)
+    summary = {"model": str(args.output), "task": args.task, "kind": args.model, "solver": args.solver,
+               "C": estimator.C, "features": features if isinstance(features, str) else "templates",
+               "iterations": result.iterations, "train_seconds": result.train_seconds,
+               "converged": bool(result.converged), "stop_reason": result.stop_reason}
+    text = f"trained {args.task} {args.model} over templates with {args.solver} -> {args.output}"
+    if args.test is not None:
+        scores = _chain_scores(estimator, _read_gold(args.test, args.format, args.task, _other(args.split)),
+                               args.task)
+        summary["test"] = scores
+        text += "\n" + _score_text(args.task, scores)
+    report(args, summary, text)
     return 0
 
 
