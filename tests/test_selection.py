@@ -181,6 +181,8 @@ def test_folds_in_worker_processes_give_the_serial_path(serial_numba):
     assert two.C_ == one.C_ and two.get_params()["n_jobs"] == -1
     np.testing.assert_array_equal(two.scores_, one.scores_)
     np.testing.assert_array_equal(two.coef_, one.coef_)
+    with pytest.raises(InvalidInputError, match="module-level functions"):
+        cross_validation_path(MaxentClassifier(), X, y, Cs, cv=2, n_jobs=2, scoring=lambda est, X, y: 1.0)
 
 
 def test_n_workers_follows_scikit_learn():

@@ -296,8 +296,14 @@ class FoldPool:
                 if received(mark) is not None:
                     raise KeyboardInterrupt
             return out
-        futures = [self.executor.submit(_run_in_worker, f, C, state) for f, state in enumerate(states)]
-        return [future.result() for future in futures]
+        import pickle
+        try:
+            futures = [self.executor.submit(_run_in_worker, f, C, state) for f, state in enumerate(states)]
+            return [future.result() for future in futures]
+        except pickle.PicklingError as exc:
+            raise InvalidInputError(f"n_jobs > 1 runs the folds in worker processes, which receive the estimator, "
+                                    f"scoring and fit functions by pickling: use module-level functions, not "
+                                    f"lambdas or closures ({exc})") from None
 
     def __exit__(self, kind, exc, tb):
         if self.executor is not None:
