@@ -300,7 +300,9 @@ class FoldPool:
         try:
             futures = [self.executor.submit(_run_in_worker, f, C, state) for f, state in enumerate(states)]
             return [future.result() for future in futures]
-        except pickle.PicklingError as exc:
+        except (pickle.PicklingError, AttributeError, TypeError) as exc:
+            if not isinstance(exc, pickle.PicklingError) and "pickle" not in str(exc):
+                raise                                   # a failure of the fit itself
             raise InvalidInputError(f"n_jobs > 1 runs the folds in worker processes, which receive the estimator, "
                                     f"scoring and fit functions by pickling: use module-level functions, not "
                                     f"lambdas or closures ({exc})") from None
