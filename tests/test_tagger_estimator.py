@@ -347,6 +347,12 @@ def test_template_maxent_tagger_uses_the_templates_and_the_label_history(tmp_pat
     assert loaded.predict(Xt) == ner.predict(Xt) and loaded.get_params()["features"] == "ner"
     with pytest.raises(ValueError, match="chain model"):
         ner.predict_marginals(Xt[:1])
+    from loglin.inspection import weights
+    listed = weights(loaded)
+    assert len(listed) == np.count_nonzero(loaded.coef_)
+    names = {name for _, name, _ in listed}
+    assert any(n.startswith("t=") for n in names) and any(n.startswith("t2=<s>,") for n in names)
+    assert any(n.startswith("w[0]=") for n in names)
 
 
 def test_template_maxent_sample_weight_two_is_the_sentence_twice():

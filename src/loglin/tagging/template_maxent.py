@@ -92,6 +92,18 @@ class TemplateHistoryFeatures:
         r, c = np.concatenate(rows), np.concatenate(cols)
         return sp.csr_matrix((np.ones(len(r)), (r, c)), shape=(n, self.n_predicates))
 
+    def predicate_name(self, p: int) -> str:
+        """``w[0]=the`` for an attribute; ``t=B-NP`` / ``t2=O,B-NP`` for a history predicate (``<s>``: start)."""
+        if p < self.group_ptr[1]:
+            if getattr(self, "_names", None) is None:
+                self._names = self.compiled.attribute_names()
+            return self._names[p]
+        K = self.n_labels
+        names = self.labels + ["<s>"]
+        h = int(np.searchsorted(self.group_ptr, p, side="right")) - 2
+        code = int(self.keys[p])
+        return f"t={names[code]}" if h == 0 else f"t2={names[code // (K + 1)]},{names[code % (K + 1)]}"
+
     # ------------------------------------------------------------------ what beam_decode reads
     def history_tables(self) -> dict:
         H = len(HISTORY_ATOMS)
