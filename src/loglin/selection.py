@@ -267,13 +267,18 @@ def _run_in_worker(f, C, state):
     return _quiet(_WORKER_TASK, f, C, state)
 
 
+_PRELOAD = ("loglin.selection", "loglin.tagging.estimator", "loglin.parsing.estimator", "loglin.crfsuite")
+
+
 class FoldPool:
     """Runs a path's fold fits: in this process (1 worker), or in worker processes that each receive the
     task and its data once, with the cores divided among them. Processes, not threads: loglin's Numba
     kernels hold the GIL (none is ``nogil``), so threads would run the folds one at a time. Workers are
-    spawned, not forked (a fork after the OpenMP pool has started is unsafe). Each fold's model travels
-    to a worker and back with its weights, so a fold's warm start is the same whichever worker runs it,
-    and the results equal those of one worker (up to the kernels' summation order at other thread counts)."""
+    forked from a fresh fork server that has imported loglin (``_PRELOAD``), never from this process (a
+    fork after the OpenMP pool has started is unsafe); spawned where there is no fork server. Each fold's
+    model travels to a worker and back with its weights, so a fold's warm start is the same whichever
+    worker runs it, and the results equal those of one worker (up to the kernels' summation order at
+    other thread counts)."""
 
     def __init__(self, task, workers: int):
         self.task, self.workers, self.executor = task, int(workers), None
@@ -284,7 +289,12 @@ class FoldPool:
             from concurrent.futures import ProcessPoolExecutor
             import numba
             threads = max(1, numba.get_num_threads() // self.workers)
-            self.executor = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
+            if "forkserver" in multiprocessing.get_all_start_methods():
+                context = multiprocessing.get_context("forkserver")
+                context.set_forkserver_preload(list(_PRELOAD))
+            else:
+                context = multiprocessing.get_context("spawn")
+            self.executor = ProcessPoolExecutor(self.workers, mp_context=context,
                                                 initializer=_start_worker, initargs=(self.task, threads))
         return self
 
