@@ -327,11 +327,10 @@ class FeatureExtractor:
         ctx_ptr = np.zeros(len(U) + 1, dtype=np.int64)
         np.cumsum(present.sum(axis=1), out=ctx_ptr[1:])
         ctx_pred = U[present].astype(index_dtype(self.n_predicates))
-        if token_weight is None:
-            pairs, pair_count = np.unique(ctx_of * K + y, return_counts=True)
-        else:
-            pairs, pair_of = np.unique(ctx_of * K + y, return_inverse=True)
-            pair_count = np.bincount(pair_of.ravel(), weights=token_weight, minlength=len(pairs))
+        pairs, pair_count = np.unique(ctx_of * K + y, return_counts=True)
+        if token_weight is not None:            # weighted counts c(x, y); pairs is sorted
+            pair_count = np.bincount(np.searchsorted(pairs, ctx_of * K + y), weights=token_weight,
+                                     minlength=len(pairs))
         obs_ctx = pairs // K
         obs_label = (pairs % K).astype(np.int32)
         obs_ptr = np.zeros(len(U) + 1, dtype=np.int64)
