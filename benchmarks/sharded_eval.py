@@ -7,7 +7,9 @@ on 2 threads and on a 2-worker Dask LocalCluster. Run alone:
                                                               # one process and 2 Dask workers only
 
 Prints one JSON object: per setting [seconds per fun_grad, evaluations, final objective], the
-cluster's start-up and the actors' load seconds. docs/decisions/0018 has the numbers.
+cluster's start-up and the actors' load seconds (docs/decisions/0018), and on the same cluster with 2 and
+16 shards an alternating A/B of the driver's gather, the workers' reduction tree and (Maxent) the sparse
+exchange (docs/decisions/0030).
 """
 import json
 import sys
@@ -57,10 +59,43 @@ def main(name="a9a", iterations=30):
     with DaskBackend(n_workers=2, timeout=600) as cluster:
         out["cluster_start_s"] = time.perf_counter() - started
         started = time.perf_counter()
-        with sharded(problem, C, 2, cluster) as objective:
+        with sharded(problem, C, 2, cluster, sparse_share=0.0) as objective:
             out["dask_load_s"] = time.perf_counter() - started
             out["dask_2_workers"] = seconds_per_evaluation(objective, iterations)
+        for shards in (2, 16):
+            out.update(exchange_ab(problem, C, cluster, iterations, shards))
     print(json.dumps(out))
+
+
+def exchange_ab(problem, C, cluster, iterations, shards, rounds=3):
+    """Whole vectors gathered at the driver vs a reduction tree on the workers vs only the touched coordinates
+    (Maxent), on the same ``shards`` shards, alternating: medians of the wall and driver CPU seconds per
+    evaluation, and the share of w each shard reads."""
+    from loglin.scale.sharded_objective import problem_kind
+    maxent = problem_kind(problem) == "maxent"
+    objectives = {"dense": sharded(problem, C, shards, cluster, sparse_share=0.0),
+                  "tree": sharded(problem, C, shards, cluster, reduction="tree")}
+    if maxent:
+        objectives["sparse"] = sharded(problem, C, shards, cluster, sparse_share=1.0)
+    samples = {name: [] for name in objectives}
+    try:
+        for _ in range(rounds):
+            for name, objective in objectives.items():
+                cpu = time.process_time()
+                wall, evaluations, f = seconds_per_evaluation(objective, iterations)
+                samples[name].append((wall, (time.process_time() - cpu) / evaluations, f))
+    finally:
+        for objective in objectives.values():
+            objective.close()
+    out = {}
+    if maxent:
+        shares = [len(t) / objectives["dense"].n for t in objectives["sparse"].touched]
+        out[f"touched_share_{shards}_shards"] = [min(shares), max(shares)]
+    for name, runs in samples.items():
+        out[f"exchange_{name}_{shards}_shards"] = {"wall_s_per_eval": float(np.median([r[0] for r in runs])),
+                                   "driver_cpu_s_per_eval": float(np.median([r[1] for r in runs])),
+                                   "objective": runs[-1][2]}
+    return out
 
 
 if __name__ == "__main__":

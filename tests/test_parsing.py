@@ -8,7 +8,8 @@ from loglin.data.conll import read_conllx
 from loglin.errors import InvalidInputError
 from loglin.structured import tree
 from loglin.parsing.dual import TreeDualState
-from loglin.parsing.model import ParserModel, is_punctuation, solve, train_parser, uas
+from loglin.parsing.estimator import train_parser
+from loglin.parsing.model import ParserModel, is_punctuation, solve, uas
 from loglin.parsing.problem import build_tree_problem, check_tree
 from loglin.solvers.base import minimize
 
@@ -145,3 +146,17 @@ def test_uas_and_punctuation():
     s = read_conllx(EN)[:1]        # The cat sleeps .
     r = uas(s, [np.array([2, 3, 0, 2])])
     assert r["uas"] == pytest.approx(75.0) and r["uas_no_punct"] == pytest.approx(100.0)
+
+
+def test_subset_is_the_problem_with_the_other_sentences_weighted_zero(english, serial_numba):
+    sentences, problem, _, _ = english
+    keep = [7, 0, 3]
+    sub = problem.subset(keep)
+    weight = np.zeros(problem.n_sentences)
+    weight[keep] = 1.0
+    zeroed = build_tree_problem(sentences, weight=weight)[0]
+    w = np.random.default_rng(2).normal(size=problem.n_features)
+    assert sub.n_sentences == 3 and np.array_equal(sub.heads, np.concatenate([sentences[i].heads for i in keep]))
+    for loss in ("ll", "mm"):
+        np.testing.assert_allclose(sub.objective(1.0, loss).fun_grad(w)[1], zeroed.objective(1.0, loss).fun_grad(w)[1],
+                                   rtol=1e-12, atol=1e-12)

@@ -104,3 +104,32 @@ def test_info_recognises_parser_models(tmp_path, capsys, serial_numba):
     assert info["train_sentences"] == 12
     assert main(["info", str(model)]) == 0
     assert "kind: parser" in capsys.readouterr().out
+
+
+@pytest.mark.filterwarnings("ignore::loglin.errors.ConvergenceWarning")
+@pytest.mark.parametrize("options", [["--max-iter", "4"], ["--solver", "lbfgs", "-C", "1", "--max-iter", "15"]])
+def test_cli_estimator_and_train_parser_are_one_path(tmp_path, options, serial_numba):
+    """`parse train`, loglin.Parser and train_parser, given the same options and nothing else, fit the same
+    weights: one set of defaults (solver, C, tol, seed) and one dev-UAS unit (percent) in the trace."""
+    import numpy as np
+    from loglin import Parser
+    from loglin.parsing.estimator import train_parser
+    from loglin.parsing.model import ParserModel, uas
+    model_file, trace_file = tmp_path / "cli.npz", tmp_path / "trace.json"
+    assert main(["parse", "train", str(EN), "-o", str(model_file), "--dev", str(EN), "--trace", str(trace_file),
+                 "--quiet", *options]) == 0
+    cli = ParserModel.load(model_file)
+    given = dict(zip(options[::2], options[1::2]))
+    params = {"max_iter": int(given["--max-iter"])}
+    if "--solver" in given:
+        params.update(solver=given["--solver"], C=float(given["-C"]))
+    sentences = read_conllx(EN)
+    parser = Parser(**params).fit(sentences, X_dev=sentences)
+    function = train_parser(sentences, **params)
+    np.testing.assert_array_equal(parser.coef_, cli.w)
+    np.testing.assert_array_equal(function.w, cli.w)
+    assert cli.solver == parser.model_.solver == function.solver and cli.C == parser.model_.C == function.C
+    last = parser.trace_.records[-1]["metric"]
+    assert last == pytest.approx(uas(sentences, parser.predict(sentences))["uas"]) and last > 1.0
+    cli_trace = [r["metric"] for r in json.loads(trace_file.read_text())["records"] if "metric" in r]
+    assert cli_trace[-1] == pytest.approx(last)

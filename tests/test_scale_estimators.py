@@ -44,3 +44,27 @@ def test_scale_out_parameters_are_checked_before_any_work():
         MaxentClassifier(backend="threads", n_workers=2).fit(X, y)
     with pytest.raises(ValueError, match="n_workers"):
         MaxentClassifier(n_workers=0).fit(X, y)
+
+
+class _HandedOver:
+    """A backend handed over with the call, as the CLI's and n_workers=' LocalCluster are."""
+    close_with_objective = True
+
+    def __init__(self):
+        self.closed = 0
+
+    def close(self):
+        self.closed += 1
+
+
+@pytest.mark.parametrize("refusal", [dict(C=-1.0), dict(loss="squared"), dict(solver="gis"),
+                                     dict(penalty="l7")])
+def test_a_refused_call_closes_the_backend_it_was_handed(refusal):
+    from loglin.errors import LoglinError
+    from loglin.problem import problem_from_matrix
+    from loglin.training import train
+    X, y = _data(3)
+    backend = _HandedOver()
+    with pytest.raises(LoglinError):
+        train(problem_from_matrix(X, y), **{"solver": "lbfgs", **refusal}, backend=backend)
+    assert backend.closed == 1

@@ -1,12 +1,14 @@
 """Sentence shards of the chain CRF and the parser (loglin.scale): loss parts sum to the full objective,
 L-BFGS over shards reaches the one-process optimum, Dask gives bitwise the in-process iterates, and
 `tag train --model crf --workers 2` writes the one-process model."""
+import json
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from loglin.data.conll import read_conllx
 from loglin.errors import InvalidInputError
 from loglin.scale import shard_bounds, sharded
 from loglin.solvers.base import minimize
@@ -149,9 +151,12 @@ def test_cli_parse_train_workers_and_refusals(tmp_path):
     from loglin.model_io import load_model
     common = ["parse", "train", str(EN), "-C", "1", "--tol", "1e-8", "--quiet"]
     assert main(common + ["-o", str(tmp_path / "one.npz"), "--solver", "lbfgs"]) == 0
-    assert main(common + ["-o", str(tmp_path / "two.npz"), "--workers", "2"]) == 0      # no --solver: lbfgs
+    assert main(common + ["-o", str(tmp_path / "two.npz"), "--workers", "2", "--dev", str(EN),
+                          "--trace", str(tmp_path / "two.json")]) == 0      # no --solver: lbfgs
     one, two = load_model(tmp_path / "one.npz"), load_model(tmp_path / "two.npz")
     assert two.solver == "lbfgs"
+    dev_uas = [r["metric"] for r in json.loads((tmp_path / "two.json").read_text())["records"] if "metric" in r]
+    assert dev_uas[-1] == pytest.approx(two.evaluate(read_conllx(EN))["uas"])       # in percent, as in-process
     assert np.linalg.norm(two.w - one.w) <= 1e-6 * np.linalg.norm(one.w)
     assert main(common + ["-o", str(tmp_path / "m3n.npz"), "--model", "m3n", "--workers", "2"]) == 2
     assert main(common + ["-o", str(tmp_path / "eg.npz"), "--solver", "eg", "--workers", "2"]) == 2

@@ -197,3 +197,15 @@ def test_m3n_defaults_converge_when_the_features_are_shared_by_many_sentences():
     last = res.trace.records[-1]
     assert res.stop_reason == "duality gap tolerance"
     assert 0 <= last["duality_gap"] <= default_gap_tol("chain", "mm") * last["objective"]
+
+
+def test_subset_is_the_problem_with_the_other_sentences_weighted_zero():
+    p = random_chain_problem(n_sent=7, weights=np.arange(1.0, 8.0))
+    keep = [5, 1, 2]
+    sub = p.subset(keep)
+    zeroed = random_chain_problem(n_sent=7, weights=np.where(np.isin(np.arange(7), keep), np.arange(1.0, 8.0), 0.0))
+    w = np.random.default_rng(3).normal(size=p.n_features)
+    assert sub.n_sentences == 3 and sub.n_tokens == sum(p.seq_ptr[i + 1] - p.seq_ptr[i] for i in keep)
+    for loss in ("ll", "mm"):
+        np.testing.assert_allclose(sub.objective(1.0, loss).fun_grad(w)[1], zeroed.objective(1.0, loss).fun_grad(w)[1],
+                                   rtol=1e-12, atol=1e-12)

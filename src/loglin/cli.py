@@ -21,9 +21,9 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .cli_options import (RESUME_HELP, check_numbers, chosen_solver, keeping_best_model, regularization, report,
-                          scale_out_backend, solver_options, split_encoding_option, training_keywords,
-                          training_options, worker_data)
+from .cli_options import (RESUME_HELP, check_numbers, chosen_solver, keep_solver_state, keeping_best_model,
+                          regularization, report, scale_out_backend, solver_options, split_encoding_option,
+                          training_keywords, training_options, worker_data)
 from .errors import DataFormatError, LoglinError, about_file
 from .outputs import check_writable
 from .training import DEFAULT_C, DEFAULT_MAX_ITER
@@ -181,11 +181,13 @@ def _train_flat(args, backend):
         problem, kind = _training_problem(args, C) if backend is None else worker_data(args, C, backend)
     problem_kind = "binary" if kind == "lr" else "maxent"
     solver = chosen_solver(args, problem_kind, problem=problem) if backend is None or args.solver else None
+    keywords = training_keywords(args, problem_kind, options)
     with keeping_best_model(args.output):
         model, result = train(problem, C, solver, warn=False, info={"data_format": args.format, "kind": kind},
-                              backend=backend, **training_keywords(args, problem_kind, options))
+                              backend=backend, **keywords)
     solver = result.solver
     model.save(args.output)
+    keep_solver_state(args.output, keywords, result, model)
     if args.trace:
         result.trace.save(args.trace)
     summary = {"solver": solver, "model": kind, "C": C, "objective": result.f, "grad_norm": result.grad_norm,

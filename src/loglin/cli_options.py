@@ -197,10 +197,26 @@ def training_keywords(args, kind: str, options: dict) -> dict:
     """The keyword arguments of :func:`loglin.training.train` that the shared options give; ``options``:
     the solver options from :func:`solver_options`, checked before any data was read."""
     resume = {} if getattr(args, "resume", None) is None else {"w0": resumed_weights(args.resume, kind)}
+    if kind != "tagger":        # L-BFGS's pairs and TRON's radius, kept beside the model for --resume
+        resume["checkpoint"] = resumed_solver_state(args.resume, resume.get("w0"))
     return {"tol": args.tol, "gap_tol": args.gap_tol, "max_iter": max_iter(args, kind),
             "time_limit": args.time_limit, "clock": args.clock, "random_state": args.seed,
             "progress": progress(args), "callback": trace_writer(args.trace), "penalty": args.penalty,
             "l1_ratio": args.l1_ratio, **resume, **options}
+
+
+def resumed_solver_state(model_path, w):
+    """The solver state written beside the model file ``model_path`` with these weights (an empty one when
+    there is none, or it belongs to another model): the run continues as the stopped run would have."""
+    from .solvers.checkpoint import SolverCheckpoint, checkpoint_path
+    saved = None if model_path is None else SolverCheckpoint.load(checkpoint_path(model_path), w)
+    return saved if saved is not None else SolverCheckpoint()
+
+
+def keep_solver_state(output, keywords: dict, result, model) -> None:
+    """After the model is written to ``output``: the solver state beside it unless the run converged."""
+    from .solvers.checkpoint import keep_solver_state as keep
+    keep(output, keywords.get("checkpoint"), bool(result.converged), model.w)
 
 
 def resumed_weights(path, kind: str):
@@ -221,6 +237,10 @@ def keeping_best_model(output):
     except LoglinError as exc:
         model, best = getattr(exc, "model", None), getattr(exc, "best", None)
         if model is not None:
+            checkpoint = getattr(exc, "checkpoint", None)
+            if checkpoint is not None and checkpoint.solver is not None:      # first: the model names it
+                from .solvers.checkpoint import checkpoint_path
+                checkpoint.save(checkpoint_path(output), model.w)
             model.save(output)                  # atomic: a temporary file renamed over the target
             print(f"loglin: warning: {exc}; kept the best model so far (objective {best.f:.8g} after "
                   f"{best.iterations} iterations) in {output}: continue with --resume {output}", file=sys.stderr)
@@ -268,15 +288,16 @@ def scale_out_backend(args, refusal: str | None = None):
 
 
 def scaled_structured_solver(args, model: str, solver: str, command: str) -> tuple[str, str | None]:
-    """(solver, refusal) for --workers / --scheduler on a chain or parser: L-BFGS unless --solver names a
-    shardable one (a sharded objective has no dual state, so the default EG does not apply)."""
+    """(solver, refusal) for --workers / --scheduler on a chain, a parser or the Maxent tagger: L-BFGS unless
+    --solver names a shardable one (a sharded objective has no dual state, so the default EG does not apply)."""
     from .scale import SHARDABLE_SOLVERS
     if getattr(args, "workers", None) is None and getattr(args, "scheduler", None) is None:
         return solver, None
-    if model == "crf" and args.solver in (None, "auto") and solver not in SHARDABLE_SOLVERS:
+    if model in ("crf", "maxent") and args.solver in (None, "auto") and solver not in SHARDABLE_SOLVERS:
         solver = "lbfgs"
-    if model != "crf" or solver not in SHARDABLE_SOLVERS:
-        return solver, (f"`{command}` with --workers / --scheduler trains --model crf with "
+    if model not in ("crf", "maxent") or solver not in SHARDABLE_SOLVERS:
+        models = "--model crf or maxent" if command == "loglin tag train" else "--model crf"
+        return solver, (f"`{command}` with --workers / --scheduler trains {models} with "
                         f"{' or '.join(s for s in SHARDABLE_SOLVERS if s != 'tron')}")
     return solver, None
 

@@ -51,7 +51,7 @@ import scipy.sparse as sp
 from .binary import binary_problem
 from .problem import MaxentProblem, class_weight_vector, problem_from_matrix
 from .training import ConvergenceWarning, available_solvers, train
-from .params import check_number, check_training_params, seed as _seed
+from .params import check_number, check_training_params, scale_out_keywords, seed as _seed
 
 __all__ = ["MaxentClassifier", "LogisticRegression", "ConvergenceWarning", "NotFittedError"]
 
@@ -353,16 +353,7 @@ class _LoglinClassifier(_ClassifierMixin, _BaseEstimator):
 
     def _scale_out(self) -> dict:
         """train()'s backend= from backend / client / n_workers (a LocalCluster made here is closed after the fit)."""
-        if self.backend is None and self.client is None and self.n_workers is None:
-            return {}
-        if self.client is not None:
-            return {"backend": self.client}
-        if self.n_workers is not None:
-            from .scale import DaskBackend
-            backend = DaskBackend(n_workers=int(self.n_workers))
-            backend.close_with_objective = True
-            return {"backend": backend}
-        return {"backend": self.backend}
+        return scale_out_keywords(self)
 
     def _set_result(self, model, result):
         self.model_ = model
@@ -423,12 +414,6 @@ class _LoglinClassifier(_ClassifierMixin, _BaseEstimator):
             clash = sorted(_RESERVED_OPTIONS.intersection(opts))
             if clash:
                 raise ValueError(f"solver_options may not set {clash}; use the estimator's parameters")
-        if self.client is not None and self.backend is not None:
-            raise ValueError("give backend or client, not both")
-        if self.n_workers is not None:
-            check_number(self, "n_workers", 1, False, integral=True)
-            if self.client is not None or self.backend not in (None, "dask"):
-                raise ValueError("n_workers starts a local Dask cluster: it goes with backend=None or 'dask' only")
 
     # ----------------------------------------------------------- prediction
     def _rows(self, X):

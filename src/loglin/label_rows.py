@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
+from .csr import offsets
 
 MIN_FRACTION = 0.25     # a predicate gets a dense row when seen with >= K/4 labels: a row then costs
                         # <= 4x its entries, which the vectorized loop more than pays for
@@ -67,8 +68,7 @@ class LabelRows:
         row_of = np.full(P, -1, dtype=np.int64)
         row_of[dense] = np.arange(n_rows)
         in_dense = dense[problem.ctx_pred]
-        dense_before = np.zeros(len(in_dense) + 1, dtype=np.int64)      # dense entries before each position
-        np.cumsum(in_dense, out=dense_before[1:])
+        dense_before = offsets(in_dense)      # dense entries before each position
         dense_ptr = dense_before[problem.ctx_ptr]
         sparse_ptr = problem.ctx_ptr - dense_ptr
         val = problem._val_or_empty()

@@ -35,6 +35,32 @@ def check_training_params(estimator, integers=(), C_may_be_none=False):
         raise ValueError(f"solver must be a solver name, got {estimator.solver!r}")
     if estimator.solver_options is not None and not isinstance(estimator.solver_options, dict):
         raise ValueError(f"solver_options must be a dict or None, got {type(estimator.solver_options).__name__}")
+    check_scale_out_params(estimator)
+
+
+def check_scale_out_params(estimator):
+    """backend / client / n_workers of an estimator that has them (a ValueError naming the clash)."""
+    backend, client, n_workers = (getattr(estimator, name, None) for name in ("backend", "client", "n_workers"))
+    if client is not None and backend is not None:
+        raise ValueError("give backend or client, not both")
+    if n_workers is not None:
+        check_number(estimator, "n_workers", 1, False, integral=True)
+        if client is not None or backend not in (None, "dask"):
+            raise ValueError("n_workers starts a local Dask cluster: it goes with backend=None or 'dask' only")
+
+
+def scale_out_keywords(estimator) -> dict:
+    """train()'s ``backend=`` from an estimator's backend / client / n_workers (none: {}); a LocalCluster
+    started here for n_workers is closed with the training objective."""
+    backend, client, n_workers = (getattr(estimator, name, None) for name in ("backend", "client", "n_workers"))
+    if client is not None:
+        return {"backend": client}
+    if n_workers is not None:
+        from .scale import DaskBackend
+        made = DaskBackend(n_workers=int(n_workers))
+        made.close_with_objective = True
+        return {"backend": made}
+    return {} if backend is None else {"backend": backend}
 
 
 def sequence_train_keywords(estimator, extra):
@@ -42,7 +68,7 @@ def sequence_train_keywords(estimator, extra):
     return {"tol": float(estimator.tol), "max_iter": int(estimator.max_iter), "time_limit": estimator.time_limit,
             "random_state": seed(estimator.random_state), "progress": estimator.verbose > 0,
             "penalty": estimator.penalty, "l1_ratio": estimator.l1_ratio, **(estimator.solver_options or {}),
-            **extra}
+            **(scale_out_keywords(estimator) if "backend" not in extra else {}), **extra}
 
 
 def seed(random_state):

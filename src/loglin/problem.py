@@ -29,6 +29,7 @@ from typing import Hashable, Sequence
 import numpy as np
 import scipy.sparse as sp
 
+from .csr import gather_rows, offsets
 from .errors import DataContentError, InvalidInputError
 from .scale import warn_if_badly_scaled
 
@@ -97,8 +98,7 @@ class MaxentProblem:
                                   np.diff(self.map_ptr))
         order = np.argsort(self.map_feat, kind="stable")
         self.occ_entry = order.astype(index_dtype(n_map))
-        self.occ_ptr = np.zeros(self.n_features + 1, dtype=np.int64)
-        np.cumsum(np.bincount(self.map_feat, minlength=self.n_features), out=self.occ_ptr[1:])
+        self.occ_ptr = offsets(np.bincount(self.map_feat, minlength=self.n_features))
         if self.reg is None:
             self.reg = np.ones(self.n_features)
         self._map_identity = self.n_features == n_map and bool(np.array_equal(self.map_feat, np.arange(n_map)))
@@ -170,8 +170,8 @@ class MaxentProblem:
         order = np.asarray(order, dtype=np.int64)
         if order.shape != (self.n_contexts,) or not np.array_equal(np.sort(order), np.arange(self.n_contexts)):
             raise InvalidInputError("order must be a permutation of the contexts")
-        ctx_ptr, entries = _gather_rows(self.ctx_ptr, order)
-        obs_ptr, obs = _gather_rows(self.obs_ptr, order)
+        ctx_ptr, entries = gather_rows(self.ctx_ptr, order)
+        obs_ptr, obs = gather_rows(self.obs_ptr, order)
         return MaxentProblem(ctx_ptr=ctx_ptr, ctx_pred=self.ctx_pred[entries],
                              ctx_val=None if self.ctx_val is None else self.ctx_val[entries],
                              map_ptr=self.map_ptr, map_label=self.map_label, map_feat=self.map_feat,
@@ -217,15 +217,6 @@ class MaxentProblem:
 
 
 # ====================================================================== building
-
-
-def _gather_rows(ptr, order):
-    """CSR row pointer of rows ``order`` of a CSR with pointer ``ptr``, and the entry indices to take."""
-    lengths = np.diff(ptr)[order]
-    new_ptr = np.zeros(len(order) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=new_ptr[1:])
-    entries = np.repeat(ptr[order] - new_ptr[:-1], lengths) + np.arange(new_ptr[-1], dtype=np.int64)
-    return new_ptr, entries
 
 
 def _encode_labels(y, classes=None):
@@ -281,8 +272,7 @@ def _merge_contexts(X: sp.csr_matrix, codes, weight, n_labels):
     pair_count = np.bincount(inv, weights=weight)
     obs_ctx = uniq_pairs // n_labels
     obs_label = (uniq_pairs % n_labels).astype(np.int32)
-    obs_ptr = np.zeros(n_unique + 1, dtype=np.int64)
-    np.cumsum(np.bincount(obs_ctx, minlength=n_unique), out=obs_ptr[1:])
+    obs_ptr = offsets(np.bincount(obs_ctx, minlength=n_unique))
     ctx_count = np.bincount(obs_ctx, weights=pair_count, minlength=n_unique)
     return U, ctx_count, obs_ptr, obs_label, pair_count
 
@@ -307,8 +297,7 @@ def _predicate_label_map(n_predicates, n_labels, seen=None, *, label_subset=None
     if label_subset is not None:
         keep = np.isin(labs, list(label_subset))
         preds, labs = preds[keep], labs[keep]
-    map_ptr = np.zeros(n_predicates + 1, dtype=np.int64)
-    np.cumsum(np.bincount(preds, minlength=n_predicates), out=map_ptr[1:])
+    map_ptr = offsets(np.bincount(preds, minlength=n_predicates))
     n_features = len(preds)
     return map_ptr, labs.astype(np.int32), np.arange(n_features, dtype=index_dtype(n_features)), n_features
 

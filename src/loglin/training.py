@@ -18,6 +18,7 @@ from .penalty import check_penalty, penalized
 from .solvers import TABLE, canonical, check, entry, serving
 from .solvers.base import minimize
 from .solvers.options import check_solver_options
+from .solvers.checkpoint import RESUMABLE
 
 __all__ = ["ConvergenceWarning", "DEFAULT_C", "DEFAULT_MM_C", "DEFAULT_MM_GAP_TOL", "DEFAULT_SOLVERS", "DEFAULT_TOL",
            "DEFAULT_GAP_TOL", "DEFAULT_MAX_ITER", "auto_binary", "auto_maxent", "available_solvers", "default_C",
@@ -147,7 +148,7 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
           tol: float = DEFAULT_TOL, gap_tol: float | None = None, max_iter: int | None = None,
           time_limit=None, random_state=None, progress=False, evaluate=None, callback=None, clock: str = "wall",
           warn=True, info=None, penalty: str = "l2", l1_ratio: float | None = None, backend=None, shards=None,
-          **options):
+          checkpoint=None, **options):
     """Fit ``problem`` and return (model, Result).
 
     ``C`` is LIBLINEAR's regularization constant (a BinaryProblem already has it
@@ -172,31 +173,44 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
     L-BFGS or OWL-QN (:func:`loglin.scale.sharded`); chain / tree default to L-BFGS there. The shard-side
     solvers ``cocoa`` and ``ipm-sgd`` (Maxent, LR) always run on shards: one in-process shard when neither
     is given; ``cocoa`` stops at a relative duality gap ``gap_tol`` (default: ``tol``).
+
+    ``checkpoint``: a :class:`~loglin.solvers.checkpoint.SolverCheckpoint` that L-BFGS and TRON fill with
+    their state after every iteration; when it holds this solver's state, the run continues from it (its
+    iterate replaces ``w0``) exactly as the stopped run would have. Other solvers leave it empty.
     """
     kind = problem_kind(problem)
     on_workers = hasattr(problem, "recipes")       # ShardedData (loglin.scale.sources): rows read by the workers
     on_shards = backend is not None or shards is not None or on_workers
     indexed = problem.glob if on_workers else problem      # what the model keeps to decode new input
-    rho = check_penalty(penalty, l1_ratio, loss)
-    penalty = "l2" if rho == 0.0 else penalty
-    if solver in (None, "auto"):
-        solver = default_solver(kind, loss, penalty, None if on_workers else problem)
-        if on_shards and solver in ("eg-acc", "eg"):
-            solver = "lbfgs"        # a sharded objective has no dual state; L-BFGS where TRON is poor (0019)
-    C = default_C(kind, loss) if C is None else C
-    max_iter = DEFAULT_MAX_ITER[kind] if max_iter is None else max_iter
-    name = canonical(solver)
-    if loss not in LOSSES:
-        raise InvalidInputError(f"loss must be one of {LOSSES}, got {loss!r}")
-    if kind != "binary" and (not np.isfinite(C) or C <= 0):
-        raise InvalidInputError(f"C must be positive and finite, got {C}")
-    check(name, kind, loss, "l1" if rho == 1.0 else "elasticnet" if rho > 0 else "l2")
-    options = check_solver_options(name, kind, options)
-    shard_side = "each_shard" in entry(name).needs          # cocoa, ipm-sgd: one in-process shard by default
-    scaled = on_shards or shard_side
-    if shard_side and not on_shards:
-        shards = 1
-    inner = _sharded(problem, kind, C, loss, name, backend, shards) if scaled else _objective(problem, kind, C, loss)
+    try:      # a cluster made for this call (the CLI's, n_workers=) must not outlive a refused call
+        rho = check_penalty(penalty, l1_ratio, loss)
+        penalty = "l2" if rho == 0.0 else penalty
+        if solver in (None, "auto"):
+            solver = default_solver(kind, loss, penalty, None if on_workers else problem)
+            if on_shards and solver in ("eg-acc", "eg"):
+                solver = "lbfgs"        # a sharded objective has no dual state; L-BFGS where TRON is poor (0019)
+        C = default_C(kind, loss) if C is None else C
+        max_iter = DEFAULT_MAX_ITER[kind] if max_iter is None else max_iter
+        name = canonical(solver)
+        if loss not in LOSSES:
+            raise InvalidInputError(f"loss must be one of {LOSSES}, got {loss!r}")
+        if kind != "binary" and (not np.isfinite(C) or C <= 0):
+            raise InvalidInputError(f"C must be positive and finite, got {C}")
+        check(name, kind, loss, "l1" if rho == 1.0 else "elasticnet" if rho > 0 else "l2")
+        options = check_solver_options(name, kind, options)
+        if checkpoint is not None and name in RESUMABLE:
+            if checkpoint.holds(name):
+                w0 = checkpoint.arrays["w"]
+            options["checkpoint"] = checkpoint
+        shard_side = "each_shard" in entry(name).needs          # cocoa, ipm-sgd: one in-process shard by default
+        scaled = on_shards or shard_side
+        if shard_side and not on_shards:
+            shards = 1
+        inner = (_sharded(problem, kind, C, loss, name, backend, shards) if scaled
+                 else _objective(problem, kind, C, loss))
+    except BaseException:
+        _release(backend)
+        raise
     objective = penalized(inner, penalty, l1_ratio)
     if rho > 0:
         info = {**(info or {}), "penalty": penalty, "l1_ratio": rho}
@@ -214,6 +228,7 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
     except LoglinError as exc:
         if scaled and getattr(exc, "best", None) is not None:     # a lost shard: the best model so far, to keep
             exc.model = _model(indexed, kind, objective, exc.best, solver, C, loss, space, info)
+            exc.checkpoint = checkpoint
         raise
     finally:
         if scaled:
@@ -242,10 +257,14 @@ def _sharded(problem, kind, C, loss, solver, backend, shards):
     elif solver not in SHARDABLE_SOLVERS:
         problem_text = f"backend= / shards= run the solvers {', '.join(SHARDABLE_SOLVERS)}, not {solver!r}"
     if problem_text:
-        if getattr(backend, "close_with_objective", False):
-            backend.close()
         raise InvalidInputError(problem_text)
     return sharded(problem, C, shards, "inprocess" if backend is None else backend)
+
+
+def _release(backend):
+    """Close a backend handed over with the call (``close_with_objective``); others stay the caller's."""
+    if getattr(backend, "close_with_objective", False):
+        backend.close()
 
 
 def _model(problem, kind, objective, result, solver, C, loss, space, info):

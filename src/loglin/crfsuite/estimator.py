@@ -22,7 +22,7 @@ import numpy as np
 from ..errors import ConvergenceWarning, ModelFormatError
 from ..estimators import NotFittedError, _BaseEstimator
 from ..model_io import load_npz_model, save_npz_model
-from ..params import string_label_sequences
+from ..params import check_scale_out_params, scale_out_keywords, string_label_sequences
 from ..penalty import from_crfsuite
 from ..structured.crf_features import ChainFeatureSpace
 from . import features as F
@@ -112,7 +112,8 @@ class CRF(_BaseEstimator):
 
     Parameters are sklearn-crfsuite's (None: CRFsuite's default) plus
     ``solver_options`` (extra keyword arguments of loglin's solver), ``random_state``
-    (seed of stochastic solvers) and ``time_limit`` (seconds). ``algorithm`` is
+    (seed of stochastic solvers), ``time_limit`` (seconds) and ``backend`` / ``client`` / ``n_workers``
+    (L-BFGS / OWL-QN over sentence shards, as :class:`loglin.MaxentClassifier`'s). ``algorithm`` is
     'lbfgs' (default), 'l2sgd' (loglin's sgd) or any loglin solver for chain CRFs
     ('eg', 'eg-batch', 'sgd'); 'ap', 'pa' and 'arow' are not available.
     """
@@ -123,7 +124,7 @@ class CRF(_BaseEstimator):
                  calibration_samples=None, calibration_candidates=None, calibration_max_trials=None,
                  pa_type=None, c=None, error_sensitive=None, averaging=None, variance=None, gamma=None,
                  verbose=False, model_filename=None, keep_tempfiles=False, trainer_cls=None,
-                 solver_options=None, random_state=0, time_limit=None):
+                 solver_options=None, random_state=0, time_limit=None, backend=None, client=None, n_workers=None):
         self.algorithm = algorithm
         self.min_freq = min_freq
         self.all_possible_states = all_possible_states
@@ -155,6 +156,9 @@ class CRF(_BaseEstimator):
         self.solver_options = solver_options
         self.random_state = random_state
         self.time_limit = time_limit
+        self.backend = backend
+        self.client = client
+        self.n_workers = n_workers
 
     # ------------------------------------------------------------------ parameters
     def solver_name(self) -> str:
@@ -220,6 +224,7 @@ class CRF(_BaseEstimator):
         period = int(self._number("period", DEFAULT_PERIOD, low=1, integral=True))
         delta = float(self._number("delta", DEFAULT_DELTA))
         self._warn_ignored(solver)
+        check_scale_out_params(self)
         options = dict(self.solver_options or {})
         if self.num_memories is not None and solver in ("lbfgs", "owlqn"):
             options["memory"] = int(self._number("num_memories", 6, low=1, integral=True))
@@ -265,7 +270,7 @@ class CRF(_BaseEstimator):
         model, result = train(problem, C, solver, tol=tol, max_iter=max_iter, time_limit=self.time_limit,
                               random_state=self.random_state, progress=bool(self.verbose), evaluate=evaluate,
                               callback=None if entry(solver).dual else _delta_test(period, delta, C),
-                              space=space, warn=False, **extra,
+                              space=space, warn=False, **extra, **scale_out_keywords(self),
                               **options)
         if not result.converged and result.stop_reason != "callback":     # CRFsuite's delta test is a stop
             warnings.warn(result.advice or f"{solver} stopped: {result.stop_reason}", ConvergenceWarning,

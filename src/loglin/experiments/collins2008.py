@@ -34,7 +34,7 @@ import numpy as np
 
 from ..solvers.base import minimize
 from .datasets import conll2000_files, mnist_dir, news20_multiclass_file
-from .harness import plot_series, save_trace, write_summary
+from .harness import output_dir, plot_series, save_trace, write_summary
 
 C_PRIME_GRID = (1000.0, 100.0, 10.0, 1.0)
 CLOCK = "cpu"                   # seconds and time limits in process CPU time (shared machine)
@@ -131,8 +131,7 @@ def _gap(r):
 
 def mnist_eg(out_dir: Path, quick=False, n_train=59000, its=None, time_limit=TIME_LIMIT):
     """Figs 4-6: validation error, primal/dual and duality gap of LLEG-Online for several C'."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_dir(out_dir)
     problem, val, note = _mnist(quick, n_train)
     its = its or (6 if quick else 20)
     rows, series = [], []
@@ -161,8 +160,7 @@ def mnist_eg(out_dir: Path, quick=False, n_train=59000, its=None, time_limit=TIM
 
 def mnist_order(out_dir: Path, quick=False, n_train=59000, its=None, time_limit=TIME_LIMIT):
     """Fig 7: randomized vs deterministic order at C' = 1."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_dir(out_dir)
     problem, val, note = _mnist(quick, n_train)
     its = its or (6 if quick else 20)
     runs = {}
@@ -192,8 +190,7 @@ def mnist_order(out_dir: Path, quick=False, n_train=59000, its=None, time_limit=
 def mnist_anneal(out_dir: Path, quick=False, n_train=59000, its=None, time_limit=TIME_LIMIT):
     """Fig 8: annealing C' = 10 -> 1 (C' = 1 + 9 * 0.7^(t-5) after 5 passes) vs plain EG at C' = 1."""
     from ..structured.eg import collins_annealing
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_dir(out_dir)
     problem, val, note = _mnist(quick, n_train)
     its = its or (6 if quick else 20)
     plain, _ = _eg_ll(problem, 1.0, val, its, time_limit=time_limit)
@@ -221,8 +218,7 @@ def mnist_path(out_dir: Path, quick=False, n_train=59000, its=None, time_limit=6
     """
     from ..solvers.eg import EGState
     from ..structured.eg import regularization_path
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_dir(out_dir)
     problem, val, note = _mnist(quick, n_train)
     n_values = n_values or (6 if quick else 24)     # the paper: 25 values from 1000 to 0.274
     Cps = [1000.0 * 0.7 ** k for k in range(n_values)]
@@ -256,8 +252,7 @@ def mnist_path(out_dir: Path, quick=False, n_train=59000, its=None, time_limit=6
 def mnist_mm(out_dir: Path, quick=False, n_train=59000, its=None, time_limit=TIME_LIMIT, gap_tol=1e-6):
     """MMEG-Online on MNIST: primal (multi-class hinge), dual and duality gap for C' = 10 and 1."""
     from ..structured.multiclass import MaxMarginObjective
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_dir(out_dir)
     problem, val, note = _mnist(quick, n_train)
     its = its or (6 if quick else 60)
     lines = ["| C' | effective its | CPU s | primal (C' scale) | dual (C' scale) | relative gap | validation error % | stop |",
@@ -363,8 +358,7 @@ def _pick_sgd_eta0(problem, C, val, grid=(1.0, 0.1, 0.01, 0.001, 0.0001)):
 
 def mnist_baselines(out_dir: Path, quick=False, n_train=59000, its=None, time_limit=TIME_LIMIT):
     """Figs 9-11 and 14: EG vs SGD vs L-BFGS on the log-linear primal, and the 1e-4 agreement check."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_dir(out_dir)
     problem, val, note = _mnist(quick, n_train)
     _baselines(out, problem, val, note, (10.0, 1.0) if not quick else (10.0,), its or (6 if quick else 25),
                "Collins et al. 2008, Figs 9-11, 14: EG vs SGD vs L-BFGS on MNIST", time_limit=time_limit,
@@ -373,8 +367,7 @@ def mnist_baselines(out_dir: Path, quick=False, n_train=59000, its=None, time_li
 
 def news20_baselines(out_dir: Path, quick=False, its=None, time_limit=TIME_LIMIT):
     """The EG / SGD / L-BFGS comparison on news20."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_dir(out_dir)
     problem, val, note = _news20(quick)
     _baselines(out, problem, val, note, (1.0, 0.1) if not quick else (1.0,), its or (5 if quick else 30),
                "EG vs SGD vs L-BFGS on news20 (the paper's section 7.1 protocol)", time_limit=time_limit,
@@ -433,8 +426,7 @@ def conll_crf(out_dir: Path, quick=False, C=1.0, its=None, solvers=("L-BFGS", "E
     Each method gets ``time_limit`` CPU seconds; its trace and the summary are written when it ends."""
     from ..structured.eg import collins_annealing
     from ..structured.sgd import choose_eta0
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_dir(out_dir)
     train, test, problem, space, f1, note = conll_chunking(quick)
     note += f"; timings in process CPU seconds on a shared 2-core machine, {time_limit:g} CPU s per method"
     obj = problem.objective(C)
@@ -502,8 +494,7 @@ def _conll_crf_summary(out, C, runs, extra, note):
 
 def conll_crf_eg(out_dir: Path, quick=False, C=1.0):
     """Online EG alone on the CoNLL-2000 CRF (dual started at the gold labellings), to a small duality gap."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_dir(out_dir)
     train, test, problem, space, f1, note = conll_chunking(quick)
     res = minimize(problem.objective(C), "chain-eg", tol=0.0, gap_tol=1e-5, max_iter=8 if quick else 40,
                    evaluate=f1, random_state=0, clock=CLOCK)
@@ -527,8 +518,7 @@ def _token_error(space, sentences):
 
 def conll_m3n(out_dir: Path, quick=False, C=0.1, its=None, time_limit=TIME_LIMIT):
     """M3N on CoNLL-2000: online EG vs the 1-slack cutting-plane structural SVM, by time and by passes."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_dir(out_dir)
     train, test, problem, space, f1, note = conll_chunking(quick)
     obj = problem.objective(C, loss="mm")
     its = its or (8 if quick else 40)

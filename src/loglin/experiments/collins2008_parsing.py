@@ -28,7 +28,7 @@ from ..solvers.base import minimize
 from ..trace import Trace
 from .collins2008 import collins_scale, effective_iterations, plot_collins, write_report
 from .datasets import conll2007_spanish_files
-from .harness import save_trace
+from .harness import output_dir, save_trace
 
 DEV_SENTENCES = 300
 LL_C, MM_C = 0.1, 0.01          # C' = 10 chosen on the dev split (log-linear); C' = 100, the paper's best for M3N
@@ -131,8 +131,7 @@ def parse_ll(out_dir: Path, quick=False, C=LL_C, its=None, time_limit=None):
     """
     from ..parsing.model import ParserModel
     from ..structured.eg import collins_annealing
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_dir(out_dir)
     problem, space, scorer, note = _setup(quick)
     obj = problem.objective(C, "ll")
     its = its or (4 if quick else 25)
@@ -195,8 +194,7 @@ def parse_mm(out_dir: Path, quick=False, C=MM_C, its=None, time_limit=None):
     EG runs ``its`` epochs (default 40) or ``time_limit`` CPU seconds, whichever comes first; the cutting
     plane then gets the CPU time EG used.
     """
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_dir(out_dir)
     problem, space, scorer, note = _setup(quick)
     obj = problem.objective(C, "mm")
     its = its or (4 if quick else 40)
@@ -271,8 +269,7 @@ def parse_path(out_dir: Path, quick=False, c_primes=PATH_C_PRIME, cold_c_primes=
     """
     from ..parsing.dual import TreeDualState
     from ..structured.eg import regularization_path
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_dir(out_dir)
     problem, space, scorer, note = _setup(quick, split_dev=True)
     if quick:
         c_primes, cold_c_primes = c_primes[::3], cold_c_primes[:1]

@@ -31,7 +31,7 @@ __all__ = ["Claim", "verdict", "relative_difference", "time_to_level", "faster",
            "order_claims", "metric_agreement", "reference_note", "warm_up", "sparse_evaluator", "every_kth",
            "timed_minimize", "run_timed", "race", "Reference", "reference_optimum", "best_final_point",
            "save_trace", "save_traces", "timing_table", "write_summary", "plot_convergence", "plot_series",
-           "peak_rss_gb"]
+           "peak_rss_gb", "output_dir"]
 
 
 # ====================================================================== claims
@@ -266,6 +266,13 @@ def peak_rss_gb():
 
 
 # ====================================================================== writing
+
+
+def output_dir(path) -> Path:
+    """The experiment's output directory, created if missing."""
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 def save_trace(out_dir, stem, trace):

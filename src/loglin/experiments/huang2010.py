@@ -26,7 +26,6 @@ small slices in well under a minute.
 """
 from __future__ import annotations
 
-import functools
 import json
 from pathlib import Path
 
@@ -36,9 +35,8 @@ import scipy.sparse as sp
 from ..kernels.maxent import decision_rows
 from ..problem import problem_from_matrix
 from .datasets import document_data, nlp_dataset, nlp_names
-from .harness import (Claim, faster, faster_any, order_claims, plot_convergence, race, reference_optimum,
-                      run_timed, save_traces, sparse_evaluator, time_to_level, timing_table, warm_up,
-                      write_summary)
+from .harness import (Claim, faster, faster_any, order_claims, output_dir, plot_convergence, race, reference_optimum,
+                      run_timed, save_traces, sparse_evaluator, time_to_level, timing_table, warm_up, write_summary)
 
 LEVELS = (1e-1, 1e-2, 1e-3, 1e-4)        # relative differences at which methods are timed
 IS_CD = ("cd", "scgis", "gis")
@@ -95,8 +93,7 @@ def _summary(out_dir, title, settings, panels, claims, extra=()):
 def table3(out_dir: Path, quick: bool = False, datasets=None, data_dir=None, **kw):
     """Statistics of the NLP data: X, Y, n, #nz, ours next to the paper's Table 3."""
     from ..tagging.datasets import PAPER_NAMES, PAPER_STATS
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = output_dir(out_dir)
     rows = ["| data | X ours / paper | Y ours / paper | n ours / paper | #nz ours / paper |", "|---|---|---|---|---|"]
     stats = {}
     for name in datasets or nlp_names(quick):
@@ -151,8 +148,7 @@ def fig3(out_dir: Path, quick: bool = False, datasets=None, time_limit=None, C: 
          data_dir=None, solvers=("cd", "scgis", "lbfgs", "tron"), **kw):
     """LR as Maxent on document data, sigma^2 = C l (section 5.2, Figure 3)."""
     datasets = datasets or (("a9a",) if quick else ("a9a", "news20", "20newsgroups"))
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = output_dir(out_dir)
     time_limit = time_limit or (0.5 if quick else 60.0)
     panels, claims, settings = {}, [], []
     for label, Xtr, ytr, Xte, yte, bias in _document_panels(quick, data_dir, datasets):
@@ -187,8 +183,7 @@ def fig4(out_dir: Path, quick: bool = False, datasets=None, time_limit=None,
          sigma2_factors=(0.5, 1.0, 4.0), data_dir=None, **kw):
     """CD with and without the upper-bound test (38) of the line search (CD vs CDD, Figure 4)."""
     datasets = datasets or (("a9a",) if quick else ("a9a", "news20"))
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = output_dir(out_dir)
     time_limit = time_limit or (0.5 if quick else 30.0)
     panels, claims, settings, skip_rows = {}, [], [], []
     for name in datasets:
@@ -237,15 +232,4 @@ def fig4(out_dir: Path, quick: bool = False, datasets=None, time_limit=None,
     return panels
 
 
-def _reproduce(fn):
-    @functools.wraps(fn)
-    def run(out_dir: Path, quick: bool = False, **kw):
-        return fn(Path(out_dir), quick=quick, **kw)
-    return run
-
-
-REPRODUCE = {            # Figure 2 is in huang2010_fig2
-    "huang2010-table3": _reproduce(table3),
-    "huang2010-fig3": _reproduce(fig3),
-    "huang2010-fig4": _reproduce(fig4),
-}
+REPRODUCE = {"huang2010-table3": table3, "huang2010-fig3": fig3, "huang2010-fig4": fig4}     # Figure 2: huang2010_fig2

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from .datasets import head_contexts, nlp_dataset, nlp_names
-from .harness import (Claim, best_final_point, faster_any, metric_agreement, order_claims, plot_convergence,
+from .harness import (Claim, best_final_point, faster_any, metric_agreement, order_claims, output_dir, plot_convergence,
                       reference_note, reference_optimum, run_timed, sparse_evaluator, timing_table, verdict,
                       write_summary)
 from .huang2010 import IS_CD, LEVELS, METRIC_AGREEMENT, QUICK_CONTEXTS, QUICK_ITER, warm_up_maxent
@@ -120,8 +120,7 @@ def fig2(out_dir: Path, quick: bool = False, datasets=None, time_limit=None, sig
     some methods a budget of their own (e.g. longer for CD/SCGIS/GIS, whose ordering is the claim); the
     others keep ``time_limit``, so their earlier traces are reused.
     """
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = output_dir(out_dir)
     time_limit = time_limit or (0.5 if quick else 300.0)
     max_iter = QUICK_ITER if quick else 100_000
     names = tuple(datasets or nlp_names(quick))

@@ -36,15 +36,14 @@ import json
 import math
 import statistics
 import time
-from pathlib import Path
 
 import numpy as np
 
 from ..binary import binary_problem
 from ..solvers import minimize
 from .datasets import lr_data
-from .harness import (faster, peak_rss_gb, plot_convergence, race, reference_optimum, save_traces, time_to_level,
-                      timed_minimize, timing_table, warm_up, write_summary)
+from .harness import (faster, output_dir, peak_rss_gb, plot_convergence, race, reference_optimum, save_traces,
+                      time_to_level, timed_minimize, timing_table, warm_up, write_summary)
 
 LEVELS = (1e-1, 1e-2, 1e-3, 1e-4, 1e-6)
 LR_C = {"a9a": 4.0}                         # the paper's C for a9a (its Table 2, by CV)
@@ -200,8 +199,7 @@ def timing_rows(panels, levels=LEVELS):
 def fig2(out_dir, quick=False, datasets=None, time_limit=None, max_iter=None, data_dir=None,
          solvers=LR_SOLVERS, **kw):
     """LR on document data: the six methods of section 6.1."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = output_dir(out_dir)
     datasets = datasets or (("a9a",) if quick else ("a9a", "news20", "20newsgroups"))
     time_limit = time_limit or (3.0 if quick else 60.0)
     max_iter = max_iter or (40 if quick else 2000)
@@ -287,8 +285,7 @@ def times_to_levels(objective, solver, f_star, levels, seed=0, max_passes=500, *
 def table3(out_dir, quick=False, datasets=None, xis=(0.1, 0.5, 0.9), repeats=None, data_dir=None,
            level=1e-2, **kw):
     """CDdual with xi in {0.1, 0.5, 0.9}: time to relative difference 1e-2."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = output_dir(out_dir)
     datasets = datasets or (("a9a",) if quick else ("a9a", "news20"))
     repeats = repeats or (1 if quick else 5)
     table, raw, Cs = {}, {}, {}
@@ -336,8 +333,7 @@ def fig4(out_dir, quick=False, datasets=None, time_limit=None, max_iter=None, da
     """BN (bisection then Newton, Algorithm 9) vs CDdual (Algorithm 4): one traced run each for the plot,
     and the claims on the median CPU time to ``levels`` over ``repeats`` runs (permutation seeds 0..R-1,
     the two methods alternating), since single sub-second timings on a shared machine are noisy."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = output_dir(out_dir)
     datasets = datasets or (("a9a",) if quick else ("a9a", "news20"))
     time_limit = time_limit or (3.0 if quick else 30.0)
     max_iter = max_iter or (40 if quick else 1000)

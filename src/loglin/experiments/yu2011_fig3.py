@@ -16,7 +16,7 @@ from pathlib import Path
 from ..errors import InvalidInputError
 from ..trace import Trace
 from .datasets import NLP_NAMES, nlp_dataset
-from .harness import every_kth, faster, plot_convergence, reference_optimum, save_traces, write_summary
+from .harness import every_kth, faster, output_dir, plot_convergence, reference_optimum, save_traces, write_summary
 from .yu2011 import LABELS, ME_SOLVERS, VARIANTS, labelled, run, timing_rows, warm_up_solvers
 
 NO_REFERENCE_NOTE = ("- no reference run: P* is the lowest primal objective of these runs, so the best run reaches "
@@ -41,8 +41,7 @@ def fig3(out_dir, quick=False, datasets=None, time_limit=None, max_iter=None, da
     Each method's trace, the summary and the plot are written as soon as the method finishes,
     so a run cut off later still leaves the finished methods' results; :func:`fig3_resummarize`
     rebuilds them from the saved traces with another reference."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = output_dir(out_dir)
     names = datasets or (("conll2000-pos",) if quick else NLP_NAMES)
     time_limit = time_limit or (3.0 if quick else 600.0)
     max_iter = max_iter or (10 if quick else 1000)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..csr import offsets
 from ..errors import DataContentError, InvalidInputError
 from ..model_io import strictly_increasing
 from ..problem import MaxentProblem, index_dtype
@@ -94,9 +95,7 @@ def sentence_pointer(sentences) -> np.ndarray:
     lengths = np.fromiter((len(s) for s in sentences), dtype=np.int64, count=len(sentences))
     if np.any(lengths == 0):
         raise InvalidInputError("empty sentence")
-    ptr = np.zeros(len(sentences) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=ptr[1:])
-    return ptr
+    return offsets(lengths)
 
 
 def intern(flat_strings) -> tuple[np.ndarray, list]:
@@ -324,8 +323,7 @@ class FeatureExtractor:
         first, ctx_of = _merge_rows(pred)
         U = pred[first]
         present = U >= 0
-        ctx_ptr = np.zeros(len(U) + 1, dtype=np.int64)
-        np.cumsum(present.sum(axis=1), out=ctx_ptr[1:])
+        ctx_ptr = offsets(present.sum(axis=1))
         ctx_pred = U[present].astype(index_dtype(self.n_predicates))
         pairs, pair_count = np.unique(ctx_of * K + y, return_counts=True)
         if token_weight is not None:            # weighted counts c(x, y); pairs is sorted
@@ -333,8 +331,7 @@ class FeatureExtractor:
                                      minlength=len(pairs))
         obs_ctx = pairs // K
         obs_label = (pairs % K).astype(np.int32)
-        obs_ptr = np.zeros(len(U) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(obs_ctx, minlength=len(U)), out=obs_ptr[1:])
+        obs_ptr = offsets(np.bincount(obs_ctx, minlength=len(U)))
         ctx_count = np.bincount(obs_ctx, weights=pair_count, minlength=len(U))
         # (predicate, label) pairs seen in training: from the distinct (context, label) pairs
         lengths = np.diff(ctx_ptr)[obs_ctx]
@@ -346,8 +343,7 @@ class FeatureExtractor:
             seen = _distinct(ctx_pred[starts + within].astype(np.int64) * K + np.repeat(obs_label, lengths),
                              self.n_predicates * K)
         map_pred = seen // K
-        map_ptr = np.zeros(self.n_predicates + 1, dtype=np.int64)
-        np.cumsum(np.bincount(map_pred, minlength=self.n_predicates), out=map_ptr[1:])
+        map_ptr = offsets(np.bincount(map_pred, minlength=self.n_predicates))
         n_features = len(seen)
         return MaxentProblem(
             ctx_ptr=ctx_ptr, ctx_pred=ctx_pred, ctx_val=None,
@@ -361,8 +357,7 @@ class FeatureExtractor:
         """Labels seen with each training word (for tag-dictionary decoding)."""
         K = self.n_labels
         pairs = np.unique(word_ids * K + y)
-        self.dict_ptr = np.zeros(len(self.words) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(pairs // K, minlength=len(self.words)), out=self.dict_ptr[1:])
+        self.dict_ptr = offsets(np.bincount(pairs // K, minlength=len(self.words)))
         self.dict_label = (pairs % K).astype(np.int32)
 
     # ------------------------------------------------------------ decoding
@@ -372,8 +367,7 @@ class FeatureExtractor:
                 for t, g in zip(self.templates, self.template_group) if not t.history]
         pred = np.stack(cols, axis=1) if cols else np.full((tokens.n_tokens, 0), -1)
         present = pred >= 0
-        ptr = np.zeros(tokens.n_tokens + 1, dtype=np.int64)
-        np.cumsum(present.sum(axis=1), out=ptr[1:])
+        ptr = offsets(present.sum(axis=1))
         return ptr, pred[present].astype(np.int64)
 
     def history_static_codes(self, tokens: Tokens) -> np.ndarray:

@@ -8,6 +8,7 @@ package keeps the parser's features, problem, I/O and UAS; the structured solver
 * :mod:`.problem`   TreeProblem: sentences, arc slots and their features as flat arrays
 * :mod:`.objective` CRF (P-LL) and M3N (P-MM) primal objectives (kind "tree")
 * :mod:`.dual`      D-LL / D-MM in arc-part form for EG
-* :mod:`.model`     ParserModel (parse / evaluate / save / load), UAS, train_parser
+* :mod:`.model`     ParserModel (parse / evaluate / save / load), UAS
+* :mod:`.estimator` loglin.Parser, and train_parser (one call of it)
 * :mod:`.cli`       ``loglin parse train|evaluate|run``
 """

@@ -68,8 +68,8 @@ def write_with_heads(path, out, heads) -> None:
 
 def _train(args):
     check_writable(args.output)
-    from ..cli_options import (chosen_solver, keeping_best_model, regularization, report, scale_out_backend,
-                               scaled_structured_solver, solver_options, training_keywords)
+    from ..cli_options import (chosen_solver, keep_solver_state, keeping_best_model, regularization, report,
+                               scale_out_backend, scaled_structured_solver, solver_options, training_keywords)
     from .estimator import Parser
     from .model import check_options
     C = regularization(args, "tree")
@@ -95,6 +95,7 @@ def _train(args):
             backend.close()
     seconds = time.perf_counter() - start
     (model if parser is None else parser).save(args.output)
+    keep_solver_state(args.output, keywords, result, model)
     if args.trace is not None:
         result.trace.save(args.trace)
     info = model.info
@@ -117,17 +118,16 @@ def _train_on_workers(args, solver, C, dev, backend, keywords):
     from ..data._files import _ENCODING
     from ..scale.sources import FileSource, scan
     from ..training import train
-    from .model import ParserModel, uas
+    from .model import dev_uas_metric, training_info
     if not Path(args.train).exists():
         raise InvalidInputError(f"{args.train}: no such file")
     start = time.perf_counter()
     data = scan(FileSource(args.train, "conllx", "tree", cutoff=args.cutoff, encoding=_ENCODING.get()), backend)
     space = data.glob.space
-    evaluate = None if dev is None else (lambda w: uas(dev, ParserModel(space, w).parse(dev))["uas"])
     keywords.setdefault("random_state", 0)
-    info = {"train_sentences": int(sum(data.rows)), "non_projective_skipped": data.glob.skipped,
-            "n_features": space.n_features, "feature_build_seconds": time.perf_counter() - start}
-    return train(data, C, solver, loss="ll", space=space, evaluate=evaluate, info=info, backend=backend, **keywords)
+    info = training_info(sum(data.rows), data.glob.skipped, space, time.perf_counter() - start)
+    return train(data, C, solver, loss="ll", space=space, evaluate=dev_uas_metric(dev, space), info=info,
+                 backend=backend, **keywords)
 
 
 def _evaluate(args):

@@ -8,7 +8,10 @@ X is a list of sentences, each a list of tokens (word, pos), (word, cpos, pos)
 or a CoNLL-X / CoNLL-U row of 10 fields, or a :class:`loglin.data.conll.Sentence`
 (then y may be None: the sentences' own heads). y: per sentence the head of
 every word (1-based token ids, 0 = root). Non-projective training trees are
-skipped (``n_skipped_``), as :func:`~loglin.parsing.model.train_parser` does.
+skipped (``n_skipped_``). :func:`train_parser` is the same fit as one call returning the model.
+The defaults (C, solver, tol, max_iter) are :mod:`loglin.training`'s for tree models; with a dev set the
+trace's ``metric`` is the dev UAS in percent, as :func:`~loglin.parsing.model.uas` reports it
+(:meth:`Parser.score` alone is a fraction, scikit-learn's convention).
 """
 from __future__ import annotations
 
@@ -19,8 +22,9 @@ import numpy as np
 from ..data.conll import Sentence
 from ..estimators import NotFittedError, _BaseEstimator, _check_sample_weight, _plain
 from ..params import check_training_params, sequence_train_keywords
-from ..errors import DataContentError, ModelFormatError
-from .model import MODELS, ParserModel, uas
+from ..errors import DataContentError, InvalidInputError, ModelFormatError
+from ..training import DEFAULT_C, DEFAULT_MAX_ITER, DEFAULT_TOL
+from .model import MODELS, ParserModel, check_options, dev_uas_metric, training_info
 
 
 def as_sentence(tokens, heads=None, where="sentence") -> Sentence:
@@ -75,17 +79,18 @@ def _sentences(X, y, what):
 class Parser(_BaseEstimator):
     """Arc-factored projective dependency parser (CRF or M3N), trained by any tree solver.
 
-    Parameters: ``model`` "crf" / "m3n"; ``C`` (LIBLINEAR scale; default 0.1 = Collins et al.'s C' = 10);
+    Parameters: ``model`` "crf" / "m3n"; ``C`` (LIBLINEAR scale; default DEFAULT_C["tree"] = 0.1 = Collins et
+    al.'s C' = 10);
     ``solver`` "auto" (EG) or "eg", "eg-batch", "lbfgs", "sgd" (CRF), "cutting-plane" (M3N); ``tol``,
-    ``max_iter`` (epochs of EG), ``time_limit``; ``cutoff`` (keep features seen on >= cutoff gold arcs);
+    ``max_iter`` (epochs of EG; default DEFAULT_MAX_ITER["tree"]), ``time_limit``; ``cutoff`` (keep features seen on >= cutoff gold arcs);
     ``penalty``, ``l1_ratio``; ``warm_start``; ``random_state``; ``verbose``; ``solver_options``.
 
     Attributes: ``model_`` (:class:`ParserModel`), ``coef_``, ``n_iter_``, ``objective_``, ``trace_``
-    (dev UAS per iteration as ``metric`` when a dev set is given), ``n_skipped_`` (non-projective trees).
+    (dev UAS in percent per iteration as ``metric`` when a dev set is given), ``n_skipped_`` (non-projective trees).
     """
 
-    def __init__(self, model="crf", C=0.1, *, penalty="l2", l1_ratio=None, solver="auto", tol=1e-4, max_iter=200,
-                 time_limit=None, cutoff=1, warm_start=False, random_state=0, verbose=0, solver_options=None):
+    def __init__(self, model="crf", C=DEFAULT_C["tree"], *, penalty="l2", l1_ratio=None, solver="auto",
+                 tol=DEFAULT_TOL, max_iter=DEFAULT_MAX_ITER["tree"], time_limit=None, cutoff=1, warm_start=False, random_state=0, verbose=0, solver_options=None):
         self.model = model
         self.C = C
         self.penalty = penalty
@@ -102,8 +107,9 @@ class Parser(_BaseEstimator):
 
     def _check_params(self):
         if self.model not in MODELS:
-            raise ValueError(f"model must be one of {MODELS}, got {self.model!r}")
+            raise InvalidInputError(f"model must be one of {MODELS}, got {self.model!r}")
         check_training_params(self, integers=(("cutoff", 1),))
+        check_options(self.model, self.solver)          # before the features are built
 
     def fit(self, X, y=None, sample_weight=None, X_dev=None, y_dev=None, **train_options):
         """Fit on sentences X with heads y; ``sample_weight``: one weight per sentence (its loss multiplier);
@@ -123,17 +129,10 @@ class Parser(_BaseEstimator):
         if (self.warm_start and previous is not None and len(previous.w) == space.n_features
                 and np.array_equal(previous.space.keys, space.keys)):
             w0 = previous.w
-        evaluate = None
-        if dev is not None:
-            def evaluate(w):
-                return uas(dev, ParserModel(space, w).parse(dev))["uas"] / 100.0
         keywords = sequence_train_keywords(self, train_options)
         model, result = train(problem, float(self.C), self.solver, loss="ll" if self.model == "crf" else "mm",
-                              space=space, w0=w0, evaluate=evaluate,
-                              info={"train_sentences": problem.n_sentences,
-                                    "non_projective_skipped": skipped,
-                                    "n_features": space.n_features, "feature_build_seconds": build_seconds},
-                              **keywords)
+                              space=space, w0=w0, evaluate=dev_uas_metric(dev, space),
+                              info=training_info(problem.n_sentences, skipped, space, build_seconds), **keywords)
         self.model_, self.coef_ = model, model.w
         self.n_iter_, self.objective_, self.trace_ = int(result.iterations), float(result.f), result.trace
         self.result_, self.n_skipped_ = result, skipped
@@ -187,4 +186,16 @@ class Parser(_BaseEstimator):
         return parser
 
 
-__all__ = ["Parser", "as_sentence"]
+def train_parser(train_sentences, model="crf", solver="auto", C=DEFAULT_C["tree"], *, cutoff=1,
+                 dev_sentences=None, return_result=False, **options):
+    """``Parser(...).fit(train_sentences, X_dev=dev_sentences)`` in one call: the trained
+    :class:`ParserModel` (and the driver's Result with ``return_result``). ``options``: the Parser's
+    parameters (``tol``, ``max_iter``, ``random_state``, ...), the rest go to :func:`loglin.training.train`."""
+    names = set(Parser._get_param_names())
+    params = {k: options.pop(k) for k in list(options) if k in names}
+    parser = Parser(model=model, C=C, solver="auto" if solver is None else solver, cutoff=cutoff, **params)
+    parser.fit(train_sentences, X_dev=dev_sentences, **options)
+    return (parser.model_, parser.result_) if return_result else parser.model_
+
+
+__all__ = ["Parser", "as_sentence", "train_parser"]

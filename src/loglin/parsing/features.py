@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numba import njit, prange
+from ..csr import offsets
 
 UNK, ROOT, BOUNDARY = 0, 1, 2
 PREFIX = 5
@@ -260,8 +261,7 @@ class ArcFeatureSpace:
         """(W, W5, P, C, sent_ptr): id arrays (words, 5-prefixes, tags, coarse tags), the root token first in
         every sentence (unknown -> 0)."""
         lens = np.array([len(s) for s in sentences], dtype=np.int64)
-        sent_ptr = np.zeros(len(sentences) + 1, dtype=np.int64)
-        np.cumsum(lens, out=sent_ptr[1:])
+        sent_ptr = offsets(lens)
         W, W5, P, Cp = [], [], [], []
         for s in sentences:
             W5.append(ROOT)
@@ -278,8 +278,7 @@ class ArcFeatureSpace:
         """(sent_ptr, arc_off, feat_ptr, feat_idx): the kept features of every arc slot of every sentence."""
         W, W5, P, Cp, sent_ptr = self.token_ids(sentences)
         lens = np.diff(sent_ptr)
-        arc_off = np.zeros(len(sentences) + 1, dtype=np.int64)
-        np.cumsum((lens + 1) ** 2, out=arc_off[1:])
+        arc_off = offsets((lens + 1) ** 2)
         counts = np.zeros(int(arc_off[-1]), dtype=np.int64)
         tk, tv = self._table
         feat_ptr = np.zeros(len(counts) + 1, dtype=np.int64)

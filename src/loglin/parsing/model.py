@@ -1,6 +1,6 @@
-"""Trained dependency parsers (CRF or M3N over arcs): parsing, UAS, saving/loading, one training entry point.
+"""Trained dependency parsers (CRF or M3N over arcs): parsing, UAS, saving/loading.
 
-    model = train_parser(train_sentences, model="crf", solver="eg", C=0.1)
+    model = loglin.Parser(model="crf", solver="eg", C=0.1).fit(train_sentences).model_
     heads = model.parse(sentences)             # list of int arrays (0 = root)
     uas(sentences, heads)                       # {"uas": ..., "uas_no_punct": ...} in percent
     model.save("parser.npz"); ParserModel.load("parser.npz")
@@ -25,7 +25,6 @@ from .features import ArcFeatureSpace
 
 FORMAT, VERSION = "loglin-parser", 1
 MODELS = ("crf", "m3n")
-SOLVER_NAMES = ("eg", "eg-batch", "lbfgs", "sgd", "cutting-plane")     # the table's solvers for tree models
 PUNCT_TAGS = {"punct", "punc", "f", "."}   # UPOS PUNCT, Spanish CoNLL 'F*' (checked on the first letter), PTB '.'
 
 
@@ -115,47 +114,31 @@ class ParserModel:
 
 
 def check_options(model, solver):
-    """One error for a model name or a solver that cannot train it (the solver table decides)."""
+    """One error for a model name or a solver that cannot train it (the solver table decides; "auto" passes)."""
     from ..solvers import check
     if model not in MODELS:
         raise InvalidInputError(f"model must be one of {MODELS}, got {model!r}")
-    check(solver, "tree", "ll" if model == "crf" else "mm")
+    if solver not in (None, "auto"):
+        check(solver, "tree", "ll" if model == "crf" else "mm")
 
 
 def solve(problem, model="crf", solver="eg", C=1.0, *, random_state=0, space=None, **options):
     """Run one solver on a built TreeProblem through :func:`loglin.training.train`; returns the driver's Result."""
-    return _train(problem, model, solver, C, random_state=random_state, space=space, **options)[1]
-
-
-def _train(problem, model, solver, C, **options):
     from ..training import train
     check_options(model, solver)
-    return train(problem, C, solver, loss="ll" if model == "crf" else "mm", **options)
+    return train(problem, C, solver, loss="ll" if model == "crf" else "mm", random_state=random_state,
+                 space=space, **options)[1]
 
 
-def train_parser(train_sentences, model="crf", solver=None, C=None, *, cutoff=1, dev_sentences=None,
-                 return_result=False, **options):
-    """Train an arc-factored CRF or M3N parser on CoNLL sentences; returns a :class:`ParserModel`.
+def dev_uas_metric(dev_sentences, space):
+    """The training trace's ``metric`` for a dev treebank: its UAS in percent, punctuation included, as
+    :func:`uas` reports it (None without dev sentences)."""
+    if dev_sentences is None:
+        return None
+    return lambda w: uas(dev_sentences, ParserModel(space, w).parse(dev_sentences))["uas"]
 
-    Non-projective training trees are skipped (counted in ``model.info``). C is in LIBLINEAR scale
-    (Collins et al.'s C' = 1/C); ``solver``, ``C`` and ``max_iter`` default to loglin.training's values for
-    tree models (docs/decisions/0010). ``dev_sentences`` adds a
-    UAS trace (``metric``) per iteration.
-    """
-    from ..training import DEFAULT_SOLVERS
-    from .problem import build_tree_problem
-    solver = DEFAULT_SOLVERS["tree"] if solver is None else solver
-    check_options(model, solver)
-    start = time.perf_counter()
-    problem, space, skipped = build_tree_problem(train_sentences, cutoff=cutoff)
-    build_seconds = time.perf_counter() - start
-    evaluate = None
-    if dev_sentences is not None:
-        def evaluate(w):
-            return uas(dev_sentences, ParserModel(space, w).parse(dev_sentences))["uas"]
-    options.setdefault("random_state", 0)
-    trained, result = _train(problem, model, solver, C, space=space, evaluate=evaluate,
-                             info={"train_sentences": problem.n_sentences, "non_projective_skipped": skipped,
-                                   "n_features": space.n_features, "feature_build_seconds": build_seconds},
-                             **options)
-    return (trained, result) if return_result else trained
+
+def training_info(n_sentences, skipped, space, build_seconds) -> dict:
+    """What a trained parser's ``info`` records of its training data and feature build."""
+    return {"train_sentences": int(n_sentences), "non_projective_skipped": skipped,
+            "n_features": space.n_features, "feature_build_seconds": build_seconds}

@@ -12,12 +12,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..csr import gather_rows
 from ..data.conll import is_projective
 from ..errors import DataContentError, InvalidInputError
+from ..structured.problem import SentenceProblem
 
 
 @dataclass
-class TreeProblem:
+class TreeProblem(SentenceProblem):
     sent_ptr: np.ndarray       # (n + 1,) word offsets
     arc_off: np.ndarray        # (n + 1,) arc slot offsets
     feat_ptr: np.ndarray       # (slots + 1,)
@@ -28,16 +30,9 @@ class TreeProblem:
     emp: np.ndarray = field(init=False, repr=False)
     reg: np.ndarray = field(init=False, repr=False)
 
-    def __post_init__(self):
-        if self.weight is None:
-            self.weight = np.ones(self.n_sentences)
-        self.weight = np.asarray(self.weight, dtype=np.float64)
-        self._validate()
-        from ..structured.passes import empirical_counts
+    def _structure_data(self):
         from ..structured.tree import tree_data
-        self.data = tree_data(self.sent_ptr, self.arc_off, self.feat_ptr, self.feat_idx, self.heads)
-        self.emp = empirical_counts(self.data, self.weight, self.n_features)
-        self.reg = np.ones(self.n_features)
+        return tree_data(self.sent_ptr, self.arc_off, self.feat_ptr, self.feat_idx, self.heads)
 
     @property
     def n_sentences(self) -> int:
@@ -69,18 +64,10 @@ class TreeProblem:
     def subset(self, sentences) -> "TreeProblem":
         """The same feature space restricted to some sentences."""
         idx = np.asarray(sentences, dtype=np.int64)
-        lens = np.diff(self.sent_ptr)[idx]
-        sent_ptr = np.zeros(len(idx) + 1, dtype=np.int64)
-        np.cumsum(lens, out=sent_ptr[1:])
-        arc_off = np.zeros(len(idx) + 1, dtype=np.int64)
-        np.cumsum((lens + 1) ** 2, out=arc_off[1:])
-        slots = np.concatenate([np.arange(self.arc_off[i], self.arc_off[i + 1]) for i in idx])
-        widths = np.diff(self.feat_ptr)[slots]
-        feat_ptr = np.zeros(len(slots) + 1, dtype=np.int64)
-        np.cumsum(widths, out=feat_ptr[1:])
-        take = np.concatenate([np.arange(self.feat_ptr[self.arc_off[i]], self.feat_ptr[self.arc_off[i + 1]])
-                               for i in idx])
-        heads = np.concatenate([self.heads[self.sent_ptr[i]:self.sent_ptr[i + 1]] for i in idx])
+        sent_ptr, words = gather_rows(self.sent_ptr, idx)
+        arc_off, slots = gather_rows(self.arc_off, idx)
+        feat_ptr, take = gather_rows(self.feat_ptr, slots)
+        heads = self.heads[words]
         return TreeProblem(sent_ptr, arc_off, feat_ptr, self.feat_idx[take], heads, self.n_features,
                            self.weight[idx])
 
@@ -98,8 +85,7 @@ class TreeProblem:
             raise InvalidInputError("gold head out of range")
         if len(self.feat_idx) and (self.feat_idx.min() < 0 or self.feat_idx.max() >= self.n_features):
             raise InvalidInputError("feature id out of range")
-        if self.weight.shape != (n,) or not np.all(np.isfinite(self.weight)) or np.any(self.weight < 0):
-            raise InvalidInputError("sentence weights must be finite, non-negative, one per sentence")
+        self._check_weight()
 
     def objective(self, C: float, loss: str = "ll"):
         from .objective import TreeObjective

@@ -63,6 +63,11 @@ class Backend:
         """``method(*args_per_shard[i])`` on shard i; the results in shard order."""
         raise NotImplementedError
 
+    def reduce(self, method, *args):
+        """The shards' results of ``method(*args)`` added pairwise in shard order (:func:`tree_sum`): one result.
+        Backends with workers add on the workers and send only the root to the driver."""
+        return tree_sum(self.map(method, *args))
+
     def close(self):
         pass
 
@@ -71,6 +76,31 @@ class Backend:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def add_parts(a, b):
+    """a + b for two shard results: numbers, arrays, or tuples of them (f, g); new objects."""
+    if isinstance(a, tuple):
+        return tuple(add_parts(x, y) for x, y in zip(a, b, strict=True))
+    return a + b
+
+
+def tree_pairs(n: int) -> list:
+    """The fixed pairwise order of :func:`tree_sum` over n parts: per level, [(left, right), ...] of the
+    positions in the level below (an odd last part goes up alone, as (left, None))."""
+    levels = []
+    while n > 1:
+        levels.append([(i, i + 1 if i + 1 < n else None) for i in range(0, n, 2)])
+        n = (n + 1) // 2
+    return levels
+
+
+def tree_sum(parts):
+    """((p0 + p1) + (p2 + p3)) + ...: the reduction tree of Spark's treeAggregate, in shard order."""
+    parts = list(parts)
+    for level in tree_pairs(len(parts)):
+        parts = [parts[i] if j is None else add_parts(parts[i], parts[j]) for i, j in level]
+    return parts[0]
 
 
 class InProcessBackend(Backend):

@@ -34,6 +34,16 @@ class ShardActor:
         return getattr(self.part, method)(*args)
 
 
+def _actor_call(actor, method, args):
+    """A task on the actor's worker: its result stays there, for the reduction tree's next level."""
+    return actor.call(method, *args).result()
+
+
+def _combine(a, b):
+    from .backends import add_parts
+    return add_parts(a, b)
+
+
 def _text(exc) -> str:
     return f"{type(exc).__name__}: {exc}"
 
@@ -145,6 +155,26 @@ class DaskBackend(Backend):
             except Exception as exc:          # the proxy knows its worker is gone
                 raise ShardError(i, f"cannot send {method} to worker {self.workers[i]}: {_text(exc)}") from exc
         return _collect(pending, self.workers, deadline, self.timeout, method)
+
+    def reduce(self, method, *args):
+        """The shards' results added pairwise in shard order on the workers (tree_sum's order): w goes to every
+        worker once, each level's sums move worker to worker, and only the root comes to the driver."""
+        from .backends import tree_pairs
+        deadline = time.monotonic() + self.timeout
+        try:
+            [data] = self.client.scatter([args], broadcast=True, hash=False)
+            nodes = [(self.client.submit(_actor_call, actor, method, data, workers=[worker],
+                                         allow_other_workers=False, pure=False), worker)
+                     for actor, worker in zip(self.actors, self.workers)]
+            for level in tree_pairs(len(nodes)):
+                nodes = [nodes[i] if j is None else
+                         (self.client.submit(_combine, nodes[i][0], nodes[j][0], workers=[nodes[i][1]], pure=False),
+                          nodes[i][1])
+                         for i, j in level]
+        except Exception as exc:
+            raise ShardError(0, f"cannot send {method} to the workers: {_text(exc)}") from exc
+        root, worker = nodes[0]
+        return _collect([root], [worker], deadline, self.timeout, f"{method} (reduction tree)")[0]
 
     def close(self):
         self.actors = []

@@ -19,6 +19,11 @@ from ..training import problem_kind
 from .backends import make_backend
 from .shards import STRUCTURED, check_bounds, row_pointer, shard_arrays, shard_bounds
 
+# Maxent shards whose loss reads at most this share of w exchange only those coordinates (docs/decisions/0030)
+SPARSE_SHARE = 0.5
+# "gather": the driver adds the shards' parts in shard order; "tree": pairwise in shard order, on the workers
+REDUCTIONS = ("gather", "tree")
+
 # the solvers that use nothing but the objective protocol (the others read objective.problem)
 SHARDABLE_SOLVERS = ("tron", "lbfgs", "owlqn",     # owlqn: through loglin.penalty, f and its gradient only
                      "cocoa", "ipm-sgd")           # shard-side solvers (loglin.scale.cocoa, loglin.scale.mixing)
@@ -27,8 +32,12 @@ SHARDABLE_SOLVERS = ("tron", "lbfgs", "owlqn",     # owlqn: through loglin.penal
 class ShardedObjective:
     """The objective protocol (n, kind, reg, fun, fun_grad, accept, hess_vec, hess_diag) over shards."""
 
-    def __init__(self, problem, C, backend, bounds, owns_backend=False, threads=1):
+    def __init__(self, problem, C, backend, bounds, owns_backend=False, threads=1, sparse_share=0.0,
+                 reduction="gather"):
         self.kind = problem_kind(problem)
+        if reduction not in REDUCTIONS:
+            raise InvalidInputError(f"reduction must be one of {REDUCTIONS}, got {reduction!r}")
+        self.reduction = reduction
         from_files = hasattr(problem, "recipes")        # ShardedData: the rows are on the workers
         glob = problem.glob if from_files else problem
         self.n = glob.n_features
@@ -42,13 +51,35 @@ class ShardedObjective:
             self._total_count = problem.total_count
         self.backend, self._owns_backend = backend, owns_backend
         self.n_fun = self.n_grad = self.n_hess_vec = 0
+        self.touched = None
         parts = problem.recipes() if from_files else \
             [shard_arrays(problem, lo, hi)[1] for lo, hi in zip(self.bounds[:-1], self.bounds[1:])]
         try:
             backend.load(self.kind, parts, C, threads)
+            self.touched = None if reduction == "tree" else self._sparse_shards(sparse_share)
         except BaseException:
             self.close()
             raise
+
+    def _sparse_shards(self, share):
+        """Per shard, the coordinates exchanged in place of whole vectors, when every shard's loss reads at most
+        ``share`` of w (the driver knows them from the start: only values travel); else None (dense)."""
+        if share <= 0 or self.kind != "maxent":
+            return None
+        touched = self.backend.map("touched_coordinates")
+        if any(idx is None or len(idx) > share * self.n for idx in touched):
+            return None
+        return touched
+
+    def _round(self, method, vector=None, *rest):
+        """``method`` on every shard (with ``vector`` whole, or its touched part) -> [(shard's coordinates, result)]."""
+        if self.touched is None:
+            args = [] if vector is None else [vector, *rest]
+            if self.reduction == "tree":
+                return [(None, self.backend.reduce(method, *args))]
+            return [(None, part) for part in self.backend.map(method, *args)]
+        args = [() if vector is None else (vector[idx], *rest) for idx in self.touched]
+        return list(zip(self.touched, self.backend.map_each(method + "_touched", args)))
 
     @property
     def n_shards(self) -> int:
@@ -60,7 +91,7 @@ class ShardedObjective:
     def fun(self, w):
         self.n_fun += 1
         f = self.regularizer(w)
-        for part in self.backend.map("fun", w):
+        for _, part in self._round("fun", w):
             f += part
         return f
 
@@ -68,9 +99,9 @@ class ShardedObjective:
         self.n_fun += 1
         self.n_grad += 1
         f, g = self.regularizer(w), self.reg * w
-        for f_s, g_s in self.backend.map("fun_grad", w, keep_cache):
+        for idx, (f_s, g_s) in self._round("fun_grad", w, keep_cache):
             f += f_s
-            g += g_s
+            _add(g, idx, g_s)
         return f, g
 
     def accept(self):
@@ -79,14 +110,14 @@ class ShardedObjective:
     def hess_vec(self, v):
         self.n_hess_vec += 1
         hv = self.reg * v
-        for part in self.backend.map("hess_vec", v):
-            hv += part
+        for idx, part in self._round("hess_vec", v):
+            _add(hv, idx, part)
         return hv
 
     def hess_diag(self):
         d = self.reg.copy()
-        for part in self.backend.map("hess_diag"):
-            d += part
+        for idx, part in self._round("hess_diag"):
+            _add(d, idx, part)
         return d
 
     def on_shards(self, method, *args):
@@ -120,6 +151,14 @@ class ShardedObjective:
         self.close()
 
 
+def _add(total, idx, part):
+    """total += a shard's part, given whole (idx None) or on its coordinates idx (0 elsewhere: the same sum)."""
+    if idx is None:
+        total += part
+    else:
+        total[idx] += part
+
+
 class StructuredShardedObjective(ShardedObjective):
     """Sentence shards of a chain CRF or parser (loss "ll"): f and its gradient only, as
     :class:`~loglin.structured.objective.StructuredObjective` (L-BFGS, OWL-QN)."""
@@ -128,13 +167,25 @@ class StructuredShardedObjective(ShardedObjective):
     hess_vec = None          # not offered (loglin.solvers.protocol.offers): no Hessian products
     hess_diag = None
 
+    def __init__(self, problem, C, backend, bounds, owns_backend=False, threads=1, sparse_share=0.0,
+                 reduction="gather"):
+        super().__init__(problem, C, backend, bounds, owns_backend, threads, sparse_share, reduction)
+        # weights held at 0 (loglin.crfsuite's unseen transitions): their gradient is zeroed after the sum
+        self.pinned = getattr(problem, "pinned", None)
+
+    def fun_grad(self, w, keep_cache=True):
+        f, g = super().fun_grad(w, keep_cache)
+        if self.pinned is not None:
+            g[self.pinned] = 0.0
+        return f, g
+
     def collins(self, f):
         """Collins et al.'s objective sum loss + C'/2 ||w||^2 (C' = 1/C) from f."""
         return f / self.C
 
 
 def sharded(problem, C=None, shards: int | None = None, backend="inprocess", *, bounds=None, threads_per_shard: int = 1,
-            **backend_options) -> ShardedObjective:
+            sparse_share: float | None = None, reduction: str = "gather", **backend_options) -> ShardedObjective:
     """The objective of ``problem`` (a MaxentProblem, or a ChainProblem / TreeProblem with the CRF loss, at
     ``C``; or a BinaryProblem, whose costs hold C) over ``shards`` contiguous row ranges (contexts,
     instances, sentences) of about equal cost (:func:`~loglin.scale.shards.row_pointer`; default: one per Dask worker,
@@ -142,7 +193,13 @@ def sharded(problem, C=None, shards: int | None = None, backend="inprocess", *, 
     "dask" (``backend_options``: those of :class:`~loglin.scale.dask_backend.DaskBackend`), a
     Backend or a ``distributed.Client``. A backend made here is closed with the objective
     (``close()`` or ``with``); one passed in is left open. ``threads_per_shard``: Numba threads
-    per shard pass (the pass's blocks, hence its sums, follow it)."""
+    per shard pass (the pass's blocks, hence its sums, follow it). ``sparse_share`` (default
+    :data:`SPARSE_SHARE`): when every Maxent shard's loss reads at most this share of w, only those
+    coordinates travel each round (the same sums, bitwise); 0 sends whole vectors. ``reduction="tree"``: the
+    parts are added pairwise in shard order (on a Dask cluster by the workers, the driver receiving one
+    vector; every backend gives the same sums), whole vectors only."""
+    if reduction not in REDUCTIONS:
+        raise InvalidInputError(f"reduction must be one of {REDUCTIONS}, got {reduction!r}")
     made, owned = make_backend(backend, **backend_options)
     try:
         if hasattr(problem, "recipes"):       # ShardedData: its shards are the file's parts of the counting pass
@@ -156,4 +213,6 @@ def sharded(problem, C=None, shards: int | None = None, backend="inprocess", *, 
             made.close()
         raise
     cls = StructuredShardedObjective if problem_kind(problem) in STRUCTURED else ShardedObjective
-    return cls(problem, C, made, bounds, owns_backend=owned, threads=threads_per_shard)
+    share = SPARSE_SHARE if sparse_share is None else float(sparse_share)
+    return cls(problem, C, made, bounds, owns_backend=owned, threads=threads_per_shard, sparse_share=share,
+               reduction=reduction)

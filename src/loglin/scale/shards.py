@@ -164,6 +164,7 @@ class ShardPart:
                 self.objective = problem.objective(C) if kind == "maxent" else problem.objective()
         self.rows = problem.n_contexts if kind == "maxent" else \
             problem.n_instances if kind == "binary" else problem.n_sentences
+        self.touched = touched_coordinates(kind, problem)
 
     def fun(self, w):
         return self.objective.fun(w)
@@ -183,6 +184,29 @@ class ShardPart:
     def ping(self):
         return self.rows
 
+    # sparse exchange: only the coordinates this shard's loss depends on travel, both ways
+    def touched_coordinates(self):
+        """The sorted coordinates of w that this shard's loss part reads (its gradient is 0 elsewhere), or None."""
+        return self.touched
+
+    def _at(self, w_touched):
+        w = np.zeros(self.objective.n)      # a new vector per call: an objective may keep the one it was given
+        w[self.touched] = w_touched
+        return w
+
+    def fun_touched(self, w_touched):
+        return self.objective.fun(self._at(w_touched))
+
+    def fun_grad_touched(self, w_touched, keep_cache=True):
+        f, g = self.objective.fun_grad(self._at(w_touched), keep_cache)
+        return f, g[self.touched]
+
+    def hess_vec_touched(self, v_touched):
+        return self.objective.hess_vec(self._at(v_touched))[self.touched]
+
+    def hess_diag_touched(self):
+        return self.objective.hess_diag()[self.touched]
+
     # hooks for stateful shard-side solvers (loglin.scale.cocoa, loglin.scale.mixing)
     def attach(self, name: str, factory: str, *args):
         """Build ``factory(self, *args)`` ("module:function") on this shard and keep it as helper ``name``;
@@ -196,6 +220,17 @@ class ShardPart:
     def helper(self, name: str, method: str, *args):
         """``method(*args)`` of the helper ``name`` attached to this shard."""
         return getattr(self.helpers[name], method)(*args)
+
+
+def touched_coordinates(kind: str, problem):
+    """The coordinates of w a Maxent shard's loss reads: the (predicate, label) features of the predicates
+    in its contexts (the scores, eq. (1), and the empirical counts see no others); None for the other kinds."""
+    if kind != "maxent":
+        return None
+    present = np.zeros(len(problem.map_ptr) - 1, dtype=bool)
+    present[problem.ctx_pred] = True
+    entry_predicate = np.repeat(present, np.diff(problem.map_ptr))
+    return np.unique(problem.map_feat[entry_predicate]).astype(np.int64)
 
 
 def warm_kernels(kind: str, arrays: dict, C: float, threads: int = 1) -> None:

@@ -100,8 +100,10 @@ def remember_pair(row, sy, yy, rho, newest, kept, gamma, memory):
     return newest, kept - 1 if kept == memory else kept, gamma
 
 
-def lbfgs(objective, w, rng, memory: int = 10):
-    """The last ``memory`` pairs (s, y) live in the rows of two preallocated arrays used as a ring."""
+def lbfgs(objective, w, rng, memory: int = 10, checkpoint=None):
+    """The last ``memory`` pairs (s, y) live in the rows of two preallocated arrays used as a ring.
+    ``checkpoint`` (:class:`~loglin.solvers.checkpoint.SolverCheckpoint`): the ring is recorded there after
+    every iteration, and a ring recorded by an earlier run (at ``w``) is where this one starts."""
     memory = int(memory)
     if memory < 1:
         raise InvalidInputError(f"memory must be at least 1, got {memory}")
@@ -114,6 +116,12 @@ def lbfgs(objective, w, rng, memory: int = 10):
     gamma = 1.0                 # H0 = gamma I, gamma = s'y / y'y of the newest pair
     f, g = objective.fun_grad(w, keep_cache=False)
     first = True
+    if checkpoint is not None and checkpoint.holds("lbfgs"):
+        saved = checkpoint.restore("lbfgs", n, ("S", "Y", "rho"))
+        if saved["S"].shape != S.shape:
+            raise InvalidInputError(f"the L-BFGS checkpoint holds {len(saved['S'])} pairs, memory is {memory}")
+        S, Y, rho = saved["S"], saved["Y"], saved["rho"]
+        kept, newest, gamma, first = int(saved["kept"]), int(saved["newest"]), float(saved["gamma"]), False
     evals_lost = 0              # evaluations of a failed line search before the steepest-descent retry
     while True:
         order = (np.arange(newest - kept + 1, newest + 1) % memory).astype(np.int64)
@@ -136,5 +144,8 @@ def lbfgs(objective, w, rng, memory: int = 10):
         sy, yy = take_step(w, S[row], Y[row], alpha, d, g_new, g)
         f, g = f_new, g_new
         newest, kept, gamma = remember_pair(row, sy, yy, rho, newest, kept, gamma, memory)
+        if checkpoint is not None:      # the ring changes again only after the next line search succeeded
+            checkpoint.record("lbfgs", {"w": w, "S": S, "Y": Y, "rho": rho},
+                              {"kept": kept, "newest": newest, "gamma": gamma})
         yield Step(w=w, f=f, grad_norm=safe_norm(g),
                    counters={"line_search_evals": evals, "step": alpha})

@@ -83,9 +83,12 @@ def default_precondition(objective) -> float:
     return 1.0 if problem.n_features < LOW_DIMENSIONAL * problem.n_instances else 0.0
 
 
-def tron(objective, w, rng, cg_tol: float = 0.1, precondition: float | None = None, max_cg: int = MAX_CG):
+def tron(objective, w, rng, cg_tol: float = 0.1, precondition: float | None = None, max_cg: int = MAX_CG,
+         checkpoint=None):
     """Outer iteration = one trust-region step (accepted or not). ``precondition``: the mix a of M
-    (default :func:`default_precondition`); ``max_cg``: CG steps per outer iteration at most."""
+    (default :func:`default_precondition`); ``max_cg``: CG steps per outer iteration at most;
+    ``checkpoint`` (:class:`~loglin.solvers.checkpoint.SolverCheckpoint`): the radius is recorded there after
+    every iteration, and a radius recorded by an earlier run (at ``w``) is where this one starts."""
     if precondition is None:
         precondition = default_precondition(objective)
     if not 0 <= precondition <= 1:
@@ -97,6 +100,8 @@ def tron(objective, w, rng, cg_tol: float = 0.1, precondition: float | None = No
     m = preconditioner(objective, precondition)
     delta = math.sqrt(dot(g, g / m))
     first = True
+    if checkpoint is not None and checkpoint.holds("tron"):
+        delta, first = float(checkpoint.restore("tron", objective.n, ())["delta"]), False
     while True:
         s, r, cg_iters = truncated_cg(objective, g, delta, cg_tol * safe_norm(g), m, int(max_cg))
         w_new = w + s
@@ -127,6 +132,8 @@ def tron(objective, w, rng, cg_tol: float = 0.1, precondition: float | None = No
             m = preconditioner(objective, precondition)
         stalled = (abs(actual) <= 0 and predicted <= 0) or (
             abs(actual) <= 1e-12 * abs(f) and abs(predicted) <= 1e-12 * abs(f))
+        if checkpoint is not None:      # w is updated before accept(), which a lost shard can fail: a copy
+            checkpoint.record("tron", {"w": w.copy()}, {"delta": delta})
         yield Step(w=w, f=f, grad_norm=safe_norm(g),
                    counters={"cg_iterations": cg_iters, "accepted": int(accepted), "delta": delta},
                    done=stalled)

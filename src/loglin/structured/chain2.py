@@ -24,6 +24,7 @@ import numpy as np
 from numba import njit
 from numba.extending import overload
 
+from ..csr import offsets
 from . import contract as sc
 from .chain import add_chain_labelling, register_sentence_contract
 from .objective import ChainObjective
@@ -59,9 +60,7 @@ class SecondOrderChainProblem(ChainProblem):
     @property
     def part_ptr(self) -> np.ndarray:
         K = self.n_labels
-        out = np.zeros(self.n_sentences + 1, dtype=np.int64)
-        np.cumsum(np.diff(self.seq_ptr) * K + K * K + K ** 3, out=out[1:])
-        return out
+        return offsets(np.diff(self.seq_ptr) * K + K * K + K ** 3)
 
     def _structure_data(self):
         max_len = int(np.diff(self.seq_ptr).max(initial=1)) or 1

@@ -23,7 +23,6 @@ from .passes import decode_all
 
 FORMAT, VERSION = "loglin-chain", 1
 MODELS = ("crf", "m3n")
-SOLVER_NAMES = ("lbfgs", "sgd", "eg", "eg-batch", "cutting-plane")     # the table's solvers for chain models
 
 
 @dataclass

@@ -25,7 +25,7 @@ from ..kernels.maxent import _scatter_context as scatter_context
 from ..kernels.maxent import context_scores
 from .chain import scatter_tracked
 from .objective import StructuredObjective
-from .problem import attribute_label_map
+from .problem import SentenceProblem, attribute_label_map
 
 
 class NodeData(NamedTuple):
@@ -41,7 +41,7 @@ class NodeData(NamedTuple):
 
 
 @dataclass
-class NodeProblem:
+class NodeProblem(SentenceProblem):
     """n labelled instances of attributes; features are (attribute, label) pairs of an attribute map."""
     ctx_ptr: np.ndarray
     ctx_attr: np.ndarray
@@ -59,22 +59,23 @@ class NodeProblem:
     reg: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self):
-        n = len(self.gold)
-        self.row = np.arange(n, dtype=np.int64) if self.row is None else np.asarray(self.row, dtype=np.int64)
-        self.weight = np.ones(n) if self.weight is None else np.asarray(self.weight, dtype=np.float64)
-        K = len(self.labels)
-        if n < 1 or K < 2 or self.weight.shape != (n,) or self.row.shape != (n,):
-            raise InvalidInputError("need >= 1 instance, >= 2 labels, one gold label, weight and row per instance")
+        self.row = np.arange(len(self.gold), dtype=np.int64) if self.row is None else np.asarray(self.row, dtype=np.int64)
+        super().__post_init__()
+
+    def _validate(self):
+        n, K = self.n_sentences, len(self.labels)
+        if n < 1 or K < 2 or self.row.shape != (n,):
+            raise InvalidInputError("need >= 1 instance, >= 2 labels, one gold label and row per instance")
+        self._check_weight()
         if self.row.min() < 0 or self.row.max() >= len(self.ctx_ptr) - 1:
             raise InvalidInputError("attribute row out of range")
-        if self.gold.min() < 0 or self.gold.max() >= K or np.any(self.weight < 0):
-            raise InvalidInputError("gold label out of range or negative weight")
-        from .passes import empirical_counts
+        if self.gold.min() < 0 or self.gold.max() >= K:
+            raise InvalidInputError("gold label out of range")
+
+    def _structure_data(self):
         val = np.empty(0) if self.ctx_val is None else np.asarray(self.ctx_val, dtype=np.float64)
-        self.data = NodeData(self.row, self.ctx_ptr, self.ctx_attr, val, self.map_ptr, self.map_label, self.map_feat,
-                             np.asarray(self.gold, dtype=np.int32), K)
-        self.emp = empirical_counts(self.data, self.weight, self.n_features)
-        self.reg = np.ones(self.n_features)
+        return NodeData(self.row, self.ctx_ptr, self.ctx_attr, val, self.map_ptr, self.map_label, self.map_feat,
+                        np.asarray(self.gold, dtype=np.int32), len(self.labels))
 
     @classmethod
     def from_matrix(cls, X, y, n_labels=None, weight=None, all_pairs=True):

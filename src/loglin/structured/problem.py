@@ -20,11 +20,31 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..csr import gather_rows, offsets
 from ..errors import DataContentError, InvalidInputError
 
 
+class SentenceProblem:
+    """The set-up every structured problem shares (chain, second-order chain, tree, node): one loss weight per
+    sentence (1 by default), then ``_validate()``, the compiled ``data`` of ``_structure_data()``
+    (loglin.structured.contract), the empirical counts ``emp`` and ``reg``."""
+
+    def __post_init__(self):
+        self.weight = np.ones(self.n_sentences) if self.weight is None else np.asarray(self.weight, dtype=np.float64)
+        self._validate()
+        from .passes import empirical_counts
+        self.data = self._structure_data()
+        self.emp = empirical_counts(self.data, self.weight, self.n_features)
+        self.reg = np.ones(self.n_features)
+
+    def _check_weight(self):
+        w = self.weight
+        if w.shape != (self.n_sentences,) or not np.all(np.isfinite(w)) or np.any(w < 0):
+            raise InvalidInputError("sentence weights must be finite, non-negative, one per sentence")
+
+
 @dataclass
-class ChainProblem:
+class ChainProblem(SentenceProblem):
     seq_ptr: np.ndarray          # (n + 1,) token offsets of the sentences
     tok_ptr: np.ndarray          # (N + 1,) attribute offsets of the tokens
     tok_attr: np.ndarray         # attribute ids
@@ -40,16 +60,6 @@ class ChainProblem:
     emp: np.ndarray = field(init=False, repr=False)
     reg: np.ndarray = field(init=False, repr=False)
 
-    def __post_init__(self):
-        if self.weight is None:
-            self.weight = np.ones(self.n_sentences)
-        self.weight = np.asarray(self.weight, dtype=np.float64)
-        self._validate()
-        from .passes import empirical_counts
-        self.data = self._structure_data()
-        self.emp = empirical_counts(self.data, self.weight, self.n_features)
-        self.reg = np.ones(self.n_features)
-
     def _structure_data(self):
         """The arrays as one ChainData value for the compiled passes (loglin.structured.contract)."""
         from .chain import chain_data
@@ -60,9 +70,7 @@ class ChainProblem:
     def part_ptr(self) -> np.ndarray:
         """Offsets of the sentences' part blocks: n_i K node parts, then K x K edge parts."""
         K = self.n_labels
-        out = np.zeros(self.n_sentences + 1, dtype=np.int64)
-        np.cumsum(np.diff(self.seq_ptr) * K + K * K, out=out[1:])
-        return out
+        return offsets(np.diff(self.seq_ptr) * K + K * K)
 
     def gold_part_scores(self, eps):
         """Part variables whose distribution puts token marginals 1 - eps on the gold labels (w(u) ~ 0)."""
@@ -103,17 +111,9 @@ class ChainProblem:
 
     def subset(self, sentences) -> "ChainProblem":
         """The same feature space restricted to some sentences (e.g. a 10% sample)."""
+        seq_ptr, tok = gather_rows(self.seq_ptr, sentences)         # the chosen sentences' tokens
+        tok_ptr, take = gather_rows(self.tok_ptr, tok)
         idx = np.asarray(sentences, dtype=np.int64)
-        lens = np.diff(self.seq_ptr)[idx]
-        tok = np.concatenate([np.arange(self.seq_ptr[i], self.seq_ptr[i + 1]) for i in idx]) if len(idx) \
-            else np.zeros(0, dtype=np.int64)
-        seq_ptr = np.zeros(len(idx) + 1, dtype=np.int64)
-        np.cumsum(lens, out=seq_ptr[1:])
-        widths = np.diff(self.tok_ptr)[tok]
-        tok_ptr = np.zeros(len(tok) + 1, dtype=np.int64)
-        np.cumsum(widths, out=tok_ptr[1:])
-        take = np.concatenate([np.arange(self.tok_ptr[t], self.tok_ptr[t + 1]) for t in tok]) if len(tok) \
-            else np.zeros(0, dtype=np.int64)
         return type(self)(seq_ptr=seq_ptr, tok_ptr=tok_ptr, tok_attr=self.tok_attr[take],
                             tok_val=None if self.tok_val is None else self.tok_val[take],
                             map_ptr=self.map_ptr, map_label=self.map_label, map_feat=self.map_feat,
@@ -138,8 +138,7 @@ class ChainProblem:
             raise InvalidInputError("state feature id out of range")
         if len(self.map_label) and (self.map_label.min() < 0 or self.map_label.max() >= self.n_labels):
             raise InvalidInputError("label id out of range in the attribute map")
-        if self.weight.shape != (n,) or not np.all(np.isfinite(self.weight)) or np.any(self.weight < 0):
-            raise InvalidInputError("sentence weights must be finite, non-negative, one per sentence")
+        self._check_weight()
         if self.tok_val is not None and not np.all(np.isfinite(self.tok_val)):
             raise InvalidInputError("attribute values contain NaN or infinity")
 
@@ -163,7 +162,6 @@ def attribute_label_map(tok_attr_rows, labels_of_tokens, n_attributes, n_labels,
         tok_of = np.repeat(np.arange(len(tok_ptr) - 1), np.diff(tok_ptr))
         key = np.unique(attr.astype(np.int64) * n_labels + labels_of_tokens[tok_of])
         a, y = key // n_labels, key % n_labels
-    map_ptr = np.zeros(n_attributes + 1, dtype=np.int64)
-    np.cumsum(np.bincount(a, minlength=n_attributes), out=map_ptr[1:])
+    map_ptr = offsets(np.bincount(a, minlength=n_attributes))
     n_state = len(a)
     return map_ptr, y.astype(np.int32), np.arange(n_state, dtype=np.int64), n_state

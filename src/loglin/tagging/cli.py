@@ -22,9 +22,9 @@ import sys
 import time
 from pathlib import Path
 
-from ..cli_options import (add_scale_out_options, check_numbers, chosen_solver, keeping_best_model, regularization,
-                           report, scale_out_backend, scaled_structured_solver, solver_options, training_keywords,
-                           training_options)
+from ..cli_options import (add_scale_out_options, check_numbers, chosen_solver, keep_solver_state,
+                           keeping_best_model, regularization, report, scale_out_backend, scaled_structured_solver,
+                           solver_options, training_keywords, training_options)
 from ..errors import DataContentError, InvalidInputError, about_file
 from ..outputs import check_writable
 from ..structured.model import MODELS as CHAIN_MODELS
@@ -266,12 +266,14 @@ def train_tagger(args) -> int:
         if kind == "chain":
             with about_file(args.train):
                 return _train_chain(args, C, sentences, options, features, backend)
+        keywords = training_keywords(args, kind, options)
+        if backend is not None:         # --workers: the Maxent tagger's contexts in shards
+            keywords["backend"] = backend
+        with about_file(args.train):
+            estimator = _estimator(args, C, features).fit(*_inputs_and_labels(sentences), **keywords)
     finally:
         if backend is not None:         # also when the data or the options fail before training
             backend.close()
-    with about_file(args.train):
-        estimator = _estimator(args, C, features).fit(*_inputs_and_labels(sentences),
-                                                      **training_keywords(args, kind, options))
     if templates:                                   # the template Maxent tagger: a loglin.Tagger file
         return _report_tagger(args, estimator, features)
     tagger = estimator.model_
@@ -335,6 +337,7 @@ def _cross_validated_C(args, kind, sentences, options, features) -> float:
     from ..selection import DEFAULT_PATIENCE, grouped_path
     keywords = {**training_keywords(args, kind, options), "progress": False, "callback": None}
     keywords.pop("w0", None)            # --resume is for the final fit, not the folds
+    keywords.pop("checkpoint", None)
     measure = "accuracy" if args.task == "pos" else "f1"
     if kind == "chain":
         keywords.pop("eta", None)
@@ -406,6 +409,7 @@ def _train_chain(args, C, sentences, checked, features, backend=None) -> int:
         with keeping_best_model(args.output):
             model, result = train(data, C, args.solver, loss="ll", space=data.glob.space, **options)
         model.save(args.output)
+        keep_solver_state(args.output, options, result, model)
     else:
         with keeping_best_model(args.output):
             estimator = _estimator(args, C, features).fit(*_inputs_and_labels(sentences), **options)
@@ -417,6 +421,7 @@ def _train_chain(args, C, sentences, checked, features, backend=None) -> int:
         else:
             model = estimator
             estimator.save(args.output)
+        keep_solver_state(args.output, options, result, model.model_ if model is estimator else model)
     if args.trace is not None:
         result.trace.save(args.trace)
     summary = {"model": str(args.output), "task": args.task, "kind": args.model, "solver": args.solver, "C": C,

@@ -105,6 +105,8 @@ class Tagger(_BaseEstimator):
     beam, cutoff, rare_threshold, tag_dictionary, iob_constraint : the Maxent tagger's options
         (:meth:`MaxentTaggerModel.train`), unused by chain models
     solver_options : dict of extra keyword arguments of the solver
+    backend, client, n_workers : evaluate the CRF / Maxent objective over sentence (context) shards, as
+        :class:`loglin.MaxentClassifier`'s (L-BFGS when solver is "auto"; the same model to rounding)
 
     Attributes
     ----------
@@ -118,7 +120,7 @@ class Tagger(_BaseEstimator):
     def __init__(self, model="crf", features="pos", C=None, *, penalty="l2", l1_ratio=None, solver="auto",
                  tol=1e-4, max_iter=1000, time_limit=None, warm_start=False, random_state=0, verbose=0,
                  all_pairs=None, beam=3, cutoff=None, rare_threshold=None, tag_dictionary=False,
-                 iob_constraint=None, solver_options=None):
+                 iob_constraint=None, solver_options=None, backend=None, client=None, n_workers=None):
         self.model = model
         self.features = features
         self.C = C
@@ -138,6 +140,9 @@ class Tagger(_BaseEstimator):
         self.tag_dictionary = tag_dictionary
         self.iob_constraint = iob_constraint
         self.solver_options = solver_options
+        self.backend = backend
+        self.client = client
+        self.n_workers = n_workers
 
     # ------------------------------------------------------------------ parameters
     def _check_params(self):
@@ -232,6 +237,8 @@ class Tagger(_BaseEstimator):
         if self.warm_start and previous is not None and type(previous).__name__ == "MaxentTaggerModel":
             keywords["w0"] = previous.w
         solver = DEFAULT_SOLVERS["tagger"] if self.solver == "auto" else self.solver
+        if self.solver == "auto" and "backend" in keywords:
+            solver = "lbfgs"        # a sharded objective has no dual state for eg-acc
         model = MaxentTaggerModel.train(sentences, task, C=self._C(), solver=solver, cutoff=self.cutoff,
                                         rare_threshold=self.rare_threshold, beam=int(self.beam),
                                         tag_dictionary=bool(self.tag_dictionary), iob_constraint=self.iob_constraint,

@@ -43,6 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..csr import offsets
 from ..errors import DataFormatError, InvalidInputError, ModelFormatError
 
 SPECIALS = ("bias", "__BOS__", "__EOS__")
@@ -443,8 +444,7 @@ class CompiledTemplates:
             hit[hit] = known[at[hit]] == key[hit]
             ids[hit, j] = self.offsets[j] + at[hit]
         present = ids >= 0
-        tok_ptr = np.zeros(len(tpos) + 1, dtype=np.int64)
-        np.cumsum(present.sum(axis=1), out=tok_ptr[1:])
+        tok_ptr = offsets(present.sum(axis=1))
         return seq_ptr, tok_ptr, ids[present].astype(np.int32)
 
     def fit(self, sentences):
