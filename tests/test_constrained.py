@@ -120,3 +120,73 @@ def test_chain_marginals_equal_brute_force_enumeration(model):
     best = model.tag([sentence])[0]
     assert mu.sum(axis=1) == pytest.approx(np.ones(n))
     assert len(best) == n
+
+
+def _tagger_scores(tagger, sentence):
+    """(U, Tr) of a loglin.Tagger's chain model on one sentence, summed from its weights by hand."""
+    _, tok_ptr, attr = tagger.templates_.transform([sentence])
+    s, w = tagger.model_.space, tagger.coef_
+    U = np.zeros((len(sentence), s.n_labels))
+    for t in range(len(sentence)):
+        for a in attr[tok_ptr[t]:tok_ptr[t + 1]]:
+            for j in range(s.map_ptr[a], s.map_ptr[a + 1]):
+                U[t, s.map_label[j]] += w[s.map_feat[j]]
+    return U, w[s.n_state:].reshape(s.n_labels, s.n_labels)
+
+
+@pytest.mark.parametrize("kind", ["crf", "m3n"])
+def test_cli_keep_labels_on_a_sequence_tagger_file_is_the_constrained_argmax(kind, tmp_path, capsys):
+    import loglin
+    from loglin.cli import main
+    from loglin.data import read_columns
+    from pathlib import Path
+    data = read_columns(Path(__file__).parent / "data" / "ner_multilingual_train.txt")
+    X, y = [[t[:-1] for t in s] for s in data], [[t[-1] for t in s] for s in data]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        tagger = loglin.Tagger(model=kind, features=["w[0]", "cap[0]", "__BOS__"], C=1.0, max_iter=100).fit(X, y)
+    tagger.save(tmp_path / "t.npz")
+    words = ["Ana", "vive", "en", "Lyon", "hoy"]
+    U, Tr = _tagger_scores(tagger, [(w,) for w in words])
+    labels, K = tagger.classes_, len(tagger.classes_)
+    free = tagger.predict([[(w,) for w in words]])[0]
+    rng = np.random.default_rng(1)
+    for trial in range(4):
+        fixed = [None] * len(words)
+        for t in rng.choice(len(words), size=2, replace=False):
+            fixed[t] = next(lab for lab in rng.permutation(labels) if lab != free[t])
+        (tmp_path / "in.txt").write_text("".join(f"{w} {g or '_'}\n" for w, g in zip(words, fixed)) + "\n")
+        assert main(["tag", "run", str(tmp_path / "t.npz"), str(tmp_path / "in.txt"), "--input-format", "conll",
+                     "--keep-labels"]) == 0
+        rows = [line.split() for line in capsys.readouterr().out.splitlines() if line.strip()]
+        got = [r[-1] for r in rows]
+        best, arg = -np.inf, None
+        for ys in itertools.product(range(K), repeat=len(words)):
+            if any(g is not None and labels[k] != g for k, g in zip(ys, fixed)):
+                continue
+            score = U[np.arange(len(words)), ys].sum() + sum(Tr[a, b] for a, b in zip(ys, ys[1:]))
+            if score > best:
+                best, arg = score, ys
+        assert got == [labels[k] for k in arg]
+        assert [r[0] for r in rows] == words and all(g is None or g == o for g, o in zip(fixed, got))
+    assert got != free
+
+
+def test_keep_labels_refuses_what_cannot_take_fixed_labels(tmp_path):
+    import loglin
+    from loglin.tagging.cli import run_model
+    X = [[("Ana",), ("come",)], [("Luis",), ("duerme",)]]
+    y = [["B-PER", "O"], ["B-PER", "O"]]
+    tagger = loglin.Tagger(features=["w[0]"], max_iter=20).fit(X, y)
+    (tmp_path / "text.txt").write_text("Ana come\n")
+    with pytest.raises(InvalidInputError, match="needs CoNLL column input"):
+        run_model(tagger, tmp_path / "text.txt", "text", keep_labels=True)
+    (tmp_path / "one.txt").write_text("Ana\ncome\n\n")
+    with pytest.raises(InvalidInputError, match="needs a label column"):
+        run_model(tagger, tmp_path / "one.txt", "conll", keep_labels=True)
+    maxent = loglin.Tagger(model="maxent", features="pos", max_iter=5)
+    maxent.model_, maxent.templates_ = object(), None
+    with pytest.raises(InvalidInputError, match="maxent model"):
+        run_model(maxent, tmp_path / "text.txt", "conll", keep_labels=True)
+    with pytest.raises(ValueError, match="constraints need a chain model"):
+        maxent.predict([["Ana"]], constraints=[[None]])

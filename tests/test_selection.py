@@ -99,6 +99,11 @@ def test_cli_c_auto_trains_the_model_at_the_cross_validated_c(tmp_path):
     res = json.loads(out.stdout.strip().splitlines()[-1])
     assert res["C"] == res["cv"]["best_C"] and res["cv"]["best_C"] in res["cv"]["Cs"]
     assert (tmp_path / "p.png").stat().st_size > 1000
+    jobs = subprocess.run([sys.executable, "-m", "loglin.cli", "train", str(data), "-C", "auto", "--cv", "3",
+                           "--jobs", "2", "-o", str(tmp_path / "m2.npz"), "--json"],
+                          capture_output=True, text=True, timeout=600)
+    assert jobs.returncode == 0, jobs.stderr
+    assert json.loads(jobs.stdout.strip().splitlines()[-1])["cv"] == res["cv"]
     bad = subprocess.run([sys.executable, "-m", "loglin.cli", "train", str(data), "-C", "abc", "-o",
                           str(tmp_path / "m.npz")], capture_output=True, text=True, timeout=600)
     assert bad.returncode != 0 and "expected a number or 'auto'" in bad.stderr
@@ -137,7 +142,7 @@ def test_tag_train_c_auto_cross_validates_over_sentences(tmp_path):
     blocks = train_file.read_text().split("\n\n")[:60]
     (tmp_path / "train.txt").write_text("\n\n".join(blocks) + "\n")
     out = subprocess.run([sys.executable, "-m", "loglin.cli", "tag", "train", "--task", "chunk", "--model", "crf",
-                          str(tmp_path / "train.txt"), "-C", "auto", "--cv", "2", "--max-iter", "30", "-o",
+                          str(tmp_path / "train.txt"), "-C", "auto", "--cv", "2", "--jobs", "2", "--max-iter", "30", "-o",
                           str(tmp_path / "crf.npz"), "--json"], capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stderr
     assert "<- best" in out.stderr
@@ -161,3 +166,73 @@ def test_grouped_path_scores_each_fold_on_its_held_out_items():
     path = grouped_path(items, fit, score, Cs=[1, 2, 4, 8, 16, 32, 64, 128], cv=4, patience=2)
     assert path.best_C == 8 and list(path.Cs) == [1, 2, 4, 8, 16, 32]
     assert all(n == 15 for n, _ in seen)
+
+
+def test_folds_in_worker_processes_give_the_serial_path(serial_numba):
+    X, y = _blobs(seed=6)
+    Cs = [0.01, 0.3, 10.0]
+    serial = cross_validation_path(MaxentClassifier(tol=1e-7), X, y, Cs, cv=3, random_state=2)
+    parallel = cross_validation_path(MaxentClassifier(tol=1e-7), X, y, Cs, cv=3, random_state=2, n_jobs=2)
+    np.testing.assert_array_equal(parallel.scores, serial.scores)
+    np.testing.assert_array_equal(parallel.iterations, serial.iterations)
+    assert parallel.best_C == serial.best_C and np.all(serial.iterations > 0)
+    one = LogisticRegressionCV(Cs=[0.01, 1.0], cv=2).fit(X, y == 0)
+    two = LogisticRegressionCV(Cs=[0.01, 1.0], cv=2, n_jobs=-1).fit(X, y == 0)
+    assert two.C_ == one.C_ and two.get_params()["n_jobs"] == -1
+    np.testing.assert_array_equal(two.scores_, one.scores_)
+    np.testing.assert_array_equal(two.coef_, one.coef_)
+    with pytest.raises(InvalidInputError, match="module-level functions"):
+        cross_validation_path(MaxentClassifier(), X, y, Cs, cv=2, n_jobs=2, scoring=lambda est, X, y: 1.0)
+
+
+def test_n_workers_follows_scikit_learn():
+    from loglin.selection import n_workers
+    assert n_workers(None, 5) == 1 and n_workers(1, 5) == 1 and n_workers(3, 2) == 2
+    assert 1 <= n_workers(-1, 64) <= 64 and n_workers(-1000, 5) == 1
+    for bad in (0, 1.5, "2", True):
+        with pytest.raises(InvalidInputError, match="n_jobs"):
+            n_workers(bad, 5)
+
+
+def _warm_and_cold_paths(make, X, y, Cs):
+    """grouped_path of estimators made by make(C), once warm-started along C within each fold, once cold."""
+    from loglin.selection import grouped_path
+    items = list(zip(X, y))
+
+    def cold(train, C):
+        return make(C).fit([x for x, _ in train], [t for _, t in train])
+
+    def warm(train, C, previous):
+        model = make(C).set_params(warm_start=True) if previous is None else previous.set_params(C=C)
+        return model.fit([x for x, _ in train], [t for _, t in train])
+
+    def score(model, test):
+        return model.score([x for x, _ in test], [t for _, t in test])
+    return (grouped_path(items, warm, score, Cs=Cs, cv=3, warm_start=True),
+            grouped_path(items, cold, score, Cs=Cs, cv=3))
+
+
+@pytest.mark.parametrize("family", ["chain", "tree"])
+def test_warm_started_chain_and_tree_paths_match_cold_ones_in_fewer_iterations(family, serial_numba):
+    import loglin
+    from pathlib import Path
+    from loglin.data import read_columns
+    from loglin.data.conll import read_conllx
+    data = Path(__file__).parent / "data"
+    if family == "chain":
+        sentences = read_columns(data / "ner_multilingual_train.txt")
+        X, y = [[t[:-1] for t in s] for s in sentences], [[t[-1] for t in s] for s in sentences]
+
+        def make(C):
+            return loglin.Tagger(features=["w[-1..1]", "shape[0]", "cap[0]"], C=C, tol=1e-7, max_iter=3000)
+    else:
+        trees = read_conllx(data / "parse_en.conllu")
+        X, y = [list(zip(s.forms, s.pos)) for s in trees], [s.heads for s in trees]
+
+        def make(C):
+            return loglin.Parser(C=C, solver="lbfgs", tol=1e-7, max_iter=3000)
+    warm, cold = _warm_and_cold_paths(make, X, y, [0.05, 0.2, 0.8, 3.2])
+    assert warm.best_C == cold.best_C
+    np.testing.assert_allclose(warm.scores, cold.scores, atol=0.02)
+    assert warm.iterations[0] == cold.iterations[0]                  # the first C starts cold in both
+    assert warm.iterations[1:].sum() < cold.iterations[1:].sum()

@@ -153,10 +153,25 @@ def test_m3n_and_maxent_models(conll, tmp_path):
     assert maxent.score(Xt[:100], yt[:100]) > 0.7
     maxent.save(tmp_path / "maxent.npz")
     assert loglin.Tagger.load(tmp_path / "maxent.npz").predict(Xt[:100]) == maxent.predict(Xt[:100])
-    with pytest.raises(ValueError, match="templates serve"):
-        loglin.Tagger(model="maxent", features="ner").fit(X[:10], y[:10])
-    with pytest.raises(ValueError, match="no sample weights"):
-        loglin.Tagger(model="maxent", features="chunk").fit(X[:10], y[:10], sample_weight=np.arange(10) + 1.0)
+
+
+@pytest.mark.parametrize("features", ["chunk", "pos"])
+def test_maxent_sample_weight_two_is_the_sentence_twice(conll, features):
+    (X, y), _ = conll
+    X = [[t if features == "chunk" else t[:1] for t in s] for s in X[:60]]
+    y = y[:60]
+    kw = dict(model="maxent", features=features, C=1.0, tol=1e-10, max_iter=3000, solver="lbfgs")
+    weights = np.ones(len(X))
+    weights[[0, 7]] = [2.0, 0.0]
+    weighted = loglin.Tagger(**kw).fit(X, y, sample_weight=weights)
+    kept = [i for i in range(len(X)) if i != 7]
+    doubled = loglin.Tagger(**kw).fit([X[i] for i in kept] + [X[0]], [y[i] for i in kept] + [y[0]])
+    plain = loglin.Tagger(**kw).fit(X, y)
+    assert weighted.objective_ == pytest.approx(doubled.objective_, rel=1e-7)
+    assert abs(weighted.objective_ - plain.objective_) > 1e-4 * plain.objective_
+    np.testing.assert_allclose(weighted.coef_, doubled.coef_, atol=1e-4)
+    with pytest.raises(ValueError, match="Negative"):
+        loglin.Tagger(**kw).fit(X, y, sample_weight=-weights)
 
 
 def test_input_checks():
@@ -215,7 +230,16 @@ def test_cli_trains_ner_and_template_file_models(tmp_path, capsys):
                  "-o", str(tmp_path / "bad.npz")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and f"{tmp_path / 'bad.txt'}:2:" in err[0] and not (tmp_path / "bad.npz").exists()
-    assert main(["tag", "train", "--task", "ner", "--model", "maxent", str(train), "-o", str(tmp_path / "x.npz")]) == 2
+    capsys.readouterr()
+    assert main(["tag", "train", "--task", "ner", "--model", "maxent", str(train), "-o", str(tmp_path / "x.npz"),
+                 "--test", str(test), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    maxent = load_model(tmp_path / "x.npz")
+    assert summary["kind"] == "maxent" and isinstance(maxent, loglin.Tagger) and maxent.model == "maxent"
+    expected = loglin.Tagger(model="maxent", features="ner", C=summary["C"]).fit(X, y)
+    assert maxent.predict(Xt) == expected.predict(Xt) and summary["test"]["f1"] > 40
+    assert main(["tag", str(tmp_path / "x.npz"), str(tmp_path / "in.txt")]) == 0
+    assert len(capsys.readouterr().out.split()) == 6
 
 
 def test_cli_chunk_crf_keeps_the_chain_model_file(conll, tmp_path, capsys):
@@ -274,3 +298,74 @@ def test_marginals_equal_brute_force_enumeration():
             best, best_score = ys, score
     np.testing.assert_allclose(tagger.predict_marginals([sentence])[0], expected / expected[0].sum(), rtol=1e-9)
     assert tagger.predict([sentence])[0] == [tagger.classes_[k] for k in best]
+
+
+# ------------------------------------------------------------------ the Maxent tagger over templates
+
+def _greedy_by_hand(tagger, sentence):
+    """Left-to-right argmax of P(y | template attributes, previous label, previous two labels), summed from
+    the weights by hand: predicate ids are the attributes, then the seen t codes, then the seen t2 codes."""
+    model = tagger.model_
+    feats = model.features
+    _, tok_ptr, attr = tagger.templates_.transform([sentence])
+    K = len(tagger.classes_)
+    t_keys, t2_keys = feats.history_keys
+    A = tagger.templates_.n_attributes
+    out = []
+    for i in range(len(sentence)):
+        prev1 = out[i - 1] if i >= 1 else K
+        prev2 = out[i - 2] if i >= 2 else K
+        preds = list(attr[tok_ptr[i]:tok_ptr[i + 1]])
+        for base, keys, code in ((A, t_keys, prev1), (A + len(t_keys), t2_keys, prev2 * (K + 1) + prev1)):
+            hit = np.flatnonzero(keys == code)
+            preds += [base + int(hit[0])] if len(hit) else []
+        score = np.zeros(K)
+        for p in preds:
+            for j in range(model.map_ptr[p], model.map_ptr[p + 1]):
+                score[model.map_label[j]] += model.w[model.map_feat[j]]
+        out.append(int(np.argmax(score)))
+    return [tagger.classes_[k] for k in out]
+
+
+def test_template_maxent_tagger_uses_the_templates_and_the_label_history(tmp_path):
+    X, y = _ner("train")
+    Xt, yt = _ner("test")
+    small = loglin.Tagger(model="maxent", features=["w[0]"], C=1.0).fit(X, y)
+    tagger = loglin.Tagger(model="maxent", features=["w[0]", "shape[0]", "suffix3[0]"], C=1.0, beam=1).fit(X, y)
+    names = set(tagger.templates_.attribute_names())
+    assert any(n.startswith("shape[0]=") for n in names) and not any(n.startswith("shape[0]=") for n in
+                                                                    small.templates_.attribute_names())
+    assert len(tagger.coef_) > len(small.coef_) and tagger.score(X, y) > 0.8
+    for sentence in Xt[:5] + X[:5]:
+        assert tagger.predict([sentence])[0] == _greedy_by_hand(tagger, sentence)
+    ner = loglin.Tagger(model="maxent", features="ner", max_iter=200).fit(X, y)
+    assert ner.score(Xt, yt) > 0.5
+    ner.save(tmp_path / "m.npz")
+    from loglin.model_io import load_model
+    loaded = load_model(tmp_path / "m.npz")
+    assert isinstance(loaded, loglin.Tagger) and loaded.model == "maxent"
+    assert loaded.predict(Xt) == ner.predict(Xt) and loaded.get_params()["features"] == "ner"
+    with pytest.raises(ValueError, match="chain model"):
+        ner.predict_marginals(Xt[:1])
+    from loglin.inspection import weights
+    listed = weights(loaded)
+    assert len(listed) == np.count_nonzero(loaded.coef_)
+    names = {name for _, name, _ in listed}
+    assert any(n.startswith("t=") for n in names) and any(n.startswith("t2=<s>,") for n in names)
+    assert any(n.startswith("w[0]=") for n in names)
+
+
+def test_template_maxent_sample_weight_two_is_the_sentence_twice():
+    X, y = _ner("train")
+    kw = dict(model="maxent", features=["w[-1..1]", "shape[0]"], C=1.0, tol=1e-10, max_iter=3000, solver="lbfgs")
+    weights = np.ones(len(X))
+    weights[[1, 4]] = [2.0, 0.0]
+    weighted = loglin.Tagger(**kw).fit(X, y, sample_weight=weights)
+    doubled = loglin.Tagger(**kw).fit(X + X[1:2] + X[4:5], y + y[1:2] + y[4:5],
+                                      sample_weight=np.r_[np.where(weights == 2.0, 1.0, weights), 1.0, 0.0])
+    plain = loglin.Tagger(**kw).fit(X, y)
+    assert weighted.objective_ == pytest.approx(doubled.objective_, rel=1e-7)
+    assert abs(weighted.objective_ - plain.objective_) > 1e-4 * plain.objective_
+    warm = loglin.Tagger(**{**kw, "tol": 1e-6}, warm_start=True).fit(X, y)
+    cold_iterations = warm.n_iter_
+    assert warm.fit(X, y).n_iter_ <= 2 < cold_iterations

@@ -71,6 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default 5 folds there); prints the table, --json reports it")
     p.add_argument("--cv-plot", type=Path, default=None, metavar="FILE.png",
                    help="with --cv / -C auto: a plot of the cross-validated accuracy against C")
+    p.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="with --cv / -C auto: run the folds in N worker processes (-1: one per core; default 1)")
     p.add_argument("--cutoff", type=int, default=None,
                    help="events and tagging corpora: drop predicates seen in fewer events; default 1")
     p.add_argument("--all-pairs", action="store_true",
@@ -226,7 +228,8 @@ def _cross_validate(args, C, options):
         solver_options=options or None)
     searching = args.C == "auto"
     return cross_validation_path(estimator, X, y, AUTO_CS if searching else [C], cv=args.cv or DEFAULT_FOLDS,
-                                 random_state=args.seed, patience=DEFAULT_PATIENCE if searching else None)
+                                 random_state=args.seed, patience=DEFAULT_PATIENCE if searching else None,
+                                 n_jobs=args.jobs)
 
 
 def _scale_out_backend(args):

@@ -36,6 +36,9 @@ def weights(model) -> list[tuple[str, str, float]]:
     if isinstance(model, MaxentTaggerModel):
         x = model.extractor
         return _mapped(model.w, x.labels, model.map_ptr, model.map_label, model.map_feat, x.predicate_name)
+    if type(model).__name__ == "TemplateMaxentModel":          # loglin.Tagger(model="maxent") over templates
+        x = model.features
+        return _mapped(model.w, x.labels, model.map_ptr, model.map_label, model.map_feat, x.predicate_name)
     if isinstance(model, LinearModel):
         def name(p):
             if p >= model.n_inputs:

@@ -76,3 +76,16 @@ def seed(random_state):
     if isinstance(random_state, np.random.RandomState):
         return int(random_state.randint(np.iinfo(np.int32).max))
     return random_state
+
+
+def string_label_sequences(y, what):
+    """y's label sequences as lists of str; a ValueError naming the first label that is not a string (an int
+    label would come back from predict as a str, so it is refused rather than silently converted)."""
+    out = []
+    for i, labels in enumerate(y):
+        for j, label in enumerate(labels):
+            if not isinstance(label, str):
+                raise ValueError(f"{what}: labels must be strings; sentence {i}, token {j} has "
+                                 f"{label!r} ({type(label).__name__})")
+        out.append([str(label) for label in labels])
+    return out

@@ -9,7 +9,8 @@ is scored on its held-out rows. ``patience``: stop the path once the mean score 
 for that many consecutive Cs (LIBLINEAR's search stops the same way). The folds are stratified
 (each class spread over the folds in proportion) and fixed by ``random_state``.
 :class:`MaxentClassifierCV` / :class:`LogisticRegressionCV` wrap it as estimators
-(scikit-learn's LogisticRegressionCV parameters: ``Cs``, ``cv``, ``scoring``, ``refit``).
+(scikit-learn's LogisticRegressionCV parameters: ``Cs``, ``cv``, ``scoring``, ``refit``, ``n_jobs``: folds in
+worker processes, :class:`FoldPool`).
 """
 from __future__ import annotations
 
@@ -78,6 +79,7 @@ class Path:
     scores: np.ndarray
     scoring: str
     nonzeros: np.ndarray = field(default_factory=lambda: np.zeros(0))    # mean non-zero weights per C
+    iterations: np.ndarray = field(default_factory=lambda: np.zeros(0))  # solver iterations per C, all folds
 
     @property
     def mean(self) -> np.ndarray:
@@ -119,10 +121,14 @@ class Path:
         plt.close(fig)
 
 
+def _accuracy(estimator, X, y) -> float:
+    return float(estimator.score(X, y))
+
+
 def _scorer(scoring):
     """(name, score(estimator, X, y)); None: accuracy (the estimator's own score)."""
     if scoring is None or scoring == "accuracy":
-        return "accuracy", lambda est, X, y: float(est.score(X, y))
+        return "accuracy", _accuracy
     if callable(scoring):
         return getattr(scoring, "__name__", "score"), scoring
     try:
@@ -134,71 +140,190 @@ def _scorer(scoring):
 
 
 def cross_validation_path(estimator, X, y, Cs=DEFAULT_CS, cv: int = 5, scoring=None, random_state=0,
-                          patience: int | None = None, sample_weight=None) -> Path:
+                          patience: int | None = None, sample_weight=None, n_jobs=None) -> Path:
     """The :class:`Path` of ``estimator`` (a loglin classifier; its C is replaced) over ``Cs``.
-    ``sample_weight`` weighs the rows in the fits (the held-out scores are unweighted)."""
+    ``sample_weight`` weighs the rows in the fits (the held-out scores are unweighted). ``n_jobs``: folds run
+    in that many worker processes (None: 1, in this process; -1: every core; see :func:`walk_path`)."""
     name, score = _scorer(scoring)
     classes, codes = _check_y(y, np.shape(X)[0], type(estimator).__name__)
     y = classes[codes]                          # validated labels (an object array of numbers becomes numeric)
     folds = _splits(cv, X, y, codes, random_state)
     params = {**estimator.get_params(), "warm_start": True}
-    models = [type(estimator)(**params) for _ in folds]
-    sample_weight = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    task = _MatrixFolds(type(estimator), params, X, y, folds,
+                        None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64), score)
+    return walk_path(c_grid(Cs), len(folds), task, name, patience, n_jobs)
 
-    def fold_score(C, f):
-        train, test = folds[f]
-        models[f].set_params(C=float(C))
-        models[f].fit(X[train], y[train], None if sample_weight is None else sample_weight[train])
-        return score(models[f], X[test], y[test]), np.count_nonzero(models[f].coef_)
-    return walk_path(c_grid(Cs), len(folds), fold_score, name, patience)
+
+class _MatrixFolds:
+    """One fold's fit at C and its held-out score; the fold's estimator carries its weights to the next C
+    (``warm_start=True``: the optimum at C is the start at the next, larger C)."""
+
+    def __init__(self, kind, params, X, y, folds, sample_weight, score):
+        self.kind, self.params, self.X, self.y, self.folds = kind, params, X, y, folds
+        self.sample_weight, self.score = sample_weight, score
+
+    def __call__(self, f, C, model):
+        train, test = self.folds[f]
+        model = self.kind(**self.params) if model is None else model
+        model.set_params(C=float(C))
+        model.fit(self.X[train], self.y[train], None if self.sample_weight is None else self.sample_weight[train])
+        return (self.score(model, self.X[test], self.y[test]), np.count_nonzero(model.coef_),
+                getattr(model, "n_iter_", None), model)
 
 
 def grouped_path(items, fit, score, Cs=AUTO_CS, cv: int = 5, random_state=0, patience: int | None = None,
-                 scoring: str = "score") -> Path:
+                 scoring: str = "score", warm_start: bool = False, n_jobs=None) -> Path:
     """The path for models trained on a list of items (sentences, documents): ``fit(train_items, C) ->
     model`` and ``score(model, test_items) -> float``; the folds are a random partition of the items.
-    Each fit starts cold (the problem is rebuilt from its fold's items)."""
+    ``warm_start``: ``fit`` is called as ``fit(train_items, C, previous)`` with the fold's model at the
+    previous C (None at the first) to start from; else each fit starts cold. ``n_jobs`` as in
+    :func:`cross_validation_path` (then ``fit`` and ``score`` must be picklable: module-level functions or
+    objects)."""
     n, k = len(items), int(cv)
     if not 2 <= k <= n:
         raise InvalidInputError(f"cv must be between 2 and the number of items ({n}), got {k}")
     order = np.random.default_rng(random_state).permutation(n)
     folds = [np.sort(order[f::k]) for f in range(k)]
-
-    def fold_score(C, f):
-        held = set(folds[f].tolist())
-        model = fit([items[i] for i in range(n) if i not in held], float(C))
-        return score(model, [items[i] for i in folds[f]]), None
-    return walk_path(c_grid(Cs), k, fold_score, scoring, patience)
+    task = _ItemFolds(items, folds, fit, score, warm_start)
+    return walk_path(c_grid(Cs), k, task, scoring, patience, n_jobs)
 
 
-def walk_path(Cs, n_folds, fold_score, scoring, patience) -> Path:
+class _ItemFolds:
+    """:func:`grouped_path`'s fold fits: train on the other folds' items, score on the fold's own."""
+
+    def __init__(self, items, folds, fit, score, warm_start):
+        self.items, self.folds, self.fit, self.score, self.warm_start = items, folds, fit, score, warm_start
+
+    def __call__(self, f, C, previous):
+        held = set(self.folds[f].tolist())
+        train = [x for i, x in enumerate(self.items) if i not in held]
+        model = self.fit(train, float(C), previous) if self.warm_start else self.fit(train, float(C))
+        value = self.score(model, [self.items[i] for i in self.folds[f]])
+        return value, None, getattr(model, "n_iter_", None), model if self.warm_start else None
+
+
+def n_workers(n_jobs, n_tasks: int) -> int:
+    """scikit-learn's n_jobs: None or 1 -> 1; -1 -> every core; -2 -> all but one; capped at ``n_tasks``."""
+    import os
+    if n_jobs is None:
+        return 1
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
+        raise InvalidInputError(f"n_jobs must be a non-zero integer or None, got {n_jobs!r}")
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    wanted = int(n_jobs) if n_jobs > 0 else max(1, cores + 1 + int(n_jobs))
+    return max(1, min(wanted, n_tasks))
+
+
+def walk_path(Cs, n_folds, task, scoring, patience, n_jobs=None) -> Path:
     """Cs in increasing order, every fold at each; stops after ``patience`` Cs without a better mean, or on
-    Ctrl-C / SIGTERM during any fit (the whole path, not only that fit). ``fold_score(C, f) -> (score,
-    non-zero weights or None)``."""
+    Ctrl-C / SIGTERM during any fit (the whole path, not only that fit). ``task(f, C, state) -> (score,
+    non-zero weights or None, iterations or None, state)``: the state (the fold's model) is handed back at
+    the next C. ``n_jobs`` > 1: the folds of each C run at once in worker processes (:class:`FoldPool`)."""
+    scores, nonzeros, iterations = [], [], []
+    best, since_best = -np.inf, 0
+    states = [None] * n_folds
+    with FoldPool(task, n_workers(n_jobs, n_folds)) as pool:
+        for C in Cs:
+            results = pool.run(C, states)
+            states = [r[3] for r in results]
+            row = [r[0] for r in results]
+            nnz = [r[1] for r in results if r[1] is not None]
+            its = [r[2] for r in results if r[2] is not None]
+            scores.append(row)
+            nonzeros.append(np.mean(nnz) if nnz else np.nan)
+            iterations.append(np.sum(its) if its else np.nan)
+            mean = float(np.mean(row))
+            best, since_best = (mean, 0) if mean > best + 1e-12 else (best, since_best + 1)
+            if patience is not None and since_best >= patience:
+                break
+    n = len(scores)
+    return Path(Cs=Cs[:n], scores=np.asarray(scores).T, scoring=scoring, nonzeros=np.asarray(nonzeros),
+                iterations=np.asarray(iterations))
+
+
+def _quiet(task, f, C, state):
     import warnings
     from .errors import ConvergenceWarning
-    scores, nonzeros = [], []
-    best, since_best = -np.inf, 0
-    mark = received_count()
-    for C in Cs:
-        row, nnz = [], []
-        for f in range(n_folds):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ConvergenceWarning)     # reported once, on the refit
-                value, count = fold_score(C, f)
-            if received(mark) is not None:
-                raise KeyboardInterrupt
-            row.append(value)
-            if count is not None:
-                nnz.append(count)
-        scores.append(row)
-        nonzeros.append(np.mean(nnz) if nnz else np.nan)
-        mean = float(np.mean(row))
-        best, since_best = (mean, 0) if mean > best + 1e-12 else (best, since_best + 1)
-        if patience is not None and since_best >= patience:
-            break
-    n = len(scores)
-    return Path(Cs=Cs[:n], scores=np.asarray(scores).T, scoring=scoring, nonzeros=np.asarray(nonzeros))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)     # reported once, on the refit
+        return task(f, C, state)
+
+
+_WORKER_TASK = None
+
+
+def _start_worker(task, threads):
+    """A fold worker: the task (with the data) arrives once; Ctrl-C is the parent's to handle; the cores
+    are shared among the workers (numba threads)."""
+    import signal
+    global _WORKER_TASK
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    import numba
+    numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
+    _WORKER_TASK = task
+
+
+def _run_in_worker(f, C, state):
+    return _quiet(_WORKER_TASK, f, C, state)
+
+
+_PRELOAD = ("loglin.selection", "loglin.tagging.estimator", "loglin.parsing.estimator", "loglin.crfsuite")
+
+
+class FoldPool:
+    """Runs a path's fold fits: in this process (1 worker), or in worker processes that each receive the
+    task and its data once, with the cores divided among them. Processes, not threads: loglin's Numba
+    kernels hold the GIL (none is ``nogil``), so threads would run the folds one at a time. Workers are
+    forked from a fresh fork server that has imported loglin (``_PRELOAD``), never from this process (a
+    fork after the OpenMP pool has started is unsafe); spawned where there is no fork server. Each fold's
+    model travels to a worker and back with its weights, so a fold's warm start is the same whichever
+    worker runs it, and the results equal those of one worker (up to the kernels' summation order at
+    other thread counts)."""
+
+    def __init__(self, task, workers: int):
+        self.task, self.workers, self.executor = task, int(workers), None
+
+    def __enter__(self):
+        if self.workers > 1:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+            import numba
+            threads = max(1, numba.get_num_threads() // self.workers)
+            if "forkserver" in multiprocessing.get_all_start_methods():
+                context = multiprocessing.get_context("forkserver")
+                context.set_forkserver_preload(list(_PRELOAD))
+            else:
+                context = multiprocessing.get_context("spawn")
+            self.executor = ProcessPoolExecutor(self.workers, mp_context=context,
+                                                initializer=_start_worker, initargs=(self.task, threads))
+        return self
+
+    def run(self, C, states):
+        if self.executor is None:
+            out, mark = [], received_count()
+            for f, state in enumerate(states):
+                out.append(_quiet(self.task, f, C, state))
+                if received(mark) is not None:
+                    raise KeyboardInterrupt
+            return out
+        import pickle
+        try:
+            futures = [self.executor.submit(_run_in_worker, f, C, state) for f, state in enumerate(states)]
+            return [future.result() for future in futures]
+        except (pickle.PicklingError, AttributeError, TypeError) as exc:
+            if not isinstance(exc, pickle.PicklingError) and "pickle" not in str(exc):
+                raise                                   # a failure of the fit itself
+            raise InvalidInputError(f"n_jobs > 1 runs the folds in worker processes, which receive the estimator, "
+                                    f"scoring and fit functions by pickling: use module-level functions, not "
+                                    f"lambdas or closures ({exc})") from None
+
+    def __exit__(self, kind, exc, tb):
+        if self.executor is not None:
+            if exc is not None:                         # Ctrl-C or a failed fit: do not wait for the others
+                for process in list(getattr(self.executor, "_processes", {}).values()):
+                    process.terminate()
+            self.executor.shutdown(wait=exc is None, cancel_futures=True)
+        return False
 
 
 class _CVMixin:
@@ -212,7 +337,7 @@ class _CVMixin:
         X_checked, _ = _check_X(X, type(self).__name__)
         weight = None if sample_weight is None else _check_sample_weight(sample_weight, X_checked.shape[0])
         path = cross_validation_path(base, X_checked, y, self.Cs, self.cv, self.scoring, self.random_state or 0,
-                                     sample_weight=weight)
+                                     sample_weight=weight, n_jobs=self.n_jobs)
         self.path_ = path
         self.Cs_ = path.Cs
         self.scores_ = path.scores
@@ -226,14 +351,14 @@ class _CVMixin:
         return self
 
 
-_CV_PARAMS = ("Cs", "cv", "scoring", "refit")
+_CV_PARAMS = ("Cs", "cv", "scoring", "refit", "n_jobs")
 
 
-def _cv_init(self, Cs=DEFAULT_CS, *, cv=5, scoring=None, refit=True, C=1.0, penalty="l2", l1_ratio=None,
+def _cv_init(self, Cs=DEFAULT_CS, *, cv=5, scoring=None, refit=True, n_jobs=None, C=1.0, penalty="l2", l1_ratio=None,
              solver="auto", tol=1e-4, max_iter=1000, fit_intercept=True, intercept_scaling=1.0,
              regularize_intercept=False, class_weight=None, warm_start=False, random_state=None, verbose=0,
              time_limit=None, solver_options=None):
-    self.Cs, self.cv, self.scoring, self.refit = Cs, cv, scoring, refit
+    self.Cs, self.cv, self.scoring, self.refit, self.n_jobs = Cs, cv, scoring, refit, n_jobs
     type(self)._base().__init__(self, C, penalty=penalty, l1_ratio=l1_ratio, solver=solver, tol=tol,
                                 max_iter=max_iter, fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
                                 regularize_intercept=regularize_intercept, class_weight=class_weight,

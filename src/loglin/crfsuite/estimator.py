@@ -22,7 +22,7 @@ import numpy as np
 from ..errors import ConvergenceWarning, ModelFormatError
 from ..estimators import NotFittedError, _BaseEstimator
 from ..model_io import load_npz_model, save_npz_model
-from ..params import check_scale_out_params, scale_out_keywords
+from ..params import check_scale_out_params, scale_out_keywords, string_label_sequences
 from ..penalty import from_crfsuite
 from ..structured.crf_features import ChainFeatureSpace
 from . import features as F
@@ -67,7 +67,7 @@ def _check_sequences(X, y, what):
     for i, (xseq, yseq) in enumerate(zip(X, y)):
         if len(xseq) != len(yseq):
             raise ValueError(f"{what}: sentence {i} has {len(xseq)} tokens but {len(yseq)} labels")
-    return X, [[str(label) for label in yseq] for yseq in y]
+    return X, string_label_sequences(y, what)
 
 
 class TrainingLog:

@@ -260,13 +260,15 @@ class FeatureExtractor:
         return np.where((keys >= 0) & (kept[at] == keys), lo + at, -1)
 
     # ------------------------------------------------------------ training
-    def fit(self, words, labels, tags=None, *, all_pairs: bool = False) -> tuple[MaxentProblem, dict]:
+    def fit(self, words, labels, tags=None, *, all_pairs: bool = False,
+            sentence_weight=None) -> tuple[MaxentProblem, dict]:
         """Index the predicates of training sentences; return the Maxent problem and statistics.
 
         ``labels`` are the gold label sequences (POS tags or chunk tags).
         Features are the (predicate, label) pairs seen in training (OpenNLP,
         the papers), or with ``all_pairs`` every pair (a full multinomial
-        model, K weights per predicate).
+        model, K weights per predicate). ``sentence_weight``: positive weights, one per sentence, that
+        multiply the counts of its tokens' events (the cut-off still counts occurrences).
         """
         tokens = self.encode(words, tags, grow=True)
         flat_labels = [y for s in labels for y in s]
@@ -291,7 +293,10 @@ class FeatureExtractor:
         self._names = None
         pred = np.stack([self._lookup(g, k) for g, k in zip(self.template_group, keys_by_template)], axis=1)
         self._fit_tag_dictionary(tokens.word_ids, y)
-        problem = self._problem(pred, y, all_pairs)
+        token_weight = None
+        if sentence_weight is not None:
+            token_weight = np.repeat(np.asarray(sentence_weight, dtype=np.float64), np.diff(tokens.sent_ptr))
+        problem = self._problem(pred, y, all_pairs, token_weight)
         stats = {"tokens": tokens.n_tokens, "sentences": len(tokens.sent_ptr) - 1,
                  "distinct_events": len(problem.obs_label)}
         return problem, stats
@@ -310,8 +315,9 @@ class FeatureExtractor:
         repeat = (keys < 0) & (tokens.columns["short_length"] >= 0) & (tokens.columns["short_length"] < k)
         return np.where(repeat, tokens.columns["whole"], keys)
 
-    def _problem(self, pred, y, all_pairs=False) -> MaxentProblem:
-        """Merge identical contexts; predicate x label features seen in training (OpenNLP)."""
+    def _problem(self, pred, y, all_pairs=False, token_weight=None) -> MaxentProblem:
+        """Merge identical contexts; predicate x label features seen in training (OpenNLP). ``token_weight``:
+        each event's multiplier of its (context, label) count (None: 1)."""
         K = self.n_labels
         pred = pred.astype(np.int32 if self.n_predicates < 2 ** 31 else np.int64)
         first, ctx_of = _merge_rows(pred)
@@ -320,6 +326,9 @@ class FeatureExtractor:
         ctx_ptr = offsets(present.sum(axis=1))
         ctx_pred = U[present].astype(index_dtype(self.n_predicates))
         pairs, pair_count = np.unique(ctx_of * K + y, return_counts=True)
+        if token_weight is not None:            # weighted counts c(x, y); pairs is sorted
+            pair_count = np.bincount(np.searchsorted(pairs, ctx_of * K + y), weights=token_weight,
+                                     minlength=len(pairs))
         obs_ctx = pairs // K
         obs_label = (pairs % K).astype(np.int32)
         obs_ptr = offsets(np.bincount(obs_ctx, minlength=len(U)))

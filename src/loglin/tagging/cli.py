@@ -113,17 +113,19 @@ def _read_input(path, fmt: str, task: str, labels=()):
     return sentences, sentences, "text"
 
 
-def _given_labels(tokens, task, path):
-    """Per sentence, per token: the label in the column after the inputs, or None where free."""
-    need = 1 if task == "pos" else 2
-    out = []
-    for s in tokens:
-        row = []
-        for t in s:
-            cols = (t,) if isinstance(t, str) else tuple(t)
-            row.append(cols[need] if len(cols) > need and cols[need] not in FREE_LABELS else None)
-        out.append(row)
-    return out
+def _given_labels(rows, column: int):
+    """Per sentence, per token: the label in ``column`` of the CoNLL rows, or None where free (_, ?)."""
+    return [[row[column] if row[column] not in FREE_LABELS else None for row in s] for s in rows]
+
+
+def _need_columns(fmt, rows, width, path):
+    """--keep-labels reads a label column: CoNLL input whose rows have at least ``width`` columns."""
+    if fmt != "conll":
+        raise InvalidInputError("--keep-labels needs CoNLL column input (--input-format conll)")
+    for k, s in enumerate(rows):
+        if any(len(row) < width for row in s):
+            raise InvalidInputError(f"{path}: sentence {k + 1}: --keep-labels needs a label column (column "
+                                    f"{width}; _ or ? leaves a token free)")
 
 
 def _write_output(out, raw, predicted, fmt):
@@ -155,8 +157,9 @@ def add_tag_commands(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--task", choices=("pos", "chunk", "ner"), default="pos",
                    help="default %(default)s; ner: CoNLL-2002/2003 columns, label last (crf / m3n models)")
     p.add_argument("--features", default=None, metavar="PRESET|FILE",
-                   help="crf / m3n: feature templates, a preset (pos, chunk, ner) or a template file; default "
-                        "the task's preset")
+                   help="feature templates, a preset (pos, chunk, ner) or a template file; default the task's "
+                        "preset. maxent: pos and chunk are OpenNLP's context generators, other templates give "
+                        "the template Maxent tagger (their attributes plus the previous one and two labels)")
     p.add_argument("--format", choices=("conll2000", "brown", "columns"), default="conll2000",
                    help="training data format; default %(default)s")
     p.add_argument("--model", choices=("maxent",) + CHAIN_MODELS, default=None,
@@ -180,6 +183,8 @@ def add_tag_commands(subparsers) -> argparse.ArgumentParser:
                    help="with -C auto: K-fold cross-validation over the training sentences (default 5)")
     p.add_argument("--cv-plot", type=Path, default=None, metavar="FILE.png",
                    help="with -C auto: a plot of the cross-validated score against C")
+    p.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="with -C auto: run the folds in N worker processes (-1: one per core; default 1)")
     p.add_argument("--split", choices=("train", "test"), default=None,
                    help=SPLIT_HELP + "; --test reads the other part")
     p.add_argument("--eta", default="auto", help="crf/m3n with eg: initial learning rate (default: chosen on "
@@ -238,15 +243,11 @@ def train_tagger(args) -> int:
     if args.model is None:
         args.model = "crf" if args.task == "ner" else "maxent"
     kind = "tagger" if args.model == "maxent" else "chain"
-    if args.task == "ner" and args.model == "maxent":
-        raise InvalidInputError("--task ner trains chain models (--model crf or m3n): the Maxent tagger's "
-                                "context generators are OpenNLP's POS and chunk ones")
     features = getattr(args, "features", None)      # `loglin train` on a tagging corpus has no --features
-    if features is not None and args.model == "maxent":
-        raise InvalidInputError("--features sets the templates of --model crf / m3n; the Maxent tagger uses "
-                                "OpenNLP's context generators of --task")
     features = args.task if features is None else features
-    if kind == "chain":
+    # --model maxent: OpenNLP's context generators for the pos / chunk presets, else the templates' attributes
+    templates = kind == "chain" or features not in ("pos", "chunk")
+    if templates:
         from .templates import template_set
         template_set(features)                          # a bad template file fails before the data is read
     C = None if args.C == "auto" else regularization(args, kind, "mm" if args.model == "m3n" else "ll")
@@ -274,6 +275,8 @@ def train_tagger(args) -> int:
     finally:
         if backend is not None:         # also when the data or the options fail before training
             backend.close()
+    if templates:                                   # the template Maxent tagger: a loglin.Tagger file
+        return _report_tagger(args, estimator, features)
     tagger = estimator.model_
     estimator.save(args.output)
     if args.trace is not None:
@@ -287,6 +290,26 @@ def train_tagger(args) -> int:
         result["test"] = scores
         text += "\n" + _score_text(args.task, scores)
     report(args, result, text)
+    return 0
+
+
+def _report_tagger(args, estimator, features) -> int:
+    """Save a template Maxent tagger (a loglin.Tagger file), its trace, and report as for chain models."""
+    estimator.save(args.output)
+    result = estimator.result_
+    if args.trace is not None:
+        result.trace.save(args.trace)
+    summary = {"model": str(args.output), "task": args.task, "kind": args.model, "solver": args.solver,
+               "C": estimator.C, "features": features if isinstance(features, str) else "templates",
+               "iterations": result.iterations, "train_seconds": result.train_seconds,
+               "converged": bool(result.converged), "stop_reason": result.stop_reason}
+    text = f"trained {args.task} {args.model} over templates with {args.solver} -> {args.output}"
+    if args.test is not None:
+        scores = _chain_scores(estimator, _read_gold(args.test, args.format, args.task, _other(args.split)),
+                               args.task)
+        summary["test"] = scores
+        text += "\n" + _score_text(args.task, scores)
+    report(args, summary, text)
     return 0
 
 
@@ -310,7 +333,8 @@ def _inputs_and_labels(sentences):
 
 def _cross_validated_C(args, kind, sentences, options, features) -> float:
     """-C auto: C of the best cross-validated score (chunk / NER F1, POS accuracy) along C = 2^-6 ... 2^10, each
-    fold trained as this command would train the model; prints the path (--json: reported on stderr too)."""
+    fold trained as this command would train the model, starting from its model at the previous C; --jobs: the
+    folds in worker processes. Prints the path (--json: reported on stderr too)."""
     from ..selection import DEFAULT_PATIENCE, grouped_path
     keywords = {**training_keywords(args, kind, options), "progress": False, "callback": None}
     keywords.pop("w0", None)            # --resume is for the final fit, not the folds
@@ -318,22 +342,40 @@ def _cross_validated_C(args, kind, sentences, options, features) -> float:
     measure = "accuracy" if args.task == "pos" else "f1"
     if kind == "chain":
         keywords.pop("eta", None)
-
-    def fit(train, C):
-        return _estimator(args, C, features).fit(*_inputs_and_labels(train), **keywords)
-
-    def score(model, test):
-        return _estimator_scores(model, test, args.task)[measure]
-    path = grouped_path(sentences, fit, score, cv=args.cv or 5, random_state=args.seed,
-                        patience=DEFAULT_PATIENCE, scoring=measure)
+    path = grouped_path(sentences, _FoldFit(args, features, keywords), _FoldScore(args.task, measure),
+                        cv=args.cv or 5, random_state=args.seed, patience=DEFAULT_PATIENCE, scoring=measure,
+                        warm_start=True, n_jobs=getattr(args, "jobs", None))
     print(f"{args.cv or 5}-fold cross-validation over C:\n{path.table()}", file=sys.stderr if args.json else sys.stdout)
     if args.cv_plot:
         path.plot(args.cv_plot)
     return path.best_C
 
 
+class _FoldFit:
+    """-C auto's fit of one fold at C (an object, so that --jobs can send it to a worker process): the command's
+    Tagger, warm-started from the fold's model at the previous C."""
+
+    def __init__(self, args, features, keywords):
+        self.args, self.features, self.keywords = args, features, keywords
+
+    def __call__(self, train, C, previous=None):
+        estimator = previous if previous is not None else _estimator(self.args, C, self.features)
+        estimator.set_params(C=C, warm_start=True)
+        return estimator.fit(*_inputs_and_labels(train), **self.keywords)
+
+
+class _FoldScore:
+    """-C auto's held-out score of a fold's model (chunk / NER F1 or POS accuracy)."""
+
+    def __init__(self, task, measure):
+        self.task, self.measure = task, measure
+
+    def __call__(self, model, test):
+        return _estimator_scores(model, test, self.task)[self.measure]
+
+
 def _estimator_scores(estimator, gold_sentences, task) -> dict:
-    if estimator.model == "maxent":
+    if estimator.model == "maxent" and estimator.templates_ is None:       # OpenNLP's generators
         return estimator.model_.evaluate(gold_sentences)
     return _chain_scores(estimator, gold_sentences, task)
 
@@ -469,17 +511,24 @@ def run_model(model, path, input_format="auto", output=None, keep_labels=False, 
     from ..structured.model import ChainModel
     from .estimator import Tagger
     if isinstance(_tagging_model(model), Tagger):
-        if keep_labels:
-            raise InvalidInputError("--keep-labels decodes ChainModel files (the pos / chunk presets); this "
-                                    "model's templates are its own")
+        if keep_labels and model.model not in CHAIN_MODELS:
+            raise InvalidInputError(f"--keep-labels decodes chain models (--model crf / m3n); this tagger is a "
+                                    f"{model.model} model, whose beam search does not take fixed labels")
         tokens, raw, fmt = _read_input(path, input_format, _estimator_task(model), model.classes_)
+        constraints = None
+        if keep_labels:
+            _need_columns(fmt, raw, 2, path)
+            tokens = [[tuple(row[:-1]) for row in s] for s in raw]      # as in training: the label column last
+            constraints = _given_labels(raw, -1)
         t0 = time.perf_counter()
-        predicted = model.predict(tokens)
+        predicted = model.predict(tokens, constraints=constraints)
     elif isinstance(model, ChainModel):
         tokens, raw, fmt = _read_input(path, input_format, model.space.task, model.labels)
-        constraints = _given_labels(tokens, model.space.task, path) if keep_labels else None
-        if keep_labels and fmt != "conll":
-            raise InvalidInputError("--keep-labels needs CoNLL column input (--input-format conll)")
+        constraints = None
+        if keep_labels:
+            given = 1 if model.space.task == "pos" else 2      # the column after the inputs
+            _need_columns(fmt, raw, given + 1, path)
+            constraints = _given_labels(raw, given)
         t0 = time.perf_counter()
         predicted = model.tag([[(t,) if isinstance(t, str) else tuple(t) for t in s] for s in tokens],
                               constraints=constraints)

@@ -12,9 +12,12 @@ X is a list of sentences, each a list of tokens: a word, a tuple of columns
 attributes of a template set (``features``: a preset "pos", "chunk", "ner", a
 template file, a :class:`~loglin.tagging.templates.TemplateSet` or a list of
 template strings). ``model="maxent"``: Ratnaparkhi's Maxent tagger with
-OpenNLP's context generators and beam search (:class:`MaxentTaggerModel`);
-its ``features`` is the generator, "pos" (tokens: words) or "chunk" (tokens:
-(word, pos)), and it takes no sample weights.
+beam search; ``features`` "pos" (tokens: words) or "chunk" (tokens: (word,
+pos)) are OpenNLP's context generators (:class:`MaxentTaggerModel`), any other
+value (the "ner" preset, a template file or set) gives the template Maxent
+tagger: the templates' attributes plus the previous one and two labels
+(:mod:`loglin.tagging.template_maxent`). A sentence's sample weight multiplies
+its tokens' events.
 
 C is LIBLINEAR's scale (the papers' sigma^2; CRFsuite's c2 = 1/(2C)) and
 defaults to 10 as for every loglin tagger (docs/decisions/0010).
@@ -28,7 +31,7 @@ import numpy as np
 
 from ..errors import DataContentError, ModelFormatError
 from ..estimators import NotFittedError, _BaseEstimator, _check_sample_weight, _plain
-from ..params import check_training_params, sequence_train_keywords
+from ..params import check_training_params, sequence_train_keywords, string_label_sequences
 from ..model_io import load_npz_model, model_format, save_npz_model
 from .templates import CompiledTemplates, TemplateSet, template_set
 
@@ -54,7 +57,7 @@ def check_sequences(X, y, what: str):
             raise ValueError(f"{what}: sentence {i} has {len(xs)} tokens but {len(ys)} labels")
         if len(xs) == 0:
             raise ValueError(f"{what}: sentence {i} is empty")
-    return X, [[str(label) for label in ys] for ys in y]
+    return X, string_label_sequences(y, what)
 
 
 def is_iob(labels) -> bool:
@@ -146,9 +149,6 @@ class Tagger(_BaseEstimator):
         if self.model not in MODELS:
             raise ValueError(f"model must be one of {MODELS}, got {self.model!r}")
         check_training_params(self, C_may_be_none=True)
-        if self.model == "maxent" and self.features not in MAXENT_FEATURES:
-            raise ValueError(f"model='maxent' uses OpenNLP's fixed context generators: features must be one of "
-                             f"{MAXENT_FEATURES}, got {self.features!r} (templates serve model='crf' / 'm3n')")
 
     def _C(self) -> float:
         """C, or the model kind's default when None."""
@@ -177,8 +177,10 @@ class Tagger(_BaseEstimator):
         if len(labels) < 2:
             raise DataContentError(f"need at least two labels to train a tagger, got {labels}")
         self.score_kind_ = "f1" if is_iob(labels) else "accuracy"
-        if self.model == "maxent":
+        if self.model == "maxent" and _opennlp_generator(self.features):
             return self._fit_maxent(X, y, weight, X_dev, y_dev, train_options)
+        if self.model == "maxent":
+            return self._fit_template_maxent(X, y, labels, weight, X_dev, y_dev, train_options)
         return self._fit_chain(X, y, labels, weight, X_dev, y_dev, train_options)
 
     def _fit_chain(self, X, y, labels, weight, X_dev, y_dev, train_options):
@@ -227,9 +229,6 @@ class Tagger(_BaseEstimator):
     def _fit_maxent(self, X, y, weight, X_dev, y_dev, train_options):
         from ..training import DEFAULT_SOLVERS
         from .tagger import MaxentTaggerModel
-        if not np.all(weight == weight[0]):
-            raise ValueError("model='maxent' takes no sample weights (its events are counted per token); "
-                             "use model='crf' or 'm3n'")
         task = self.features
         sentences = _maxent_sentences(X, y, task)
         dev = None if X_dev is None else _maxent_sentences(X_dev, y_dev, task)
@@ -243,12 +242,54 @@ class Tagger(_BaseEstimator):
         model = MaxentTaggerModel.train(sentences, task, C=self._C(), solver=solver, cutoff=self.cutoff,
                                         rare_threshold=self.rare_threshold, beam=int(self.beam),
                                         tag_dictionary=bool(self.tag_dictionary), iob_constraint=self.iob_constraint,
-                                        all_pairs=self.all_pairs, evaluate=dev, **keywords)
+                                        all_pairs=self.all_pairs, evaluate=dev,
+                                        sample_weight=None if np.all(weight == 1.0) else weight, **keywords)
         self.templates_ = None
         self.model_ = model
         self.classes_ = list(model.labels)
         self.coef_ = model.w
         self._set_result(model.result, model.info.get("extract_seconds", 0.0))
+        return self
+
+    def _fit_template_maxent(self, X, y, labels, weight, X_dev, y_dev, train_options):
+        """Ratnaparkhi's tagger over the template attributes plus the previous one and two labels (events per
+        token, each weighted by its sentence's weight), decoded by beam search (:mod:`.template_maxent`)."""
+        from ..training import DEFAULT_SOLVERS, train
+        from .template_maxent import TemplateHistoryFeatures, TemplateMaxentModel
+        start = time.perf_counter()
+        lookup = {label: k for k, label in enumerate(labels)}
+        gold = np.fromiter((lookup[label] for ys in y for label in ys), dtype=np.int32)
+        token_weight = np.repeat(weight, [len(ys) for ys in y])
+        features, problem = TemplateHistoryFeatures.fit(
+            CompiledTemplates(template_set(self.features)), X, gold, labels,
+            None if np.all(token_weight == 1.0) else token_weight, all_pairs=bool(self.all_pairs))
+        extract_seconds = time.perf_counter() - start
+        iob = self.score_kind_ == "f1" if self.iob_constraint is None else bool(self.iob_constraint)
+        model = TemplateMaxentModel(features, np.zeros(problem.n_features), problem.map_ptr, problem.map_label,
+                                    problem.map_feat, beam=int(self.beam), iob_constraint=iob)
+        keywords = sequence_train_keywords(self, train_options)
+        previous = getattr(self, "model_", None)
+        if (self.warm_start and isinstance(previous, TemplateMaxentModel) and len(previous.w) == problem.n_features
+                and _same_compiled(previous.features.compiled, features.compiled)
+                and all(np.array_equal(a, b) for a, b in zip(previous.features.history_keys, features.history_keys))
+                and np.array_equal(previous.map_ptr, model.map_ptr) and np.array_equal(previous.map_label,
+                                                                                     model.map_label)):
+            keywords["w0"] = previous.w
+        evaluate = None
+        if X_dev is not None:
+            kind = self.score_kind_
+
+            def evaluate(w):
+                model.w = w
+                return sequence_score(y_dev, model.tag(X_dev), kind)
+        solver = DEFAULT_SOLVERS["tagger"] if self.solver == "auto" else self.solver
+        _, result = train(problem, self._C(), solver, evaluate=evaluate, **keywords)
+        model.w, model.result = result.w, result
+        self.templates_ = features.compiled
+        self.model_ = model
+        self.classes_ = list(features.labels)
+        self.coef_ = model.w
+        self._set_result(result, extract_seconds)
         return self
 
     def _set_result(self, result, extract_seconds):
@@ -265,22 +306,31 @@ class Tagger(_BaseEstimator):
                                  "appropriate arguments before using this estimator.")
         return self.model_
 
-    def predict(self, X, **decoding):
+    def predict(self, X, constraints=None, **decoding):
         """The label sequence of every sentence (a list of lists of str). ``decoding``: the Maxent tagger's
-        ``beam``, ``tag_dictionary``, ``iob_constraint`` overrides."""
+        ``beam``, ``tag_dictionary``, ``iob_constraint`` overrides.
+
+        ``constraints`` (chain models): per sentence None or a list with, per token, None (free), a label (fixed
+        there) or a set of labels (allowed there); the other tokens are decoded consistently (constrained
+        Viterbi, :mod:`loglin.structured.constrained`)."""
         model = self._fitted()
         X = list(X)
+        if self.templates_ is None or self.model == "maxent":
+            if constraints is not None:
+                raise ValueError("constraints need a chain model (model='crf' or 'm3n'); the Maxent tagger's "
+                                 "beam search does not take fixed labels")
+            if self.templates_ is not None:                     # the template Maxent tagger
+                return model.tag(X, **decoding)
+            return model.tag(_maxent_inputs(X, model.task), **decoding) if X else []
         if not X:
             return []
-        if self.templates_ is None:
-            return model.tag(_maxent_inputs(X, model.task), **decoding)
-        return _decode_labels(model.w, model.space, self.templates_.transform(X))
+        return _decode_labels(model.w, model.space, self.templates_.transform(X), constraints)
 
     def predict_marginals(self, X):
         """P(label | sentence) at every token (forward-backward; chain models): per sentence an (n, K) array,
         columns in the order of ``classes_``. For an M3N these are its scores' marginals taken as a CRF."""
         model = self._fitted()
-        if self.templates_ is None:
+        if self.templates_ is None or self.model == "maxent":
             raise ValueError("predict_marginals needs a chain model (model='crf' or 'm3n')")
         from ..crfsuite.features import marginals
         X = list(X)
@@ -314,6 +364,9 @@ class Tagger(_BaseEstimator):
         if self.templates_ is None:
             model.save(path)
             return
+        if self.model == "maxent":
+            self._save_template_maxent(path, params)
+            return
         t_meta, t_arrays = self.templates_.state()
         s = model.space
         meta = {"loglin_format": FORMAT, "format_version": VERSION, "params": params, "model": self.model,
@@ -322,6 +375,49 @@ class Tagger(_BaseEstimator):
         arrays = {"w": model.w, "labels": np.asarray(self.classes_, dtype=str), "map_ptr": s.map_ptr,
                   "map_label": s.map_label, "map_feat": s.map_feat, **t_arrays}
         save_npz_model(path, meta, arrays)
+
+    def _save_template_maxent(self, path, params):
+        model = self.model_
+        t_meta, t_arrays = model.features.state()
+        meta = {"loglin_format": FORMAT, "format_version": VERSION, "params": params, "model": "maxent",
+                "templates": t_meta, "score_kind": self.score_kind_, "objective": self.objective_,
+                "n_iter": self.n_iter_, "C": self._C(), "beam": model.beam, "iob_constraint": model.iob_constraint}
+        arrays = {"w": model.w, "labels": np.asarray(self.classes_, dtype=str), "map_ptr": model.map_ptr,
+                  "map_label": model.map_label, "map_feat": model.map_feat, **t_arrays}
+        save_npz_model(path, meta, arrays)
+
+    @classmethod
+    def _load_template_maxent(cls, path, meta, a) -> "Tagger":
+        from .template_maxent import TemplateHistoryFeatures, TemplateMaxentModel
+        try:
+            labels = a["labels"].astype(str).tolist()
+            features = TemplateHistoryFeatures.from_state(meta["templates"], a, labels, str(path))
+            map_ptr, map_label = a["map_ptr"].astype(np.int64), a["map_label"].astype(np.int32)
+            map_feat, w = a["map_feat"].astype(np.int64), a["w"].astype(np.float64)
+            model = TemplateMaxentModel(features, w, map_ptr, map_label, map_feat, beam=int(meta.get("beam", 3)),
+                                        iob_constraint=bool(meta.get("iob_constraint", False)))
+            params = dict(meta.get("params", {}))
+        except (KeyError, TypeError, ValueError) as exc:
+            if isinstance(exc, ModelFormatError):
+                raise
+            raise ModelFormatError(f"{path}: invalid tagger model ({exc.__class__.__name__}: {exc})") from None
+        K, P = len(labels), features.n_predicates
+        ok = (K >= 2 and w.ndim == 1 and len(map_ptr) == P + 1 and map_ptr[0] == 0 and np.all(np.diff(map_ptr) >= 0)
+              and map_ptr[-1] == len(map_label) == len(map_feat) and 1 <= model.beam
+              and (len(map_label) == 0 or (map_label.min() >= 0 and map_label.max() < K))
+              and (len(map_feat) == 0 or (map_feat.min() >= 0 and map_feat.max() < len(w))))
+        if not ok:
+            raise ModelFormatError(f"{path}: inconsistent tagger model arrays")
+        valid = set(cls._get_param_names())
+        params = {k: v for k, v in params.items() if k in valid}
+        params["model"] = "maxent"
+        if not isinstance(params.get("features"), str) or _opennlp_generator(params["features"]):
+            params["features"] = features.compiled.templates
+        tagger = cls(**params)
+        tagger.templates_, tagger.model_, tagger.classes_, tagger.coef_ = features.compiled, model, labels, w
+        tagger.score_kind_ = str(meta.get("score_kind", "accuracy"))
+        tagger.n_iter_, tagger.objective_ = int(meta.get("n_iter", 0)), float(meta.get("objective", np.nan))
+        return tagger
 
     @classmethod
     def load(cls, path) -> "Tagger":
@@ -341,6 +437,8 @@ class Tagger(_BaseEstimator):
             return tagger
         meta, a = load_npz_model(path, FORMAT, VERSION, required=("w", "labels", "map_ptr", "map_label", "map_feat",
                                                                    "template_keys", "template_offsets"))
+        if meta.get("model") == "maxent":
+            return cls._load_template_maxent(path, meta, a)
         try:
             compiled = CompiledTemplates.from_state(meta["templates"], a, str(path))
             n_state = int(meta["n_state"])
@@ -376,17 +474,30 @@ class Tagger(_BaseEstimator):
         return tagger
 
 
+def _opennlp_generator(features) -> bool:
+    """model='maxent' with features "pos" / "chunk": OpenNLP's context generators (MaxentTaggerModel); any
+    other features are templates (the template Maxent tagger)."""
+    return isinstance(features, str) and features in MAXENT_FEATURES
+
+
 def _same_compiled(a: CompiledTemplates, b: CompiledTemplates) -> bool:
     """The same attribute ids: same templates, vocabularies and keys."""
     return (a.templates == b.templates and a.vocab == b.vocab and np.array_equal(a.offsets, b.offsets)
             and all(np.array_equal(x, y) for x, y in zip(a.keys, b.keys)))
 
 
-def _decode_labels(w, space, encoded):
-    from ..crfsuite.features import decode
+def _decode_labels(w, space, encoded, constraints=None):
     seq_ptr, tok_ptr, tok_attr = encoded
-    ids = decode(w, space.n_state, space.n_labels, space.map_ptr, space.map_label, space.map_feat, seq_ptr,
-                 tok_ptr, tok_attr, None)
+    if constraints is None:
+        from ..crfsuite.features import decode
+        ids = decode(w, space.n_state, space.n_labels, space.map_ptr, space.map_label, space.map_feat, seq_ptr,
+                     tok_ptr, tok_attr, None)
+    else:
+        from ..structured.constrained import allowed_labels, constrained_viterbi
+        allowed = allowed_labels(constraints, np.diff(seq_ptr), space.labels)
+        ids = np.empty(int(seq_ptr[-1]), dtype=np.int32)
+        constrained_viterbi(seq_ptr, tok_ptr, tok_attr, np.empty(0), space.map_ptr, space.map_label,
+                            space.map_feat, w, space.n_state, space.n_labels, allowed, ids)
     names = np.asarray([str(x) for x in space.labels], dtype=object)
     return [names[ids[seq_ptr[i]:seq_ptr[i + 1]]].tolist() for i in range(len(seq_ptr) - 1)]
 

@@ -102,7 +102,7 @@ class MaxentTaggerModel:
               tag_dictionary: bool = False, iob_constraint: bool | None = None, all_pairs: bool | None = None,
               tol: float = DEFAULT_TOL,
               max_iter: int = 1000, time_limit=None, random_state=0, progress: bool = False, evaluate=None,
-              w0=None, **solver_options) -> "MaxentTaggerModel":
+              w0=None, sample_weight=None, **solver_options) -> "MaxentTaggerModel":
         """Train on gold sentences. ``C`` = sigma^2 of the papers (10).
 
         ``cutoff`` / ``rare_threshold``: see :class:`~loglin.features.FeatureExtractor`
@@ -112,7 +112,8 @@ class MaxentTaggerModel:
         per task to :data:`TASK_DEFAULTS`. ``evaluate``:
         optional held-out gold sentences, scored (greedy decoding) after every
         iteration into the trace of ``tagger.result``. ``w0``: starting weights, used when their length is
-        the new problem's (a warm start on the same feature space).
+        the new problem's (a warm start on the same feature space). ``sample_weight``: one non-negative weight
+        per sentence, multiplying its tokens' events (2 is the sentence twice; 0 leaves it out).
         """
         from ..training import train
         if task not in TASKS:
@@ -122,11 +123,20 @@ class MaxentTaggerModel:
         if not np.isfinite(C) or C <= 0:
             raise InvalidInputError(f"C must be positive and finite, got {C}")
         words, tags, labels = _split(sentences, task, with_labels=True)
+        if sample_weight is not None:
+            sample_weight = np.asarray(sample_weight, dtype=np.float64)
+            if sample_weight.shape != (len(words),) or not np.all(sample_weight >= 0):
+                raise InvalidInputError(f"sample_weight must hold one non-negative weight per sentence "
+                                        f"({len(words)})")
+            kept = np.flatnonzero(sample_weight > 0)         # a zero weight: as if the sentence were absent
+            words, labels = [words[i] for i in kept], [labels[i] for i in kept]
+            tags = None if tags is None else [tags[i] for i in kept]
+            sample_weight = None if np.all(sample_weight[kept] == 1.0) else sample_weight[kept]
         if not words:
             raise DataContentError("no training sentences")
         t0 = time.perf_counter()
         extractor = FeatureExtractor(task, cutoff=cutoff, rare_threshold=rare_threshold)
-        problem, fit_stats = extractor.fit(words, labels, tags, all_pairs=all_pairs)
+        problem, fit_stats = extractor.fit(words, labels, tags, all_pairs=all_pairs, sentence_weight=sample_weight)
         t1 = time.perf_counter()
         hook = None
         if evaluate is not None:
