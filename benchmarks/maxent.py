@@ -372,7 +372,8 @@ def render(res):
              f"{_threads_note(res.get('threads', 1))} "
              f"P* = {res['p_star']:.6f}{_certified(res)}. {res['repeats']} run(s) per tool (see note). "
              f"Load average before {res['loadavg_before']}, after {res['loadavg_after']} (2 CPUs). "
-             f"loglin auto = {res.get('auto_solver', '?')} (loglin.training.default_solver for this problem).", "",
+             f"loglin auto = {res.get('auto_solver', '?')} (loglin.training.default_solver for this problem)."
+             + (f" **{res['note']}**" if res.get("note") else ""), "",
              "| tool | measured by | " + " | ".join(f"CPU s to {k}" for k in keys) + " | " +
              " | ".join(f"wall s to {k}" for k in keys) + " | final rel. diff | peak RSS Δ MB | calls / iterations |",
              "|---|---|" + "---|" * (2 * len(keys) + 3)]
