@@ -2,7 +2,8 @@
 
 Comparisons (names for --only): a9a, news20, 20newsgroups (binary LR vs LIBLINEAR and scikit-learn),
 conll-pos, conll-chunk (Maxent vs scikit-learn multinomial), crf (chain CRF and tagging vs
-CRFsuite), costmodel (time per pass vs a streaming bound), jit (compile vs cached start-up).
+CRFsuite), costmodel (time per pass vs a streaming bound), jit (compile vs cached start-up),
+cores (each solver's 2-core / 1-core time per iteration; only with --only).
 The one-off A/B comparisons behind design choices are decision records in docs/decisions/.
 Installs nothing; needs the bench extra (liblinear-official, scikit-learn, python-crfsuite).
 """
@@ -15,9 +16,10 @@ from pathlib import Path
 
 from . import common
 
-ALL = ("a9a", "news20", "20newsgroups", "conll-pos", "conll-chunk", "crf", "costmodel", "jit")
+ALL = ("a9a", "news20", "20newsgroups", "conll-pos", "conll-chunk", "crf", "costmodel", "jit", "cores")
 BINARY = ("a9a", "news20", "20newsgroups")
 QUICK = ("a9a", "costmodel")          # the smoke test: small slices, < 60 s
+MULTI_THREAD = ("conll-pos", "conll-chunk", "cores")     # the comparisons that take --threads above 1
 
 
 def parse_args(argv):
@@ -37,12 +39,20 @@ def parse_args(argv):
     ap.add_argument("--maxent-limit", type=float, default=None,
                     help="CPU seconds per loglin run in conll-pos/conll-chunk (default 400 full, 90 slice)")
     ap.add_argument("--no-saga", action="store_true", help="leave scikit-learn saga out of the Maxent comparisons")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="cores for every tool (loglin's Numba passes, scikit-learn's BLAS; LIBLINEAR and saga stay "
+                         "single-threaded): above 1, conll-pos / conll-chunk write <name>-<N>cores.md/.json; needs "
+                         "NUMBA_NUM_THREADS unset or >= N")
     ap.add_argument("--crf-solvers", default=None, help="loglin chain solvers to race (default eg-annealed)")
     args = ap.parse_args(argv)
     if args.repeats is None:
         args.repeats = 1 if args.quick else 3
     if args.repeats < 1:
         ap.error("--repeats must be at least 1")
+    if args.threads < 1:
+        ap.error("--threads must be at least 1")
+    if args.threads > 1 and any(n not in MULTI_THREAD for n in (args.only or ALL)):
+        ap.error(f"--threads above 1 needs --only among {', '.join(MULTI_THREAD)} (the other comparisons pin one thread)")
     return args
 
 
@@ -56,10 +66,14 @@ def main(argv=None):
         from threadpoolctl import threadpool_limits
     except ImportError as exc:
         raise SystemExit(f"benchmarks need the 'bench' extra ({exc}); run: pip install -e .[bench]")
-    names = args.only or (QUICK if args.quick else ALL)
+    import numba
+    if args.threads > numba.config.NUMBA_NUM_THREADS:
+        raise SystemExit(f"--threads {args.threads} needs NUMBA_NUM_THREADS >= {args.threads} "
+                         f"(it is {numba.config.NUMBA_NUM_THREADS})")
+    names = args.only or (QUICK if args.quick else tuple(n for n in ALL if n != "cores"))
     started = time.time()
-    # BLAS on one thread for every tool (LIBLINEAR and CRFsuite are single-threaded)
-    with threadpool_limits(limits=1, user_api="blas"):
+    # BLAS on --threads threads for every tool (LIBLINEAR and CRFsuite are single-threaded)
+    with threadpool_limits(limits=args.threads, user_api="blas"):
         for name in names:
             t0 = time.time()
             print(f"== {name}", file=sys.stderr, flush=True)

@@ -14,7 +14,7 @@ loglin's kernel vs a NumPy computation on the expanded matrix) before timing.
 Timing: loglin's solvers are traces (generator driven directly, clocks around each outer
 iteration only, f evaluated outside, 1 thread, a CPU-time limit). scikit-learn's lbfgs is
 traced too, inside one fit (``sklearn_lbfgs_trace``: a callback on its scipy L-BFGS-B call,
-its own time taken off the clocks, one thread). saga is a black box: since it iterates the
+its own time taken off the clocks, as many threads as ours). saga is a black box: since it iterates the
 same path whatever the stopping rule, it is run with a doubling ladder of max_iter (tol =
 1e-12, so max_iter binds) and time to eps is the fastest call that reached eps (an upper
 bound within a factor 2 of iterations).
@@ -34,7 +34,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from loglin.cli import option_value
+from loglin.cli_options import option_value
 
 from . import common
 
@@ -158,7 +158,7 @@ class _Stop(Exception):
     pass
 
 
-def sklearn_lbfgs_trace(X, y, sw, index, obj, limit, stop_at, max_iter=20000):
+def sklearn_lbfgs_trace(X, y, sw, index, obj, limit, stop_at, max_iter=20000, threads=1):
     """scikit-learn's lbfgs followed iterate by iterate, in one fit.
 
     LogisticRegression(solver="lbfgs") hands its objective to scipy.optimize.minimize
@@ -167,7 +167,7 @@ def sklearn_lbfgs_trace(X, y, sw, index, obj, limit, stop_at, max_iter=20000):
     is evaluated there; the callback's own time is taken off both clocks. So this is
     the time sklearn itself spent, with its own iterates, stopping rule disabled (tol
     = 0, max_iter large) and the run cut at ``limit`` CPU s or once within ``stop_at``.
-    scikit-learn runs with one thread (threadpoolctl), as our solvers do.
+    scikit-learn runs with ``threads`` BLAS / OpenMP threads (threadpoolctl), as our solvers do.
     """
     import sklearn.linear_model._logistic as skl
     from sklearn.linear_model import LogisticRegression
@@ -202,7 +202,7 @@ def sklearn_lbfgs_trace(X, y, sw, index, obj, limit, stop_at, max_iter=20000):
     model = LogisticRegression(solver="lbfgs", C=C, fit_intercept=False, tol=0.0, max_iter=max_iter)
     skl.optimize = Shim()
     try:
-        with warnings.catch_warnings(), threadpool_limits(1), common.PeakMemory() as mem:
+        with warnings.catch_warnings(), threadpool_limits(threads), common.PeakMemory() as mem:
             warnings.simplefilter("ignore")
             clock["start"] = common.now()
             model.fit(X, y, sample_weight=sw)
@@ -214,7 +214,8 @@ def sklearn_lbfgs_trace(X, y, sw, index, obj, limit, stop_at, max_iter=20000):
 def main(args, name):
     import numba
     from loglin.solvers.base import minimize
-    numba.set_num_threads(1)
+    threads = getattr(args, "threads", 1)
+    numba.set_num_threads(threads)               # before the objective: its passes split into one block per thread
     load0 = common.loadavg()
     started = time.time()
     small = args.quick or getattr(args, "maxent_slice", False)
@@ -242,7 +243,8 @@ def main(args, name):
     jobs = [(f"loglin {s}", "trace", lambda s=s: run_ours(obj, s, limit, None if p_ref is None else (p_ref, target)))
             for s in solvers]
     jobs.append(("sklearn lbfgs", "trace",
-                 lambda: sklearn_lbfgs_trace(X, y, sw, index, obj, budget, None if p_ref is None else (p_ref, target))))
+                 lambda: sklearn_lbfgs_trace(X, y, sw, index, obj, budget, None if p_ref is None else (p_ref, target),
+                                             threads=threads)))
     if not getattr(args, "no_saga", False):
         # saga is no scipy call: a max_iter ladder, half the budget (the target is vs lbfgs)
         jobs.append(("sklearn saga", "sweep", lambda: _ladder(fit, obj.fun, ladder, budget / 2, p_ref, target)))
@@ -281,17 +283,9 @@ def main(args, name):
                 k = common.level_key(eps)
                 a, b = best_ours[clock][k][0], tools[theirs]["time_to"][clock][k]["median"]
                 speedup[theirs][clock][k] = b / a if (a and b is not None) else None
-    auto_vs_best = {}
-    if "loglin auto" in tools:
-        for clock in ("wall", "cpu"):
-            auto_vs_best[clock] = {}
-            for eps in levels:
-                k = common.level_key(eps)
-                theirs = [t["time_to"][clock][k]["median"] for n, t in tools.items() if not n.startswith("loglin")]
-                theirs = [x for x in theirs if x is not None]
-                a = tools["loglin auto"]["time_to"][clock][k]["median"]
-                auto_vs_best[clock][k] = a / min(theirs) if (a is not None and theirs) else None
-    result = {"benchmark": name, "C": C, "auto_vs_best": auto_vs_best, "quick": args.quick, "repeats": args.repeats, "slice": small,
+    auto_vs_best, auto_memory = auto_cells(tools, [common.level_key(e) for e in levels])
+    result = {"benchmark": name, "C": C, "auto_vs_best": auto_vs_best, "auto_memory": auto_memory,
+              "threads": threads, "quick": args.quick, "repeats": args.repeats, "slice": small,
               "auto_solver": solver_spec("auto", problem)[0],
               "limits": {"loglin_cpu_s": limit, "sklearn_cpu_s": budget},
               "data": {"contexts": problem.n_contexts, "labels": problem.n_labels, "predicates": problem.n_predicates,
@@ -303,8 +297,42 @@ def main(args, name):
               "runs": {t: [[list(p) for p in pts] for pts in rs] for t, rs in runs.items()},
               "machine": common.machine(), "loadavg_before": load0, "loadavg_after": common.loadavg(),
               "wall_seconds": time.time() - started}
-    common.write(name, render(result), result, args.out)
+    common.write(name if threads == 1 else f"{name}-{threads}cores", render(result), result, args.out)
     return result
+
+
+def auto_cells(tools, keys):
+    """Per clock and level: loglin auto's time / the fastest competitor's; and per level the peak-memory
+    cell {auto MB, fastest competitor (by CPU) and its MB, ratio}. A trace's peak covers its whole run
+    (to below the smallest level), so it bounds each of its cells; the solvers here allocate up front."""
+    from .binary import best_competitor
+    times, memory = {}, {}
+    if "loglin auto" not in tools:
+        return times, memory
+    auto = tools["loglin auto"]
+    for clock in ("wall", "cpu"):
+        times[clock] = {}
+        for k in keys:
+            best, _ = best_competitor(tools, clock, k)
+            a = auto["time_to"][clock][k]["median"]
+            times[clock][k] = a / best if (a is not None and best) else None
+    for k in keys:
+        _, who = best_competitor(tools, "cpu", k)
+        theirs = None if who is None else tools[who]["peak_mb"]
+        ours = auto["peak_mb"]
+        memory[k] = {"auto_mb": ours, "competitor": who, "competitor_mb": theirs,
+                     "ratio": ours / theirs if (ours is not None and theirs) else None}
+    return times, memory
+
+
+def rerender(path):
+    """Recompute the auto cells of a written conll-* JSON and write its .md/.json again (no run)."""
+    import json
+    from pathlib import Path
+    path = Path(path)
+    res = json.loads(path.read_text())
+    res["auto_vs_best"], res["auto_memory"] = auto_cells(res["tools"], res["levels"])
+    common.write(path.stem, render(res), res, path.parent)
 
 
 def _ladder(fit, fun, ladder, budget, p_ref, target):
@@ -322,6 +350,17 @@ def _certified(res):
             f"||grad f||^2 / 2, f being 1-strongly convex)")
 
 
+def _mb(x):
+    return "—" if x is None else f"{x:.0f}"
+
+
+def _threads_note(threads):
+    if threads == 1:
+        return "Every tool on one thread (Numba, BLAS)."
+    return (f"Every tool given {threads} threads: loglin's Numba passes, scikit-learn's BLAS / OpenMP "
+            "(its sparse products and saga are single-threaded whatever the limit).")
+
+
 def render(res):
     d, keys = res["data"], res["levels"]
     where = " — bundled CoNLL-2000 slice (src/loglin/datasets/conll2000-small), not the full corpus" if res["slice"] else ""
@@ -330,9 +369,11 @@ def render(res):
              f"features (all pairs), {d['nnz']} non-zeros (context × label); scikit-learn matrix {d['sklearn_rows']} rows, "
              f"{d['sklearn_nnz']} non-zeros with sample weights. Objective check at a random w: relative difference "
              f"{res['objective_check']['rel_diff']:.1e} between loglin's kernel and NumPy on scikit-learn's matrix. "
+             f"{_threads_note(res.get('threads', 1))} "
              f"P* = {res['p_star']:.6f}{_certified(res)}. {res['repeats']} run(s) per tool (see note). "
              f"Load average before {res['loadavg_before']}, after {res['loadavg_after']} (2 CPUs). "
-             f"loglin auto = {res.get('auto_solver', '?')} (loglin.training.default_solver for this problem).", "",
+             f"loglin auto = {res.get('auto_solver', '?')} (loglin.training.default_solver for this problem)."
+             + (f" **{res['note']}**" if res.get("note") else ""), "",
              "| tool | measured by | " + " | ".join(f"CPU s to {k}" for k in keys) + " | " +
              " | ".join(f"wall s to {k}" for k in keys) + " | final rel. diff | peak RSS Δ MB | calls / iterations |",
              "|---|---|" + "---|" * (2 * len(keys) + 3)]
@@ -342,7 +383,7 @@ def render(res):
         lines.append(f"| {tool} | {'trace' if t['kind'] == 'trace' else 'max_iter ladder'} | " + " | ".join(cells) +
                      f" | {t['final_rel_diff']:.1e} | {mb} | {t['calls_or_iterations']} |")
     lines += ["", "scikit-learn lbfgs is traced iterate by iterate inside one fit (a callback added to its scipy "
-              "L-BFGS-B call; the callback's time is not counted), with one thread, as ours."]
+              "L-BFGS-B call; the callback's time is not counted), with as many threads as ours."]
     lines += ["", "## Our best solver vs scikit-learn (their time / our best time; target ≥ 5× vs lbfgs at 1e-4)", "",
               "| vs | " + " | ".join(f"CPU {k}" for k in keys) + " | " + " | ".join(f"wall {k}" for k in keys) + " |",
               "|---|" + "---|" * (2 * len(keys))]
@@ -357,6 +398,14 @@ def render(res):
                   "|---|" + "---|" * (2 * len(keys)),
                   f"| loglin auto ({res.get('auto_solver')}) / best competitor | " +
                   " | ".join(common.fmt_ratio(r[c][k]) for c in ("cpu", "wall") for k in keys) + " |"]
+    if res.get("auto_memory"):
+        m = res["auto_memory"]
+        lines += ["", "Peak RSS Δ per cell, loglin auto vs the fastest competitor of the cell (by CPU; target ≤ 1×):", "",
+                  "| level | loglin auto MB | fastest competitor | its MB | auto / competitor |", "|---|---|---|---|---|"]
+        for k in keys:
+            c = m.get(k, {})
+            lines.append(f"| {k} | {_mb(c.get('auto_mb'))} | {c.get('competitor') or '—'} | {_mb(c.get('competitor_mb'))} | "
+                         f"{common.fmt_ratio(c.get('ratio'))} |")
     lim = res["limits"]
     lines += ["", "How measured: benchmarks/maxent.py docstring. 'not reached' = not within the limits (loglin: "
               f"{lim['loglin_cpu_s']:.0f} CPU s per solver; scikit-learn: {lim['sklearn_cpu_s']:.0f} CPU s of calls per ladder for lbfgs, half that for saga). "

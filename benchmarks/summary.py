@@ -83,7 +83,8 @@ def _maxent_note(out):
                    "sub-problem inside each block (cddual: no more progress per pass than EG at ~10× the cost), "
                    "TRON with diagonally preconditioned CG (docs/decisions/0005: mixed), L-BFGS with H0 = gamma diag(H)^-1 "
                    "(no fewer iterations). eg-lbfgs (EG to a 3% gap, then L-BFGS) stays as an option. Both cores "
-                   "for the passes (docs/decisions/0004) cut wall time, not CPU time; the tables are one thread.")
+                   "for the passes (docs/decisions/0004) cut wall time, not CPU time; these tables are one thread, the "
+                   "2-core ones (<name>-2cores.md, cores.md) are listed under 'Both cores'.")
 
 
 AUTO_LIMIT = 0.8      # issue 22: loglin's default at most 0.8x the fastest competitor in every cell
@@ -112,6 +113,56 @@ def _auto_rows(out):
     return rows
 
 
+def _memory_rows(out):
+    """Issue 22 item 6: peak RSS (delta) of loglin's default against the fastest competitor's, per cell."""
+    rows = []
+    for name in ("conll-pos", "conll-chunk"):
+        res = common.load_result(name, out)
+        for k, c in ((res or {}).get("auto_memory") or {}).items():
+            rows.append(_row(f"{name}: auto ({res['auto_solver']}) peak RSS Δ / fastest competitor's at {k}", c["ratio"],
+                             1.0, "<=", f"{name}.md", f"issue 22; {c['auto_mb']:.0f} vs {c['competitor_mb']:.0f} MB "
+                             f"({c['competitor']})" if c["ratio"] is not None else "issue 22"))
+    crf = common.load_result("crf", out)
+    if crf is not None:
+        ref = crf["tools"].get("CRFsuite lbfgs", {}).get("peak_mb")
+        for name, r in crf["tools"].items():
+            if name.startswith("loglin") and r.get("peak_mb") is not None and ref:
+                rows.append(_row(f"chain CRF: {name} peak RSS Δ / CRFsuite lbfgs's", r["peak_mb"] / ref, 1.0, "<=",
+                                 "crf.md", f"issue 22; {r['peak_mb']:.0f} vs {ref:.0f} MB; every level (one run each)"))
+        cores = common.load_result("cores", out)
+        chain = [] if cores is None else [r for r in cores["sets"].get("crf", {}).get("rows", []) if r["auto"]]
+        if chain and chain[0].get("peak_mb") is not None and ref and not cores["quick"]:
+            r = chain[0]
+            rows.append(_row(f"chain CRF: loglin {r['solver']} (the default) peak RSS Δ / CRFsuite lbfgs's", r["peak_mb"] / ref,
+                             1.0, "<=", "cores.md, crf.md", f"issue 22; {r['peak_mb']:.0f} vs {ref:.0f} MB; loglin's from "
+                             "its first 12 iterations (cores.md), CRFsuite's from its full run; both lower bounds, and "
+                             "L-BFGS's preallocated history counts only once written: by array sizes the two are at par "
+                             "(docs/decisions/0028)"))
+    return rows
+
+
+def _two_core_lines(out):
+    """Issue 22 item 4: the 2-core Maxent tables' auto cells and the per-solver 2-core / 1-core ratios."""
+    lines = []
+    for name in ("conll-pos", "conll-chunk"):
+        res = common.load_result(f"{name}-2cores", out)
+        if res is None or not res.get("auto_vs_best"):
+            continue
+        for clock in ("cpu", "wall"):
+            cells = ", ".join(f"{k} {common.fmt_ratio(res['auto_vs_best'][clock].get(k))}" for k in res["levels"])
+            lines.append(f"- {name}-2cores.md, auto ({res['auto_solver']}) / fastest competitor ({clock}): {cells}")
+    cores = common.load_result("cores", out)
+    if cores is not None:
+        for name, s in cores["sets"].items():
+            per = ", ".join(f"{r['solver']}{' (auto)' if r['auto'] else ''} {common.fmt_ratio(r['wall_ratio'])}"
+                            for r in s["rows"])
+            lines.append(f"- cores.md, {name}, {cores['threads']}-core / 1-core wall per iteration: {per}")
+    if not lines:
+        return []
+    return ["## Both cores (issue 22 item 4)", "",
+            "Trust these less than the 1-core rows: the second core is shared with other jobs.", "", *lines, ""]
+
+
 def main(args):
     out = args.out
     rows = []
@@ -132,6 +183,7 @@ def main(args):
                              _ratio(res, "loglin tron / LIBLINEAR -s 0", clock, "1e-06"), 1.0, "<=", src,
                              "target on a9a" if name == "a9a" else "same comparison, not a stated target"))
     rows += _auto_rows(out)
+    rows += _memory_rows(out)
     for name in ("conll-pos", "conll-chunk"):
         res = common.load_result(name, out)
         src = f"{name}.md" + (" (bundled CoNLL-2000 slice, not the full corpus)" if res and res.get("slice") else "")
@@ -222,6 +274,7 @@ def main(args):
              "this directory (each file's header has its load average; the machine has 2 cores shared by several "
              "jobs, so trust the CPU rows over the wall rows).", "",
              "| target | measured | required | verdict | source | note |", "|---|---|---|---|---|---|", *rows, ""]
+    lines += _two_core_lines(out)
     if jit is not None:
         lines += ["## Compilation cost (jit.md)", ""]
         for name, r in jit["results"].items():
