@@ -39,8 +39,9 @@ DATA_FORMATS = ("svmlight", "events", "conll2000-chunk", "conll2000-pos", "brown
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="loglin",
-        description="Train log-linear models (Maxent, logistic regression) with IS, CD, dual CD, EG, TRON, "
-                    "L-BFGS and SGD.\n\n" + SCALE_HELP + "\n\nEvery command takes --encoding ENC: the text "
+        description="Train log-linear models (Maxent, logistic regression, linear-chain CRF / M3N taggers, "
+                    "dependency parsers) with IS, CD, dual CD, EG, Newton, TRON, L-BFGS, OWL-QN and SGD; "
+                    "without --solver each picks the fast solver for the problem.\n\n" + SCALE_HELP + "\n\nEvery command takes --encoding ENC: the text "
                     "encoding of its input files (default UTF-8; e.g. latin-1).",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"loglin {__version__}")
@@ -136,7 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="P* for yu2011-fig3: a value, or a huang2010-fig2 NAME-reference.json of the same problem "
                         "(checked), per data set as DATA=..., comma-separated")
 
-    p = sub.add_parser("tag", help="POS tagging / chunking: `loglin tag train|evaluate ...` or `loglin tag MODEL INPUT`",
+    p = sub.add_parser("tag", help="POS tagging, chunking, named entities: `loglin tag train|evaluate ...` or `loglin tag MODEL INPUT`",
                        add_help=False)
     p.add_argument("rest", nargs=argparse.REMAINDER)
 
