@@ -369,3 +369,33 @@ def test_template_maxent_sample_weight_two_is_the_sentence_twice():
     warm = loglin.Tagger(**{**kw, "tol": 1e-6}, warm_start=True).fit(X, y)
     cold_iterations = warm.n_iter_
     assert warm.fit(X, y).n_iter_ <= 2 < cold_iterations
+
+
+def _to_iobes(tags):
+    """IOB2 -> IOBES: a chunk of one token is S-X, the last token of a longer one E-X."""
+    out = []
+    for i, tag in enumerate(tags):
+        nxt = tags[i + 1] if i + 1 < len(tags) else "O"
+        inside_next = nxt.startswith("I-") and nxt[2:] == tag[2:]
+        if tag.startswith("B-"):
+            out.append(tag if inside_next else "S-" + tag[2:])
+        elif tag.startswith("I-"):
+            out.append(tag if inside_next else "E-" + tag[2:])
+        else:
+            out.append(tag)
+    return out
+
+
+def test_iobes_labels_are_scored_by_chunk_f1():
+    from loglin.tagging.conlleval import conlleval, iobes_to_iob2
+    X, y = _ner("train")
+    Xt, yt = _ner("test")
+    y_iobes, yt_iobes = [_to_iobes(s) for s in y], [_to_iobes(s) for s in yt]
+    assert [iobes_to_iob2(s) for s in y_iobes] == y              # the conversion is exact
+    tagger = loglin.Tagger(features="ner", C=10.0).fit(X, y_iobes)
+    assert tagger.score_kind_ == "f1"
+    guess = tagger.predict(Xt)
+    expected = conlleval([iobes_to_iob2(s) for s in yt_iobes], [iobes_to_iob2(s) for s in guess])["f1"] / 100
+    assert tagger.score(Xt, yt_iobes) == pytest.approx(expected, abs=1e-12)
+    accuracy = sum(a == b for s, g in zip(yt_iobes, guess) for a, b in zip(s, g)) / sum(map(len, yt_iobes))
+    assert tagger.score(Xt, yt_iobes) != pytest.approx(accuracy)

@@ -39,6 +39,7 @@ FORMAT, VERSION = "loglin-sequence-tagger", 1
 MODELS = ("crf", "m3n", "maxent")
 MAXENT_FEATURES = ("pos", "chunk")
 _IOB = re.compile(r"O|[BI]-\S+")
+_IOBES = re.compile(r"O|[BIES]-\S+")
 
 
 def check_sequences(X, y, what: str):
@@ -64,6 +65,15 @@ def is_iob(labels) -> bool:
     """True when every label is O, B-X or I-X and some are not O (chunks, entities)."""
     labels = [str(x) for x in labels]
     return all(_IOB.fullmatch(x) for x in labels) and any(x != "O" for x in labels)
+
+
+def is_chunk_labels(labels) -> bool:
+    """IOB labels, or IOBES (BIOES) ones that conlleval reads as IOB2: the score is chunk F1."""
+    labels = [str(x) for x in labels]
+    if is_iob(labels):
+        return True
+    from .conlleval import is_iobes
+    return all(_IOBES.fullmatch(x) for x in labels) and any(x != "O" for x in labels) and is_iobes([labels])
 
 
 def sequence_score(y_true, y_pred, kind: str) -> float:
@@ -112,7 +122,7 @@ class Tagger(_BaseEstimator):
     ----------
     classes_ (labels), coef_ (weights), n_iter_, objective_, trace_ (:class:`loglin.trace.Trace`; with a
     dev set its ``metric`` is the dev score per iteration, a fraction as :meth:`score`; model="maxent":
-    in percent with greedy decoding, as :meth:`MaxentTaggerModel.train` records it), score_kind_ ("f1" for IOB labels, else
+    in percent with greedy decoding, as :meth:`MaxentTaggerModel.train` records it), score_kind_ ("f1" for IOB or IOBES labels, else
     "accuracy"), templates_ (the compiled templates of a chain model), model_ (ChainModel or
     MaxentTaggerModel).
     """
@@ -176,7 +186,7 @@ class Tagger(_BaseEstimator):
         labels = sorted({label for ys in y for label in ys})
         if len(labels) < 2:
             raise DataContentError(f"need at least two labels to train a tagger, got {labels}")
-        self.score_kind_ = "f1" if is_iob(labels) else "accuracy"
+        self.score_kind_ = "f1" if is_chunk_labels(labels) else "accuracy"
         if self.model == "maxent" and _opennlp_generator(self.features):
             return self._fit_maxent(X, y, weight, X_dev, y_dev, train_options)
         if self.model == "maxent":
@@ -264,7 +274,7 @@ class Tagger(_BaseEstimator):
             CompiledTemplates(template_set(self.features)), X, gold, labels,
             None if np.all(token_weight == 1.0) else token_weight, all_pairs=bool(self.all_pairs))
         extract_seconds = time.perf_counter() - start
-        iob = self.score_kind_ == "f1" if self.iob_constraint is None else bool(self.iob_constraint)
+        iob = is_iob(labels) if self.iob_constraint is None else bool(self.iob_constraint)
         model = TemplateMaxentModel(features, np.zeros(problem.n_features), problem.map_ptr, problem.map_label,
                                     problem.map_feat, beam=int(self.beam), iob_constraint=iob)
         keywords = sequence_train_keywords(self, train_options)
