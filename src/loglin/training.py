@@ -228,6 +228,8 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
             raise InvalidInputError(f"C must be positive and finite, got {C}")
         check(name, kind, loss, "l1" if rho == 1.0 else "elasticnet" if rho > 0 else "l2")
         anneal = options.pop("anneal", None)    # train()'s own option for structured eg (below), not the solver's
+        if anneal not in (None, True, False):
+            raise InvalidInputError(f"anneal must be True or False, got {anneal!r}")
         options = check_solver_options(name, kind, options)
         if checkpoint is not None and name in RESUMABLE:
             if checkpoint.holds(name):
@@ -246,8 +248,6 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
     if rho > 0:
         info = {**(info or {}), "penalty": penalty, "l1_ratio": rho}
     structured = kind in ("chain", "tree")
-    if anneal not in (None, True, False):
-        raise InvalidInputError(f"anneal must be True or False, got {anneal!r}")
     if structured and name == "eg" and (loss == "ll" if anneal is None else anneal):
         from .structured.eg import collins_annealing     # section 7.1.1: C' annealed from 10/C down to 1/C
         options["C_schedule"] = collins_annealing(C)
