@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from ..csr import offsets
 from ..errors import DataContentError, InvalidInputError
 from .file_ranges import shard_bytes
 
@@ -290,8 +291,7 @@ class ShardedData:
         return [ShardRecipe(self.source, i, self.n, self.glob) for i in range(self.n) if self.rows[i] > 0]
 
     def row_bounds(self) -> np.ndarray:
-        kept = [r for r in self.rows if r > 0]
-        return np.concatenate([[0], np.cumsum(kept)]).astype(np.int64)
+        return offsets([r for r in self.rows if r > 0])
 
 
 def scan(source: FileSource, backend="inprocess", shards: int | None = None) -> ShardedData:

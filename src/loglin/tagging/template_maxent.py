@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ..csr import offsets
 from ..errors import ModelFormatError
 from .beam import DecodeInput, beam_decode
 from .templates import CompiledTemplates
@@ -43,8 +44,7 @@ class TemplateHistoryFeatures:
         self.labels = [str(x) for x in labels]
         self.history_keys = [np.asarray(k, dtype=np.int64) for k in history_keys]
         A = compiled.n_attributes
-        sizes = [A] + [len(k) for k in self.history_keys]
-        self.group_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        self.group_ptr = offsets([A] + [len(k) for k in self.history_keys])
         # keys[p] of a history predicate is its code; the attributes' entries are never searched
         self.keys = np.concatenate([np.zeros(A, dtype=np.int64)] + self.history_keys)
         self.dict_ptr = np.zeros(1, dtype=np.int64)           # no tag dictionary
