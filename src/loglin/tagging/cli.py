@@ -276,7 +276,8 @@ def train_tagger(args) -> int:
         if backend is not None:         # also when the data or the options fail before training
             backend.close()
     if templates:                                   # the template Maxent tagger: a loglin.Tagger file
-        return _report_tagger(args, estimator, features)
+        estimator.save(args.output)
+        return _report_trained(args, estimator, estimator.result_, estimator.C, features, "over templates ")
     tagger = estimator.model_
     estimator.save(args.output)
     if args.trace is not None:
@@ -290,26 +291,6 @@ def train_tagger(args) -> int:
         result["test"] = scores
         text += "\n" + _score_text(args.task, scores)
     report(args, result, text)
-    return 0
-
-
-def _report_tagger(args, estimator, features) -> int:
-    """Save a template Maxent tagger (a loglin.Tagger file), its trace, and report as for chain models."""
-    estimator.save(args.output)
-    result = estimator.result_
-    if args.trace is not None:
-        result.trace.save(args.trace)
-    summary = {"model": str(args.output), "task": args.task, "kind": args.model, "solver": args.solver,
-               "C": estimator.C, "features": features if isinstance(features, str) else "templates",
-               "iterations": result.iterations, "train_seconds": result.train_seconds,
-               "converged": bool(result.converged), "stop_reason": result.stop_reason}
-    text = f"trained {args.task} {args.model} over templates with {args.solver} -> {args.output}"
-    if args.test is not None:
-        scores = _chain_scores(estimator, _read_gold(args.test, args.format, args.task, _other(args.split)),
-                               args.task)
-        summary["test"] = scores
-        text += "\n" + _score_text(args.task, scores)
-    report(args, summary, text)
     return 0
 
 
@@ -423,13 +404,18 @@ def _train_chain(args, C, sentences, checked, features, backend=None) -> int:
             model = estimator
             estimator.save(args.output)
         keep_solver_state(args.output, options, result, model.model_ if model is estimator else model)
+    return _report_trained(args, model, result, C, features)
+
+
+def _report_trained(args, model, result, C, features, how="") -> int:
+    """The trace, the summary and the test scores of a trained chain or template tagger ``model``."""
     if args.trace is not None:
         result.trace.save(args.trace)
     summary = {"model": str(args.output), "task": args.task, "kind": args.model, "solver": args.solver, "C": C,
                "features": features if isinstance(features, str) else "templates",
                "iterations": result.iterations, "train_seconds": result.train_seconds,
                "converged": bool(result.converged), "stop_reason": result.stop_reason}
-    text = f"trained {args.task} {args.model} with {args.solver} -> {args.output}"
+    text = f"trained {args.task} {args.model} {how}with {args.solver} -> {args.output}"
     if args.test is not None:
         scores = _chain_scores(model, _read_gold(args.test, args.format, args.task, _other(args.split)), args.task)
         summary["test"] = scores
