@@ -41,6 +41,19 @@ def pytest_runtest_call(item):
     _data_unavailable_is_a_skip(outcome)
 
 
+# a few CoNLL-2000-style chunked sentences (word, POS, chunk) for small chain problems
+CHUNK_SENTENCES = [
+    [("He", "PRP", "B-NP"), ("reckons", "VBZ", "B-VP"), ("the", "DT", "B-NP"), ("deficit", "NN", "I-NP")],
+    [("The", "DT", "B-NP"), ("dog", "NN", "I-NP"), ("runs", "VBZ", "B-VP"), ("fast", "RB", "B-ADVP")],
+    [("A", "DT", "B-NP"), ("cat", "NN", "I-NP"), ("sleeps", "VBZ", "B-VP")],
+    [("Prices", "NNS", "B-NP"), ("rose", "VBD", "B-VP"), ("in", "IN", "B-PP"), ("March", "NNP", "B-NP"),
+     ("again", "RB", "B-ADVP")],
+    [("It", "PRP", "B-NP"), ("was", "VBD", "B-VP"), ("the", "DT", "B-NP"), ("best", "JJS", "I-NP"),
+     ("year", "NN", "I-NP")],
+    [("The", "DT", "B-NP"), ("cat", "NN", "I-NP"), ("was", "VBD", "B-VP"), ("fast", "RB", "B-ADVP")],
+]
+
+
 def random_sparse(n, d, density, seed, nonneg=True, binary=False):
     rng = np.random.default_rng(seed)
     X = sp.random(n, d, density=density, random_state=rng, format="csr")

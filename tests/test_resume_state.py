@@ -4,26 +4,19 @@ import warnings
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 
 from loglin.problem import problem_from_matrix
 from loglin.scale import InProcessBackend, ShardError
 from loglin.solvers.checkpoint import SolverCheckpoint, checkpoint_path
 from loglin.training import train
+from conftest import CHUNK_SENTENCES, gumbel_multiclass
 
-CHUNKS = [[("He", "PRP", "B-NP"), ("reckons", "VBZ", "B-VP"), ("the", "DT", "B-NP"), ("deficit", "NN", "I-NP")],
-          [("The", "DT", "B-NP"), ("dog", "NN", "I-NP"), ("runs", "VBZ", "B-VP"), ("fast", "RB", "B-ADVP")],
-          [("A", "DT", "B-NP"), ("cat", "NN", "I-NP"), ("sleeps", "VBZ", "B-VP")],
-          [("Prices", "NNS", "B-NP"), ("rose", "VBD", "B-VP"), ("in", "IN", "B-PP"), ("March", "NNP", "B-NP")]]
+CHUNKS = CHUNK_SENTENCES[:4]
 
 
 @pytest.fixture(scope="module")
 def maxent():
-    rng = np.random.default_rng(4)
-    X = sp.random(200, 30, density=0.3, random_state=4, format="csr")
-    X.data = rng.uniform(0.5, 2.0, X.nnz)
-    y = np.argmax(X @ rng.normal(size=(30, 4)) + rng.gumbel(size=(200, 4)), axis=1)
-    return problem_from_matrix(X, y)
+    return problem_from_matrix(*gumbel_multiclass(200, 30, 0.3, classes=4, seed=4))
 
 
 @pytest.fixture(scope="module")

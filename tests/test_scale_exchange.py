@@ -4,21 +4,17 @@ import warnings
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 
 from loglin.problem import problem_from_matrix
 from loglin.scale import sharded
 from loglin.scale.shards import ShardPart, shard_arrays, shard_bounds
 from loglin.solvers.base import minimize
+from conftest import gumbel_multiclass
 
 
 @pytest.fixture(scope="module")
 def problem():
-    rng = np.random.default_rng(4)
-    X = sp.random(400, 300, density=0.01, random_state=4, format="csr")
-    X.data = rng.uniform(0.5, 2.0, X.nnz)
-    y = np.argmax(X @ rng.normal(size=(300, 4)) + rng.gumbel(size=(400, 4)), axis=1)
-    return problem_from_matrix(X, y, all_pairs=False)
+    return problem_from_matrix(*gumbel_multiclass(400, 300, 0.01, classes=4, seed=4), all_pairs=False)
 
 
 def test_a_shard_reads_only_its_touched_coordinates(problem):

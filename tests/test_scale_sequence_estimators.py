@@ -7,17 +7,11 @@ import pytest
 
 from loglin.crfsuite import CRF
 from loglin.tagging.estimator import Tagger
+from conftest import CHUNK_SENTENCES
 
 pytest.importorskip("distributed")
 
-CHUNKS = [[("He", "PRP", "B-NP"), ("reckons", "VBZ", "B-VP"), ("the", "DT", "B-NP"), ("deficit", "NN", "I-NP")],
-          [("The", "DT", "B-NP"), ("dog", "NN", "I-NP"), ("runs", "VBZ", "B-VP"), ("fast", "RB", "B-ADVP")],
-          [("A", "DT", "B-NP"), ("cat", "NN", "I-NP"), ("sleeps", "VBZ", "B-VP")],
-          [("Prices", "NNS", "B-NP"), ("rose", "VBD", "B-VP"), ("in", "IN", "B-PP"), ("March", "NNP", "B-NP"),
-           ("again", "RB", "B-ADVP")],
-          [("It", "PRP", "B-NP"), ("was", "VBD", "B-VP"), ("the", "DT", "B-NP"), ("best", "JJS", "I-NP"),
-           ("year", "NN", "I-NP")],
-          [("The", "DT", "B-NP"), ("cat", "NN", "I-NP"), ("was", "VBD", "B-VP"), ("fast", "RB", "B-ADVP")]]
+CHUNKS = CHUNK_SENTENCES
 
 
 def _xy():

@@ -13,15 +13,10 @@ from loglin.errors import InvalidInputError
 from loglin.scale import shard_bounds, sharded
 from loglin.solvers.base import minimize
 from loglin.training import train
+from conftest import CHUNK_SENTENCES
 
 EN = Path(__file__).parent / "data" / "parse_en.conllu"
-CHUNKS = [[("He", "PRP", "B-NP"), ("reckons", "VBZ", "B-VP"), ("the", "DT", "B-NP"), ("deficit", "NN", "I-NP")],
-          [("The", "DT", "B-NP"), ("dog", "NN", "I-NP"), ("runs", "VBZ", "B-VP"), ("fast", "RB", "B-ADVP")],
-          [("A", "DT", "B-NP"), ("cat", "NN", "I-NP"), ("sleeps", "VBZ", "B-VP")],
-          [("Prices", "NNS", "B-NP"), ("rose", "VBD", "B-VP"), ("in", "IN", "B-PP"), ("March", "NNP", "B-NP"),
-           ("again", "RB", "B-ADVP")],
-          [("It", "PRP", "B-NP"), ("was", "VBD", "B-VP"), ("the", "DT", "B-NP"), ("best", "JJS", "I-NP"),
-           ("year", "NN", "I-NP")]]
+CHUNKS = CHUNK_SENTENCES[:5]
 
 
 def _columns(sentences):
