@@ -8,6 +8,11 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 __version__ = "0.1.0"
 
+# The estimators inherit scikit-learn's BaseEstimator and ClassifierMixin when it is installed. The `loglin`
+# command sets this False before it imports them: it never hands an estimator to scikit-learn, so they take
+# loglin's stand-in bases and the command does not wait for scikit-learn's import (loglin.estimators).
+SKLEARN_BASES = True
+
 
 def __getattr__(name):
     """``loglin.Tagger`` and ``loglin.Parser``, imported on first use (the kernels load with them)."""

@@ -546,6 +546,9 @@ COMMANDS = {"train": cmd_train, "predict": cmd_predict, "evaluate": cmd_evaluate
 
 def main(argv=None) -> int:
     started = time.perf_counter()               # --time-limit bounds the command from here
+    if argv is None:                            # the command itself (not a call from Python): no scikit-learn
+        import loglin
+        loglin.SKLEARN_BASES = False
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         argv, encoding = split_encoding_option(argv)

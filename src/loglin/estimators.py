@@ -24,7 +24,8 @@ scikit-learn is optional
     ``check_estimator`` see genuine scikit-learn estimators) and raise its
     ``NotFittedError`` / ``DataConversionWarning``. Without it, the small
     stand-ins below give the same ``get_params``/``set_params``/``__repr__``/
-    ``score`` and exceptions of the same names. Input validation is loglin's
+    ``score`` and exceptions of the same names; the ``loglin`` command uses the
+    stand-ins too (``loglin.SKLEARN_BASES``), unless scikit-learn is already loaded. Input validation is loglin's
     own either way (:func:`_check_X`, :func:`_check_y`) and uses scikit-learn's
     wording where its common checks look for it. ``ConvergenceWarning`` is
     :class:`loglin.training.ConvergenceWarning` (a ``UserWarning``).
@@ -43,6 +44,7 @@ from __future__ import annotations
 
 import inspect
 import numbers
+import sys
 import warnings
 
 import numpy as np
@@ -52,15 +54,18 @@ from .binary import binary_problem
 from .problem import MaxentProblem, class_weight_vector, problem_from_matrix
 from .training import ConvergenceWarning, available_solvers, train
 from .params import check_number, check_training_params, scale_out_keywords, seed as _seed
+from . import SKLEARN_BASES as _wants_sklearn_bases
 
 __all__ = ["MaxentClassifier", "LogisticRegression", "ConvergenceWarning", "NotFittedError"]
 
 try:
+    if not (_wants_sklearn_bases or "sklearn" in sys.modules):
+        raise ImportError("the loglin command does not use scikit-learn's bases")
     from sklearn.base import BaseEstimator as _BaseEstimator
     from sklearn.base import ClassifierMixin as _ClassifierMixin
     from sklearn.exceptions import DataConversionWarning, NotFittedError
     HAVE_SKLEARN = True
-except ImportError:                                     # pragma: no cover - exercised without sklearn
+except ImportError:                                     # without sklearn, and in the `loglin` command
     HAVE_SKLEARN = False
 
     class NotFittedError(ValueError, AttributeError):

@@ -196,11 +196,10 @@ def _power(val, squared):
     return val * val if squared and len(val) else val
 
 
-@njit(cache=True)
 def _segment_argsort(ptr, a):
-    """The permutation sorting a within each segment [ptr[x], ptr[x + 1])."""
-    out = np.empty(a.shape[0], dtype=np.int64)
-    for x in range(ptr.shape[0] - 1):
-        lo = ptr[x]
-        out[lo:ptr[x + 1]] = lo + np.argsort(a[lo:ptr[x + 1]], kind="mergesort")
-    return out
+    """The permutation sorting a within each segment [ptr[x], ptr[x + 1]), ties in their order: one stable
+    sort of the key (segment, a) (a >= 0), with no compiled kernel to wait for on a first run."""
+    a = np.asarray(a, dtype=np.int64)
+    segment = np.repeat(np.arange(len(ptr) - 1, dtype=np.int64), np.diff(ptr))
+    span = int(a.max()) + 1 if len(a) else 1
+    return np.argsort(segment * span + a, kind="stable")

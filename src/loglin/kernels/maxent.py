@@ -51,9 +51,22 @@ def _scatter_context(x, coef, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, ma
 
 
 @njit(cache=True)
+def _max(s):
+    """s.max() as a plain loop: Numba's array max pulls in generic take/reduce code that is slow to compile."""
+    m = s[0]
+    for y in range(1, s.shape[0]):
+        v = s[y]
+        if v > m or v != v:         # NaN propagates, as in np.max
+            m = v
+            if v != v:
+                break
+    return m
+
+
+@njit(cache=True)
 def log_softmax_inplace(s):
     """Turn scores into log-probabilities; return log T (log-sum-exp, stable)."""
-    m = s.max()
+    m = _max(s)
     total = 0.0
     for y in range(s.shape[0]):
         total += exp_v(s[y] - m)
@@ -70,7 +83,7 @@ def log_sum_exp_overwrite(s):
     For passes that need only the loss: the exps go to s in a loop without a
     sum, which vectorizes (log_softmax_inplace's accumulating loop does not).
     """
-    m = s.max()
+    m = _max(s)
     for y in range(s.shape[0]):
         s[y] = exp_v(s[y] - m)
     total = 0.0
@@ -85,7 +98,7 @@ def softmax_inplace(s):
 
     (log_softmax_inplace followed by exp would take two exps per label.)
     """
-    m = s.max()
+    m = _max(s)
     for y in range(s.shape[0]):         # exp_v and no sum in this loop: it vectorizes
         s[y] = exp_v(s[y] - m)
     total = 0.0

@@ -169,9 +169,11 @@ def beam_decode_kernel(sent_ptr, beam, K, w, map_ptr, map_label, map_feat, stat_
                        offsets, n_atoms, pad, radix, lo, hi, keys, dict_rows, dict_ptr, dict_label, allowed_after,
                        out, nbest_labels, nbest_scores):
     for sent in prange(sent_ptr.shape[0] - 1):
+        # int64: the parfor's index is unsigned, and a second signature would compile the decoder twice
         _decode_sentence(sent_ptr[sent], sent_ptr[sent + 1], beam, K, w, map_ptr, map_label, map_feat,
                          stat_ptr, stat_pred, hist_static, offsets, n_atoms, pad, radix, lo, hi, keys,
-                         dict_rows, dict_ptr, dict_label, allowed_after, out, sent, nbest_labels, nbest_scores)
+                         dict_rows, dict_ptr, dict_label, allowed_after, out, np.int64(sent), nbest_labels,
+                         nbest_scores)
 
 
 def iob_transitions(labels) -> np.ndarray:
