@@ -1,0 +1,55 @@
+"""Start-up: the helpers that replaced slow-to-compile kernels agree with their references, and the `loglin`
+command does not import scikit-learn."""
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from loglin.kernels.maxent import _max, log_softmax_inplace, softmax_inplace
+from loglin.label_rows import _segment_argsort
+
+
+def test_segment_argsort_is_a_stable_argsort_within_each_segment():
+    rng = np.random.default_rng(3)
+    lengths = rng.integers(0, 9, size=60)
+    ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    a = rng.integers(0, 5, size=ptr[-1]).astype(np.int32)          # many ties
+    expected = np.concatenate([lo + np.argsort(a[lo:hi], kind="mergesort") for lo, hi in zip(ptr[:-1], ptr[1:])])
+    assert np.array_equal(_segment_argsort(ptr, a), expected)
+
+
+@pytest.mark.parametrize("values", [[0.5, -2.0, 3.0, 3.0], [-np.inf, -np.inf], [1.0, np.nan, 7.0], [np.nan, 2.0], [4.0]])
+def test_loop_max_matches_numpy(values):
+    s = np.array(values)
+    m = _max(s)
+    assert m == s.max() or (np.isnan(m) and np.isnan(s.max()))
+
+
+def test_softmax_kernels_match_numpy():
+    s = np.random.default_rng(0).normal(size=23) * 30
+    log_t = np.log(np.exp(s - s.max()).sum()) + s.max()
+    p = s.copy()
+    assert softmax_inplace(p) == pytest.approx(log_t, rel=1e-14)
+    assert p == pytest.approx(np.exp(s - log_t), rel=1e-12)
+    q = s.copy()
+    log_softmax_inplace(q)
+    assert q == pytest.approx(s - log_t, rel=1e-12, abs=1e-12)
+
+
+def test_the_command_does_not_import_sklearn():
+    probe = ("import sys, loglin.cli\n"
+             "code = loglin.cli.main()\n"
+             "import loglin.estimators as e, loglin.tagging.estimator\n"
+             "print(code, 'sklearn' in sys.modules, e.HAVE_SKLEARN)\n")
+    out = subprocess.run([sys.executable, "-c", probe, "solvers"], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[-3:] == ["0", "False", "False"]
+
+
+def test_library_use_keeps_sklearn_bases():
+    pytest.importorskip("sklearn")
+    probe = "import loglin.estimators as e; from sklearn.base import BaseEstimator as B; print(issubclass(e.LogisticRegression, B))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[-1] == "True"
