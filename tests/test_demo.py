@@ -22,3 +22,6 @@ def test_demo_runs_and_writes_its_outputs(tmp_path, monkeypatch, capsys):
     png = (tmp_path / "out" / "convergence.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     assert (tmp_path / "out" / "trace.csv").read_text().startswith("solver,iteration")
+    baseline = (tmp_path / "out" / "trace-lbfgs.csv").read_text().splitlines()    # the comparison curve
+    assert baseline[0].startswith("solver,iteration") and len(baseline) > 2
+    assert "lbfgs: objective" in out

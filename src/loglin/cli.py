@@ -119,6 +119,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="train a Maxent chunker on the bundled CoNLL-2000 slice and plot convergence")
     p.add_argument("--out", type=Path, default=Path("loglin-demo"), help="output folder; default %(default)s")
     p.add_argument("--solver", default=None, help="solver (default: the default solver)")
+    p.add_argument("--compare", default=None, metavar="SOLVERS",
+                   help="comma-separated solvers trained for as long as the first, on the same plot (e.g. cd,lbfgs: "
+                        "Huang et al.'s CD against L-BFGS); '' for none; default lbfgs (loglin.demo.COMPARE)")
     p.add_argument("--quiet", action="store_true")
 
     p = sub.add_parser("reproduce", help="reproduce a figure or table of the papers",
@@ -437,8 +440,9 @@ def cmd_solvers(args):
 
 
 def cmd_demo(args):
-    from .demo import run_demo
-    return run_demo(args.out, solver=args.solver, quiet=args.quiet)
+    from .demo import COMPARE, run_demo
+    compare = COMPARE if args.compare is None else tuple(s.strip() for s in args.compare.split(",") if s.strip())
+    return run_demo(args.out, solver=args.solver, quiet=args.quiet, compare=compare)
 
 
 def cmd_reproduce(args):
