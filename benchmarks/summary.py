@@ -12,6 +12,28 @@ from . import common
 from .binary import best_competitor
 
 
+def _startup_lines(costs):
+    """Issue 22 item 5: the first `loglin train` of an svmlight file compiles <= 10 s; cached start-up <= 1 s."""
+    if not costs:
+        return []
+    lines = ["", "| start-up target (issue 22 item 5) | measured | required | verdict |", "|---|---|---|---|"]
+    for name, runs in costs.get("first_run", {}).items():
+        r = runs.get("cold", {})
+        if "compile_cpu_s" in r:
+            stated = name.startswith("loglin train")           # the demo's row is for information
+            verdict = ("held" if r["compile_cpu_s"] <= 10 else f"missed by {r['compile_cpu_s'] - 10:.1f} s") if stated \
+                else "(no stated limit)"
+            lines.append(f"| {name}, empty cache: compilation | {r['compile_cpu_s']:.1f} s CPU ({r['compile_s']:.1f} s "
+                         f"wall), {r['compiled']} kernels | {'<= 10 s' if stated else '—'} | {verdict} |")
+    starts = {k: v for k, v in costs.get("startup", {}).items() if "cpu_s" in v}
+    if starts:
+        name, worst = max(starts.items(), key=lambda kv: kv[1]["cpu_s"])
+        verdict = "held" if worst["cpu_s"] <= 1 else f"missed by {worst['cpu_s'] - 1:.2f} s"
+        lines.append(f"| cached start-up, slowest command ({name}; whole process, its small work included) | {worst['cpu_s']:.2f} s CPU "
+                     f"({worst['wall_s']:.2f} s wall) | <= 1 s | {verdict} |")
+    return lines
+
+
 def _missed(factor):
     return f"missed by {100 * (factor - 1):.1f}%" if factor < 1.1 else f"missed by {factor:.2f}×"
 
@@ -284,6 +306,7 @@ def main(args):
                 lines.append(f"- {name}: {r.get('error', '')[:200]}")
             else:
                 lines.append(f"- {name}: {r}")
+        lines += _startup_lines(jit.get("commands"))
         lines.append("")
     md = "\n".join(lines)
     out.mkdir(parents=True, exist_ok=True)
