@@ -169,7 +169,7 @@ class CRF(_BaseEstimator):
             raise ValueError(f"algorithm {name!r} ({NOT_AVAILABLE[name]}) is not available in loglin: use "
                              "'lbfgs' (the CRF optimum, CRFsuite's default), 'l2sgd' (stochastic gradient) or "
                              "'eg' (exponentiated gradient on the dual); for a large-margin model like PA's, "
-                             "loglin.structured.model.train_chain_model(..., model='m3n') trains an M3N")
+                             "loglin.tagging.estimator.train_chain_model(..., model='m3n') trains an M3N")
         name = ALGORITHMS.get(name, name)
         try:
             check(name, "chain", "ll")

@@ -1,12 +1,13 @@
-"""Trained chain models (CRF or M3N): tagging, saving and loading, and one training entry point.
+"""Trained chain models (CRF or M3N): tagging, saving and loading.
 
-    model = train_chain_model(train_sentences, "chunk", model="crf", solver="lbfgs", C=1.0)
+    model = loglin.tagging.estimator.train_chain_model(train_sentences, "chunk", model="crf", C=1.0)
     model.tag(sentences)            # -> list of label lists
     model.save("chunker.npz"); ChainModel.load("chunker.npz")
 
-Solvers: any of the solver table (:mod:`loglin.solvers`) that serves chain models:
-"lbfgs" and "sgd" (CRF only) on the primal; "eg" (online, randomized order) and
-"eg-batch" on the dual (CRF and M3N); "cutting-plane" (M3N only).
+Training is :class:`loglin.Tagger`'s (``train_chain_model`` is one call of it). Solvers: any of the
+solver table (:mod:`loglin.solvers`) that serves chain models: "lbfgs" and "sgd" (CRF only) on the
+primal; "eg" (online, randomized order) and "eg-batch" on the dual (CRF and M3N); "cutting-plane"
+(M3N only).
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from ..errors import InvalidInputError, ModelFormatError
 from ..kernels.maxent import _blocks
 from ..model_io import load_npz_model, save_npz_model
 from .chain import chain_data
-from .crf_features import TASKS, ChainFeatureSpace, build_chain_problem, check_sentences
+from .crf_features import TASKS, ChainFeatureSpace
 from .passes import decode_all
 
 FORMAT, VERSION = "loglin-chain", 1
@@ -139,43 +140,3 @@ class ChainModel:
                                   map_label=map_label, map_feat=map_feat, n_state=n_state)
         return cls(space=space, w=w, model=str(meta.get("model", "crf")), C=float(meta.get("C", 1.0)),
                    solver=str(meta.get("solver", "")))
-
-
-def train_chain_model(train_sentences, task="chunk", model="crf", solver=None, C=None, *,
-                      validation_sentences=None, return_result=False, **options):
-    """Train a CRF (``model="crf"``) or M3N (``"m3n"``) chain tagger; returns a :class:`ChainModel`.
-
-    ``task`` is "chunk" (tokens ``(word, pos, chunk)``, CoNLL-2000) or "pos"
-    (tokens ``(word, tag)``). C is in LIBLINEAR scale (CRFsuite's c2 = 1/(2C),
-    Collins et al.'s C' = 1/C). ``solver``, ``C`` and ``max_iter`` default to loglin.training's
-    values for chain models. Builds the problem and calls :func:`loglin.training.train`
-    (its ``tol``, ``gap_tol``, ``time_limit``, ... apply; dual solvers stop at a relative
-    duality gap, primal ones at a relative gradient norm).
-    ``validation_sentences`` (labelled) lets SGD pick eta0 by validation error.
-    """
-    from ..solvers import canonical, check
-    from ..training import default_solver, train
-    if model not in MODELS:
-        raise InvalidInputError(f"model must be one of {MODELS}, got {model!r}")
-    loss = "ll" if model == "crf" else "mm"
-    solver = default_solver("chain", loss) if solver is None else solver
-    check(solver, "chain", loss)
-    check_sentences(train_sentences, task)
-    problem, space = build_chain_problem(train_sentences, task)
-    if canonical(solver) == "sgd" and validation_sentences is not None and "validation" not in options:
-        options["validation"] = _error_rate(space, validation_sentences)
-    options.setdefault("random_state", 0)
-    trained, result = train(problem, C, solver, loss=loss, space=space, **options)
-    return (trained, result) if return_result else trained
-
-
-def _error_rate(space, sentences):
-    """validation(w) -> token error rate of a labelled sentence list."""
-    from .crf_features import gold_column
-    col = gold_column(space.task)
-    gold = np.concatenate([[str(t[col]) for t in s] for s in sentences])
-
-    def validation(w):
-        pred = ChainModel(space=space, w=w).tag(sentences)
-        return float(np.mean(gold != np.concatenate(pred)))
-    return validation

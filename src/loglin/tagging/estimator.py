@@ -29,10 +29,12 @@ import time
 
 import numpy as np
 
-from ..errors import DataContentError, ModelFormatError
+from ..errors import DataContentError, InvalidInputError, ModelFormatError
 from ..estimators import NotFittedError, _BaseEstimator, _check_sample_weight, _plain
-from ..params import check_training_params, sequence_train_keywords, string_label_sequences
+from ..params import (check_training_params, deprecated_fit_options, sequence_estimator_params,
+                      sequence_train_keywords, string_label_sequences)
 from ..model_io import load_npz_model, model_format, save_npz_model
+from ..training import DEFAULT_MAX_ITER, DEFAULT_TOL
 from .templates import CompiledTemplates, TemplateSet, template_set
 
 FORMAT, VERSION = "loglin-sequence-tagger", 1
@@ -107,9 +109,12 @@ class Tagger(_BaseEstimator):
         docs/decisions/0025). LIBLINEAR's scale (the papers' sigma^2)
     penalty, l1_ratio : "l2" (default), "l1" or "elasticnet" and its L1 share (CRF only for L1)
     solver : "auto" (loglin's default for the model) or a solver serving it
-    tol, max_iter, time_limit : stopping (relative gradient norm; dual solvers: duality gap)
+    tol, gap_tol, max_iter, time_limit, clock : stopping (relative gradient norm; dual solvers: relative duality
+        gap, None: the model kind's default); the defaults are loglin.training's (docs/decisions/0010)
     warm_start : start from the previous fit's weights when the feature space and labels are the same
+    initial_weights : starting weights (e.g. of a model file to resume from); a warm start replaces them
     random_state, verbose : seed of randomized solvers; > 0 shows progress
+    callback, checkpoint : :func:`loglin.training.train`'s per-iteration callback and solver-state checkpoint
     all_pairs : a weight for every (attribute, label) pair, not only pairs seen in training
         (None: False for chain models, the task's default for maxent)
     beam, cutoff, rare_threshold, tag_dictionary, iob_constraint : the Maxent tagger's options
@@ -128,7 +133,8 @@ class Tagger(_BaseEstimator):
     """
 
     def __init__(self, model="crf", features="pos", C=None, *, penalty="l2", l1_ratio=None, solver="auto",
-                 tol=1e-4, max_iter=1000, time_limit=None, warm_start=False, random_state=0, verbose=0,
+                 tol=DEFAULT_TOL, gap_tol=None, max_iter=DEFAULT_MAX_ITER["chain"], time_limit=None, clock="wall",
+                 warm_start=False, initial_weights=None, random_state=0, verbose=0, callback=None, checkpoint=None,
                  all_pairs=None, beam=3, cutoff=None, rare_threshold=None, tag_dictionary=False,
                  iob_constraint=None, solver_options=None, backend=None, client=None, n_workers=None):
         self.model = model
@@ -138,11 +144,16 @@ class Tagger(_BaseEstimator):
         self.l1_ratio = l1_ratio
         self.solver = solver
         self.tol = tol
+        self.gap_tol = gap_tol
         self.max_iter = max_iter
         self.time_limit = time_limit
+        self.clock = clock
         self.warm_start = warm_start
+        self.initial_weights = initial_weights
         self.random_state = random_state
         self.verbose = verbose
+        self.callback = callback
+        self.checkpoint = checkpoint
         self.all_pairs = all_pairs
         self.beam = beam
         self.cutoff = cutoff
@@ -173,9 +184,11 @@ class Tagger(_BaseEstimator):
 
         ``sample_weight``: one non-negative weight per sentence (the multiplier of its loss: 2 is the
         sentence twice). ``X_dev, y_dev``: held-out sentences scored (:attr:`score_kind_`) after every
-        iteration into ``trace_``. ``train_options``: further keyword arguments of
-        :func:`loglin.training.train` (``gap_tol``, ``callback``, ``backend``, ...).
+        iteration into ``trace_``; with ``solver="sgd"`` also the validation error (1 - score) that picks
+        eta0. ``train_options``: deprecated (a DeprecationWarning); training settings are constructor
+        parameters (``gap_tol``, ``callback``, ``solver_options``, ...).
         """
+        train_options = deprecated_fit_options(self, train_options)
         self._check_params()
         X, y = check_sequences(X, y, "fit")
         if (X_dev is None) != (y_dev is None):
@@ -195,6 +208,7 @@ class Tagger(_BaseEstimator):
 
     def _fit_chain(self, X, y, labels, weight, X_dev, y_dev, train_options):
         from ..structured.crf_features import ChainFeatureSpace
+        from ..solvers import canonical
         from ..structured.problem import ChainProblem, attribute_label_map
         from ..training import train
         start = time.perf_counter()
@@ -211,13 +225,13 @@ class Tagger(_BaseEstimator):
         space = ChainFeatureSpace(task="templates", attributes=compiled.attribute_names(), labels=classes,
                                   map_ptr=map_ptr, map_label=map_label, map_feat=map_feat, n_state=n_state)
         extract_seconds = time.perf_counter() - start
-        w0 = None
+        keywords = sequence_train_keywords(self, train_options)
         previous = getattr(self, "model_", None)
         if (self.warm_start and getattr(self, "templates_", None) is not None and previous is not None
                 and len(previous.w) == space.n_features and np.array_equal(previous.labels, classes)
                 and _same_compiled(self.templates_, compiled) and np.array_equal(previous.space.map_ptr, map_ptr)
                 and np.array_equal(previous.space.map_label, map_label)):
-            w0 = previous.w
+            keywords["w0"] = previous.w
         evaluate = None
         if X_dev is not None:
             dev = compiled.transform(X_dev)
@@ -225,9 +239,10 @@ class Tagger(_BaseEstimator):
 
             def evaluate(w):
                 return sequence_score(y_dev, _decode_labels(w, space, dev), kind)
+            if self.solver != "auto" and canonical(self.solver) == "sgd":
+                keywords.setdefault("validation", lambda w: 1.0 - evaluate(w))     # the paper's eta0 rule
         loss = "ll" if self.model == "crf" else "mm"
-        model, result = train(problem, self._C(), self.solver, loss=loss, space=space, w0=w0,
-                              evaluate=evaluate, **sequence_train_keywords(self, train_options))
+        model, result = train(problem, self._C(), self.solver, loss=loss, space=space, evaluate=evaluate, **keywords)
         model.model = self.model
         self.templates_ = compiled
         self.model_ = model
@@ -484,6 +499,43 @@ class Tagger(_BaseEstimator):
         return tagger
 
 
+def train_chain_model(train_sentences, task="chunk", model="crf", solver=None, C=None, *,
+                      validation_sentences=None, return_result=False, **options):
+    """A CRF (``model="crf"``) or M3N (``"m3n"``) chain tagger of the task's preset features:
+    ``Tagger(model, features=task, ...).fit`` in one call, returned as a :class:`ChainModel` (and the
+    driver's Result with ``return_result``).
+
+    ``task`` "chunk" (tokens ``(word, pos, chunk)``, CoNLL-2000) or "pos" (tokens ``(word, tag)``). C is in
+    LIBLINEAR scale (CRFsuite's c2 = 1/(2C), Collins et al.'s C' = 1/C); ``solver``, ``C`` and the stopping
+    rule default to loglin.training's values for chain models. ``options``: the Tagger's parameters (``tol``,
+    ``max_iter``, ``random_state``, ...) and further keywords of :func:`loglin.training.train` (solver
+    options). ``validation_sentences`` (labelled): the Tagger's dev set (its score in the trace; SGD picks
+    eta0 by it)."""
+    from ..solvers import check
+    from ..structured.crf_features import check_sentences, gold_column
+    from ..structured.model import MODELS as CHAIN_MODELS
+    from ..training import default_solver
+    if model not in CHAIN_MODELS:
+        raise InvalidInputError(f"model must be one of {CHAIN_MODELS}, got {model!r}")
+    loss = "ll" if model == "crf" else "mm"
+    solver = default_solver("chain", loss) if solver is None else solver
+    check(solver, "chain", loss)
+    check_sentences(train_sentences, task)
+    tagger = Tagger(model=model, features=task, C=C, solver=solver,
+                    **sequence_estimator_params(Tagger, options))
+    column = gold_column(task)
+    X, y = _columns_and_labels(train_sentences, column)
+    dev = {} if validation_sentences is None else dict(zip(("X_dev", "y_dev"),
+                                                           _columns_and_labels(validation_sentences, column)))
+    trained = tagger.fit(X, y, **dev).model_
+    trained.space.task = task                # a ChainModel file: encoded by crf_features' attribute names
+    return (trained, tagger.result_) if return_result else trained
+
+
+def _columns_and_labels(sentences, column):
+    return [[tuple(t[:column]) for t in s] for s in sentences], [[str(t[column]) for t in s] for s in sentences]
+
+
 def _opennlp_generator(features) -> bool:
     """model='maxent' with features "pos" / "chunk": OpenNLP's context generators (MaxentTaggerModel); any
     other features are templates (the template Maxent tagger)."""
@@ -528,4 +580,4 @@ def _maxent_sentences(X, y, task):
             for xs, ys in zip(_maxent_inputs(X, task), y)]
 
 
-__all__ = ["Tagger", "TemplateSet", "chunk_f1", "token_accuracy", "sequence_score", "is_iob"]
+__all__ = ["Tagger", "TemplateSet", "chunk_f1", "token_accuracy", "sequence_score", "is_iob", "train_chain_model"]
