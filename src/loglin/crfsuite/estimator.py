@@ -21,7 +21,7 @@ import numpy as np
 
 from ..errors import ConvergenceWarning, ModelFormatError
 from ..estimators import NotFittedError, _BaseEstimator
-from ..model_io import load_npz_model, save_npz_model
+from ..model_io import label_map_is_valid, load_npz_model, save_npz_model
 from ..params import check_scale_out_params, scale_out_keywords, string_label_sequences
 from ..penalty import from_crfsuite
 from ..structured.crf_features import ChainFeatureSpace
@@ -479,11 +479,8 @@ class CRF(_BaseEstimator):
         except (KeyError, TypeError, ValueError) as exc:
             raise ModelFormatError(f"{path}: invalid CRF model ({exc})") from None
         K = len(labels)
-        ok = (K >= 2 and len(set(labels.tolist())) == K and w.ndim == 1 and len(w) == n_state + K * K and len(map_ptr) == len(attributes) + 1
-              and map_ptr[0] == 0 and np.all(np.diff(map_ptr) >= 0) and map_ptr[-1] == len(map_label) == len(map_feat)
-              and (len(map_label) == 0 or (map_label.min() >= 0 and map_label.max() < K))
-              and (len(map_feat) == 0 or (map_feat.min() >= 0 and map_feat.max() < n_state)))
-        if not ok:
+        if not (K >= 2 and len(set(labels.tolist())) == K and w.ndim == 1 and len(w) == n_state + K * K
+                and label_map_is_valid(map_ptr, map_label, map_feat, len(attributes), K, n_state)):
             raise ModelFormatError(f"{path}: inconsistent CRF model arrays")
         valid = set(cls._get_param_names())
         crf = cls(**{k: v for k, v in params.items() if k in valid and k != "model_filename"})

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import InvalidInputError, ModelFormatError
 from ..kernels.maxent import _blocks
-from ..model_io import load_npz_model, save_npz_model
+from ..model_io import label_map_is_valid, load_npz_model, save_npz_model
 from .chain import chain_data
 from .crf_features import TASKS, ChainFeatureSpace
 from .passes import decode_all
@@ -129,12 +129,8 @@ class ChainModel:
         except (KeyError, TypeError, ValueError) as exc:
             raise ModelFormatError(f"{path}: invalid chain model ({exc})") from None
         K = len(labels)
-        ok = (task in TASKS and K >= 2 and w.ndim == 1 and len(w) == n_state + K * K
-              and map_ptr.ndim == 1 and len(map_ptr) == len(attributes) + 1 and map_ptr[0] == 0
-              and np.all(np.diff(map_ptr) >= 0) and map_ptr[-1] == len(map_label) == len(map_feat)
-              and (len(map_label) == 0 or (map_label.min() >= 0 and map_label.max() < K))
-              and (len(map_feat) == 0 or (map_feat.min() >= 0 and map_feat.max() < n_state)))
-        if not ok:
+        if not (task in TASKS and K >= 2 and w.ndim == 1 and len(w) == n_state + K * K
+                and label_map_is_valid(map_ptr, map_label, map_feat, len(attributes), K, n_state)):
             raise ModelFormatError(f"{path}: inconsistent chain model arrays")
         space = ChainFeatureSpace(task=task, attributes=attributes, labels=labels, map_ptr=map_ptr,
                                   map_label=map_label, map_feat=map_feat, n_state=n_state)

@@ -33,9 +33,9 @@ from ..errors import DataContentError, InvalidInputError, ModelFormatError
 from ..estimators import NotFittedError, _BaseEstimator, _check_sample_weight, _plain
 from ..params import (check_training_params, deprecated_fit_options, sequence_estimator_params,
                       sequence_train_keywords, string_label_sequences)
-from ..model_io import load_npz_model, model_format, save_npz_model
+from ..model_io import label_map_is_valid, load_npz_model, model_format, save_npz_model
 from ..training import DEFAULT_MAX_ITER, DEFAULT_TOL
-from .templates import CompiledTemplates, TemplateSet, template_set
+from .templates import PRESETS, CompiledTemplates, TemplateSet, template_set
 
 FORMAT, VERSION = "loglin-sequence-tagger", 1
 MODELS = ("crf", "m3n", "maxent")
@@ -382,67 +382,24 @@ class Tagger(_BaseEstimator):
 
     # ------------------------------------------------------------------ files (arrays and JSON, never code)
     def save(self, path) -> None:
-        """Write the fitted tagger. Chain models: loglin's "loglin-sequence-tagger" file with the template
-        set as text and its vocabularies; maxent: the MaxentTaggerModel file (`loglin tag` reads both)."""
+        """Write the fitted tagger. Template models (chain or Maxent): loglin's "loglin-sequence-tagger" file with
+        the template set as text and its vocabularies; OpenNLP's generators: the MaxentTaggerModel file (`loglin
+        tag` reads both)."""
         model = self._fitted()
-        params = {k: v for k, v in self.get_params().items() if _plain(v)}
         if self.templates_ is None:
             model.save(path)
             return
-        if self.model == "maxent":
-            self._save_template_maxent(path, params)
-            return
-        t_meta, t_arrays = self.templates_.state()
-        s = model.space
-        meta = {"loglin_format": FORMAT, "format_version": VERSION, "params": params, "model": self.model,
-                "n_state": int(s.n_state), "templates": t_meta, "score_kind": self.score_kind_,
-                "objective": self.objective_, "n_iter": self.n_iter_, "C": self._C()}
-        arrays = {"w": model.w, "labels": np.asarray(self.classes_, dtype=str), "map_ptr": s.map_ptr,
-                  "map_label": s.map_label, "map_feat": s.map_feat, **t_arrays}
+        maxent = self.model == "maxent"
+        t_meta, t_arrays = (model.features if maxent else self.templates_).state()
+        maps = model if maxent else model.space        # the attribute -> (label, weight) map
+        own = {"beam": model.beam, "iob_constraint": model.iob_constraint} if maxent else {"n_state": int(maps.n_state)}
+        meta = {"loglin_format": FORMAT, "format_version": VERSION, "params": {k: v for k, v in self.get_params().items()
+                                                                               if _plain(v)},
+                "model": self.model, "templates": t_meta, "score_kind": self.score_kind_, "objective": self.objective_,
+                "n_iter": self.n_iter_, "C": self._C(), **own}
+        arrays = {"w": model.w, "labels": np.asarray(self.classes_, dtype=str), "map_ptr": maps.map_ptr,
+                  "map_label": maps.map_label, "map_feat": maps.map_feat, **t_arrays}
         save_npz_model(path, meta, arrays)
-
-    def _save_template_maxent(self, path, params):
-        model = self.model_
-        t_meta, t_arrays = model.features.state()
-        meta = {"loglin_format": FORMAT, "format_version": VERSION, "params": params, "model": "maxent",
-                "templates": t_meta, "score_kind": self.score_kind_, "objective": self.objective_,
-                "n_iter": self.n_iter_, "C": self._C(), "beam": model.beam, "iob_constraint": model.iob_constraint}
-        arrays = {"w": model.w, "labels": np.asarray(self.classes_, dtype=str), "map_ptr": model.map_ptr,
-                  "map_label": model.map_label, "map_feat": model.map_feat, **t_arrays}
-        save_npz_model(path, meta, arrays)
-
-    @classmethod
-    def _load_template_maxent(cls, path, meta, a) -> "Tagger":
-        from .template_maxent import TemplateHistoryFeatures, TemplateMaxentModel
-        try:
-            labels = a["labels"].astype(str).tolist()
-            features = TemplateHistoryFeatures.from_state(meta["templates"], a, labels, str(path))
-            map_ptr, map_label = a["map_ptr"].astype(np.int64), a["map_label"].astype(np.int32)
-            map_feat, w = a["map_feat"].astype(np.int64), a["w"].astype(np.float64)
-            model = TemplateMaxentModel(features, w, map_ptr, map_label, map_feat, beam=int(meta.get("beam", 3)),
-                                        iob_constraint=bool(meta.get("iob_constraint", False)))
-            params = dict(meta.get("params", {}))
-        except (KeyError, TypeError, ValueError) as exc:
-            if isinstance(exc, ModelFormatError):
-                raise
-            raise ModelFormatError(f"{path}: invalid tagger model ({exc.__class__.__name__}: {exc})") from None
-        K, P = len(labels), features.n_predicates
-        ok = (K >= 2 and w.ndim == 1 and len(map_ptr) == P + 1 and map_ptr[0] == 0 and np.all(np.diff(map_ptr) >= 0)
-              and map_ptr[-1] == len(map_label) == len(map_feat) and 1 <= model.beam
-              and (len(map_label) == 0 or (map_label.min() >= 0 and map_label.max() < K))
-              and (len(map_feat) == 0 or (map_feat.min() >= 0 and map_feat.max() < len(w))))
-        if not ok:
-            raise ModelFormatError(f"{path}: inconsistent tagger model arrays")
-        valid = set(cls._get_param_names())
-        params = {k: v for k, v in params.items() if k in valid}
-        params["model"] = "maxent"
-        if not isinstance(params.get("features"), str) or _opennlp_generator(params["features"]):
-            params["features"] = features.compiled.templates
-        tagger = cls(**params)
-        tagger.templates_, tagger.model_, tagger.classes_, tagger.coef_ = features.compiled, model, labels, w
-        tagger.score_kind_ = str(meta.get("score_kind", "accuracy"))
-        tagger.n_iter_, tagger.objective_ = int(meta.get("n_iter", 0)), float(meta.get("objective", np.nan))
-        return tagger
 
     @classmethod
     def load(cls, path) -> "Tagger":
@@ -462,38 +419,43 @@ class Tagger(_BaseEstimator):
             return tagger
         meta, a = load_npz_model(path, FORMAT, VERSION, required=("w", "labels", "map_ptr", "map_label", "map_feat",
                                                                    "template_keys", "template_offsets"))
-        if meta.get("model") == "maxent":
-            return cls._load_template_maxent(path, meta, a)
+        from .template_maxent import TemplateHistoryFeatures, TemplateMaxentModel
         try:
-            compiled = CompiledTemplates.from_state(meta["templates"], a, str(path))
-            n_state = int(meta["n_state"])
+            kind, params = str(meta["model"]), dict(meta.get("params", {}))
             labels = a["labels"].astype(str)
             map_ptr, map_label = a["map_ptr"].astype(np.int64), a["map_label"].astype(np.int32)
             map_feat, w = a["map_feat"].astype(np.int64), a["w"].astype(np.float64)
-            kind, params = str(meta["model"]), dict(meta.get("params", {}))
+            K = len(labels)
+            if kind == "maxent":
+                features = TemplateHistoryFeatures.from_state(meta["templates"], a, labels.tolist(), str(path))
+                compiled, n_inputs, n_weights = features.compiled, features.n_predicates, len(w)
+                model = TemplateMaxentModel(features, w, map_ptr, map_label, map_feat, beam=int(meta.get("beam", 3)),
+                                            iob_constraint=bool(meta.get("iob_constraint", False)))
+                own_ok = model.beam >= 1
+            else:
+                compiled = CompiledTemplates.from_state(meta["templates"], a, str(path))
+                n_weights = int(meta["n_state"])
+                n_inputs, own_ok = compiled.n_attributes, kind in ("crf", "m3n") and len(w) == n_weights + K * K
         except (KeyError, TypeError, ValueError) as exc:
             if isinstance(exc, ModelFormatError):
                 raise
             raise ModelFormatError(f"{path}: invalid tagger model ({exc.__class__.__name__}: {exc})") from None
-        K, A = len(labels), compiled.n_attributes
-        ok = (kind in ("crf", "m3n") and K >= 2 and w.ndim == 1 and len(w) == n_state + K * K
-              and len(map_ptr) == A + 1 and map_ptr[0] == 0 and np.all(np.diff(map_ptr) >= 0)
-              and map_ptr[-1] == len(map_label) == len(map_feat)
-              and (len(map_label) == 0 or (map_label.min() >= 0 and map_label.max() < K))
-              and (len(map_feat) == 0 or (map_feat.min() >= 0 and map_feat.max() < n_state)))
-        if not ok:
+        if not (own_ok and K >= 2 and w.ndim == 1
+                and label_map_is_valid(map_ptr, map_label, map_feat, n_inputs, K, n_weights)):
             raise ModelFormatError(f"{path}: inconsistent tagger model arrays")
         valid = set(cls._get_param_names())
         params = {k: v for k, v in params.items() if k in valid}
         params["model"] = kind
-        if not isinstance(params.get("features"), str) or params["features"] not in ("pos", "chunk", "ner"):
+        features_name = params.get("features")
+        if not (isinstance(features_name, str) and features_name in PRESETS
+                and not (kind == "maxent" and _opennlp_generator(features_name))):
             params["features"] = compiled.templates       # a file or a list: the saved set itself
         tagger = cls(**params)
-        space = ChainFeatureSpace(task="templates", attributes=compiled.attribute_names(), labels=labels,
-                                  map_ptr=map_ptr, map_label=map_label, map_feat=map_feat, n_state=n_state)
-        tagger.templates_ = compiled
-        tagger.model_ = ChainModel(space=space, w=w, model=kind, C=float(meta.get("C", 1.0)))
-        tagger.classes_, tagger.coef_ = labels.tolist(), w
+        if kind != "maxent":
+            space = ChainFeatureSpace(task="templates", attributes=compiled.attribute_names(), labels=labels,
+                                      map_ptr=map_ptr, map_label=map_label, map_feat=map_feat, n_state=n_weights)
+            model = ChainModel(space=space, w=w, model=kind, C=float(meta.get("C", 1.0)))
+        tagger.templates_, tagger.model_, tagger.classes_, tagger.coef_ = compiled, model, labels.tolist(), w
         tagger.score_kind_ = str(meta.get("score_kind", "accuracy"))
         tagger.n_iter_, tagger.objective_ = int(meta.get("n_iter", 0)), float(meta.get("objective", np.nan))
         return tagger
