@@ -20,7 +20,7 @@ import warnings
 import numpy as np
 
 from ..errors import ConvergenceWarning, ModelFormatError
-from ..estimators import NotFittedError, _BaseEstimator
+from ..estimators import _BaseEstimator, not_fitted
 from ..model_io import label_map_is_valid, load_npz_model, save_npz_model
 from ..params import check_scale_out_params, scale_out_keywords, string_label_sequences
 from ..penalty import from_crfsuite
@@ -297,8 +297,7 @@ class CRF(_BaseEstimator):
                 fitted = type(self).load(self.model_filename)
                 self._set_model(fitted.space_, fitted.model_w_, C=fitted.C_)
             else:
-                raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet. Call 'fit' "
-                                     "with appropriate arguments before using this estimator.")
+                raise not_fitted(self)
         return self.space_, self.model_w_
 
     def _space_arrays(self):

@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 from ..data.conll import Sentence
-from ..estimators import NotFittedError, _BaseEstimator, _check_sample_weight, _plain
+from ..estimators import _BaseEstimator, _check_sample_weight, _plain, fitted_model
 from ..params import (check_training_params, deprecated_fit_options, sequence_estimator_params,
                       sequence_train_keywords)
 from ..errors import DataContentError, InvalidInputError, ModelFormatError
@@ -149,10 +149,7 @@ class Parser(_BaseEstimator):
         return self
 
     def _fitted(self) -> ParserModel:
-        if not hasattr(self, "model_"):
-            raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet. Call 'fit' with "
-                                 "appropriate arguments before using this estimator.")
-        return self.model_
+        return fitted_model(self)
 
     def predict(self, X):
         """The best projective tree of every sentence: an int array of heads (0 = root) per sentence."""

@@ -30,7 +30,7 @@ import time
 import numpy as np
 
 from ..errors import DataContentError, InvalidInputError, ModelFormatError
-from ..estimators import NotFittedError, _BaseEstimator, _check_sample_weight, _plain
+from ..estimators import _BaseEstimator, _check_sample_weight, _plain, fitted_model
 from ..params import (check_training_params, deprecated_fit_options, sequence_estimator_params,
                       sequence_train_keywords, string_label_sequences)
 from ..model_io import label_map_is_valid, load_npz_model, model_format, save_npz_model
@@ -326,10 +326,7 @@ class Tagger(_BaseEstimator):
 
     # ------------------------------------------------------------------ prediction
     def _fitted(self):
-        if not hasattr(self, "model_"):
-            raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet. Call 'fit' with "
-                                 "appropriate arguments before using this estimator.")
-        return self.model_
+        return fitted_model(self)
 
     def predict(self, X, constraints=None, **decoding):
         """The label sequence of every sentence (a list of lists of str). ``decoding``: the Maxent tagger's
