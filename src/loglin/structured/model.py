@@ -48,7 +48,7 @@ class ChainModel:
         """Viterbi label ids of every sentence."""
         if len(sentences) == 0:
             return []
-        return self._decode(*self.space.encode(sentences))
+        return self.decode(self.space.encode(sentences))
 
     def predict_ids_from_attributes(self, attribute_sequences) -> list[np.ndarray]:
         """Viterbi label ids of sentences given as their tokens' attribute names (as CRFsuite's
@@ -58,14 +58,27 @@ class ChainModel:
         for i, tokens in enumerate(attribute_sequences):
             if len(tokens) == 0:
                 raise InvalidInputError(f"sentence {i} has no tokens")
-        return self._decode(*self.space.encode_attributes(attribute_sequences))
+        return self.decode(self.space.encode_attributes(attribute_sequences))
 
-    def _decode(self, seq_ptr, tok_ptr, tok_attr):
-        out = np.empty(int(seq_ptr[-1]), dtype=np.int32)
-        data = chain_data(seq_ptr, tok_ptr, tok_attr, self.space.map_ptr, self.space.map_label, self.space.map_feat,
-                          self.space.n_state, self.space.n_labels)
-        decode_all(data, self.w, _blocks(len(seq_ptr) - 1), out)
+    def decode(self, encoded, constraints=None) -> list[np.ndarray]:
+        """Viterbi label ids of every sentence of ``encoded`` = (seq_ptr, tok_ptr, tok_attr) in this space;
+        ``constraints`` as :meth:`tag` takes them (constrained Viterbi, :mod:`loglin.structured.constrained`)."""
+        seq_ptr, tok_ptr, tok_attr = encoded
+        s, out = self.space, np.empty(int(seq_ptr[-1]), dtype=np.int32)
+        if constraints is None:
+            data = chain_data(seq_ptr, tok_ptr, tok_attr, s.map_ptr, s.map_label, s.map_feat, s.n_state, s.n_labels)
+            decode_all(data, self.w, _blocks(len(seq_ptr) - 1), out)
+        else:
+            from .constrained import allowed_labels, constrained_viterbi
+            allowed = allowed_labels(constraints, np.diff(seq_ptr), s.labels)
+            constrained_viterbi(seq_ptr, tok_ptr, tok_attr, np.empty(0), s.map_ptr, s.map_label, s.map_feat, self.w,
+                                s.n_state, s.n_labels, allowed, out)
         return [out[seq_ptr[i]:seq_ptr[i + 1]] for i in range(len(seq_ptr) - 1)]
+
+    def decode_labels(self, encoded, constraints=None) -> list[list[str]]:
+        """:meth:`decode` as label names."""
+        names = np.asarray([str(x) for x in self.space.labels], dtype=object)
+        return [names[ids].tolist() for ids in self.decode(encoded, constraints)]
 
     def tag(self, sentences, constraints=None) -> list[list[str]]:
         """Best label sequence of each sentence (tokens as tuples whose first columns are the inputs).
@@ -76,12 +89,7 @@ class ChainModel:
         for i, s in enumerate(sentences):
             if len(s) == 0:
                 raise InvalidInputError(f"sentence {i} is empty")
-        labels = self.space.labels
-        if constraints is None:
-            ids = self.predict_ids(sentences)
-        else:
-            ids = self._decode_constrained(*self.space.encode(sentences), constraints)
-        return [[str(x) for x in labels[row]] for row in ids]
+        return self.decode_labels(self.space.encode(sentences), constraints) if len(sentences) else []
 
     def marginals(self, sentences) -> list[np.ndarray]:
         """P(label y at token t | sentence) of a CRF: per sentence an (n x K) array, columns in the order of
@@ -96,15 +104,6 @@ class ChainModel:
             unary_scores(lo, hi, self.w, 1.0, tok_ptr, tok_attr, np.empty(0), s.map_ptr, s.map_label, s.map_feat, U)
             out.append(forward_backward(U, Tr)[1] if hi > lo else np.empty((0, s.n_labels)))
         return out
-
-    def _decode_constrained(self, seq_ptr, tok_ptr, tok_attr, constraints, tok_val=None):
-        from .constrained import allowed_labels, constrained_viterbi
-        allowed = allowed_labels(constraints, np.diff(seq_ptr), self.space.labels)
-        out = np.empty(int(seq_ptr[-1]), dtype=np.int32)
-        s = self.space
-        constrained_viterbi(seq_ptr, tok_ptr, tok_attr, np.empty(0) if tok_val is None else tok_val, s.map_ptr,
-                            s.map_label, s.map_feat, self.w, s.n_state, s.n_labels, allowed, out)
-        return [out[seq_ptr[i]:seq_ptr[i + 1]] for i in range(len(seq_ptr) - 1)]
 
     # ------------------------------------------------------------------ files
     def save(self, path) -> None:

@@ -207,8 +207,9 @@ class Tagger(_BaseEstimator):
         return self._fit_chain(X, y, labels, weight, X_dev, y_dev, train_options)
 
     def _fit_chain(self, X, y, labels, weight, X_dev, y_dev, train_options):
-        from ..structured.crf_features import ChainFeatureSpace
         from ..solvers import canonical
+        from ..structured.crf_features import ChainFeatureSpace
+        from ..structured.model import ChainModel
         from ..structured.problem import ChainProblem, attribute_label_map
         from ..training import train
         start = time.perf_counter()
@@ -238,7 +239,7 @@ class Tagger(_BaseEstimator):
             kind = self.score_kind_
 
             def evaluate(w):
-                return sequence_score(y_dev, _decode_labels(w, space, dev), kind)
+                return sequence_score(y_dev, ChainModel(space=space, w=w).decode_labels(dev), kind)
             if self.solver != "auto" and canonical(self.solver) == "sgd":
                 keywords.setdefault("validation", lambda w: 1.0 - evaluate(w))     # the paper's eta0 rule
         loss = "ll" if self.model == "crf" else "mm"
@@ -346,7 +347,7 @@ class Tagger(_BaseEstimator):
             return model.tag(_maxent_inputs(X, model.task), **decoding) if X else []
         if not X:
             return []
-        return _decode_labels(model.w, model.space, self.templates_.transform(X), constraints)
+        return model.decode_labels(self.templates_.transform(X), constraints)
 
     def predict_marginals(self, X):
         """P(label | sentence) at every token (forward-backward; chain models): per sentence an (n, K) array,
@@ -505,22 +506,6 @@ def _same_compiled(a: CompiledTemplates, b: CompiledTemplates) -> bool:
     """The same attribute ids: same templates, vocabularies and keys."""
     return (a.templates == b.templates and a.vocab == b.vocab and np.array_equal(a.offsets, b.offsets)
             and all(np.array_equal(x, y) for x, y in zip(a.keys, b.keys)))
-
-
-def _decode_labels(w, space, encoded, constraints=None):
-    seq_ptr, tok_ptr, tok_attr = encoded
-    if constraints is None:
-        from ..crfsuite.features import decode
-        ids = decode(w, space.n_state, space.n_labels, space.map_ptr, space.map_label, space.map_feat, seq_ptr,
-                     tok_ptr, tok_attr, None)
-    else:
-        from ..structured.constrained import allowed_labels, constrained_viterbi
-        allowed = allowed_labels(constraints, np.diff(seq_ptr), space.labels)
-        ids = np.empty(int(seq_ptr[-1]), dtype=np.int32)
-        constrained_viterbi(seq_ptr, tok_ptr, tok_attr, np.empty(0), space.map_ptr, space.map_label,
-                            space.map_feat, w, space.n_state, space.n_labels, allowed, ids)
-    names = np.asarray([str(x) for x in space.labels], dtype=object)
-    return [names[ids[seq_ptr[i]:seq_ptr[i + 1]]].tolist() for i in range(len(seq_ptr) - 1)]
 
 
 def _maxent_inputs(X, task):
