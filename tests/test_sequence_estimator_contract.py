@@ -142,6 +142,21 @@ def test_grid_search_selects_by_the_sequence_scorer(case):
     _same_predictions(search.predict(X[:3]), search.best_estimator_.predict(X[:3]))
 
 
+@pytest.mark.parametrize("name", ["tagger", "parser"])
+def test_training_settings_reach_clones_through_the_constructor(name):
+    """Training settings are constructor parameters (docs/decisions/0033): GridSearchCV varies one (max_iter)
+    and the callback given to the estimator runs in every clone's fit; fit takes no training options."""
+    make, data, scorer, _ = CASES[name]
+    X, y = data()
+    iterations = []
+    estimator = make().set_params(callback=lambda record: iterations.append(record["iteration"]) or False,
+                                  gap_tol=1e-3, clock="cpu")
+    search = GridSearchCV(estimator, {"max_iter": [1, 3]}, cv=2, scoring=scorer()).fit(X, y)
+    assert search.best_estimator_.get_params()["gap_tol"] == 1e-3
+    assert search.best_estimator_.n_iter_ == search.best_params_["max_iter"]
+    assert max(iterations) == 3 and iterations.count(0) == 2 * 2 + 1        # every fold's fit and the refit
+
+
 def test_cross_val_score_clones_without_n_jobs(case):
     _, make, X, y, scorer, _ = case
     estimator = make()

@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 
 from loglin.errors import InvalidInputError, ModelFormatError
-from loglin.structured.model import ChainModel, train_chain_model
+from loglin.structured.model import ChainModel
+from loglin.tagging.estimator import train_chain_model
 
 SENTENCES = [
     [("The", "DT", "B-NP"), ("cat", "NN", "I-NP"), ("sat", "VBD", "B-VP"), (".", ".", "O")],

@@ -45,6 +45,32 @@ def test_presets_give_crf_features_attributes_token_for_token(conll, preset):
     assert compiled.token_attribute_names(Xt[:100]) == expected
 
 
+@pytest.mark.parametrize("preset", ["chunk", "pos"])
+def test_presets_renumbered_first_seen_are_crf_features_problems(preset):
+    """The two chain feature systems differ only in attribute ids: the compiler numbers a template's attributes
+    together, crf_features in the order first seen. Renumbered first-seen, the compiler's arrays are
+    build_chain_problem's bit for bit (docs/decisions/0033)."""
+    from loglin.structured.crf_features import build_chain_problem, gold_column
+    from loglin.structured.problem import attribute_label_map
+    column = gold_column(preset)
+    sentences = [[t[:column + 1] for t in s] for s in read_conll2000(bundled_conll2000_small()[0])]
+    problem, space = build_chain_problem(sentences, preset)
+    compiled = CompiledTemplates(template_set(preset))
+    seq_ptr, tok_ptr, tok_attr = compiled.fit([[t[:column] for t in s] for s in sentences])
+    first_seen = tok_attr[np.sort(np.unique(tok_attr, return_index=True)[1])]
+    rank = np.empty(compiled.n_attributes, dtype=np.int64)
+    rank[first_seen] = np.arange(len(first_seen))
+    renumbered = rank[tok_attr].astype(np.int32)
+    assert not np.array_equal(tok_attr, problem.tok_attr)          # the two orders do differ
+    for a, b in ((seq_ptr, problem.seq_ptr), (tok_ptr, problem.tok_ptr), (renumbered, problem.tok_attr)):
+        np.testing.assert_array_equal(a, b)
+    names = compiled.attribute_names()
+    assert [names[a] for a in first_seen] == space.attributes
+    gold_map = attribute_label_map((renumbered, tok_ptr), problem.gold, len(names), len(problem.labels))
+    for a, b in zip(gold_map, (problem.map_ptr, problem.map_label, problem.map_feat, problem.n_state)):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_template_text_format(tmp_path):
     path = tmp_path / "t.txt"
     path.write_text("# my templates\nw[-1..1]\n\nlw[-1]|lw[0]   # a bigram\nS = shape[0]\ncap[0]\n__BOS__\n")

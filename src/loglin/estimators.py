@@ -219,6 +219,19 @@ def _check_y(y, n_samples: int, owner: str):
     return classes, codes.astype(np.int32)
 
 
+def not_fitted(estimator) -> NotFittedError:
+    """scikit-learn's NotFittedError for ``estimator``, with scikit-learn's text."""
+    return NotFittedError(f"This {type(estimator).__name__} instance is not fitted yet. Call 'fit' with "
+                          "appropriate arguments before using this estimator.")
+
+
+def fitted_model(estimator):
+    """``estimator.model_``, or :func:`not_fitted`'s error."""
+    if not hasattr(estimator, "model_"):
+        raise not_fitted(estimator)
+    return estimator.model_
+
+
 def _check_sample_weight(sample_weight, n_samples: int):
     if sample_weight is None:
         return np.ones(n_samples)
@@ -423,9 +436,7 @@ class _LoglinClassifier(_ClassifierMixin, _BaseEstimator):
     # ----------------------------------------------------------- prediction
     def _rows(self, X):
         """Validated prediction input (raw (contexts, values) events pass through to the model)."""
-        if not hasattr(self, "model_"):
-            raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet. Call 'fit' with "
-                                 "appropriate arguments before using this estimator.")
+        fitted_model(self)
         if isinstance(X, tuple) and len(X) == 2 and self.model_.predicates is not None and not sp.issparse(X):
             if isinstance(X[0], (list, tuple)) and (len(X[0]) == 0 or isinstance(X[0][0], (list, tuple))):
                 return X

@@ -21,7 +21,7 @@ import scipy.sparse as sp
 from .errors import InvalidInputError, ModelFormatError
 from .kernels import logistic as lk
 from .kernels import maxent as mk
-from .model_io import load_npz_model, save_npz_model
+from .model_io import label_map_is_valid, load_npz_model, save_npz_model
 from .problem import _as_float_csr, events_to_matrix
 
 FORMAT = "loglin-linear"
@@ -133,11 +133,6 @@ class LinearModel:
 
 def _check_maxent_arrays(path, m: LinearModel):
     """Bounds that the compiled kernels rely on; checked once at load time."""
-    ptr = m.map_ptr
     n_pred = m.n_inputs + (1 if m.bias > 0 else 0)
-    ok = (len(ptr) == n_pred + 1 and ptr[0] == 0 and np.all(np.diff(ptr) >= 0)
-          and ptr[-1] == len(m.map_label) == len(m.map_feat)
-          and (len(m.map_feat) == 0 or (m.map_feat.min() >= 0 and m.map_feat.max() < len(m.w)))
-          and (len(m.map_label) == 0 or (m.map_label.min() >= 0 and m.map_label.max() < len(m.labels))))
-    if not ok:
+    if not label_map_is_valid(m.map_ptr, m.map_label, m.map_feat, n_pred, len(m.labels), len(m.w)):
         raise ModelFormatError(f"{path}: inconsistent Maxent model arrays (corrupted file?)")

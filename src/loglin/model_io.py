@@ -156,6 +156,15 @@ def strictly_increasing(a) -> bool:
     return bool(np.all(a[1:] > a[:-1]))
 
 
+def label_map_is_valid(map_ptr, map_label, map_feat, n_inputs: int, n_labels: int, n_weights: int) -> bool:
+    """Whether an input -> (label, weight) map read from a file is what the compiled kernels index unchecked:
+    CSR offsets over ``n_inputs`` rows, labels below ``n_labels``, weight indices below ``n_weights``."""
+    return bool(map_ptr.ndim == 1 and len(map_ptr) == n_inputs + 1 and map_ptr[0] == 0
+                and np.all(np.diff(map_ptr) >= 0) and map_ptr[-1] == len(map_label) == len(map_feat)
+                and (len(map_label) == 0 or (map_label.min() >= 0 and map_label.max() < n_labels))
+                and (len(map_feat) == 0 or (map_feat.min() >= 0 and map_feat.max() < n_weights)))
+
+
 def model_format(path) -> str:
     """The ``loglin_format`` a model file declares (to pick the right loader)."""
     fmt = _meta(path, _read_members(path, only=(META_KEY,))).get("loglin_format")

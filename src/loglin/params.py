@@ -65,10 +65,45 @@ def scale_out_keywords(estimator) -> dict:
 
 def sequence_train_keywords(estimator, extra):
     """loglin.training.train's keywords from a sequence estimator's parameters (Tagger, Parser), then ``extra``."""
-    return {"tol": float(estimator.tol), "max_iter": int(estimator.max_iter), "time_limit": estimator.time_limit,
-            "random_state": seed(estimator.random_state), "progress": estimator.verbose > 0,
-            "penalty": estimator.penalty, "l1_ratio": estimator.l1_ratio, **(estimator.solver_options or {}),
-            **(scale_out_keywords(estimator) if "backend" not in extra else {}), **extra}
+    return {"tol": float(estimator.tol), "gap_tol": estimator.gap_tol, "max_iter": int(estimator.max_iter),
+            "time_limit": estimator.time_limit, "clock": estimator.clock, "random_state": seed(estimator.random_state),
+            "progress": estimator.verbose > 0, "callback": estimator.callback, "w0": estimator.initial_weights,
+            "checkpoint": estimator.checkpoint, "penalty": estimator.penalty, "l1_ratio": estimator.l1_ratio,
+            **(estimator.solver_options or {}), **(scale_out_keywords(estimator) if "backend" not in extra else {}),
+            **extra}
+
+
+# train()'s keywords that a sequence estimator's constructor spells otherwise
+_PARAM_OF_KEYWORD = {"w0": "initial_weights", "progress": "verbose"}
+
+
+def sequence_estimator_params(estimator_class, keywords: dict) -> dict:
+    """The constructor parameters of a sequence estimator (Tagger, Parser) that train()'s ``keywords`` describe
+    (scikit-learn: settings in the constructor, data in fit): its own parameters as they are, ``w0`` as
+    ``initial_weights``, ``progress`` as ``verbose``, any other keyword (a solver option) in ``solver_options``."""
+    names = set(estimator_class._get_param_names())
+    params, options = {}, {}
+    for key, value in keywords.items():
+        name = _PARAM_OF_KEYWORD.get(key, key)
+        if name not in names:
+            options[key] = value
+        else:
+            params[name] = int(bool(value)) if key == "progress" else value
+    if options:
+        params["solver_options"] = {**(params.get("solver_options") or {}), **options}
+    return params
+
+
+def deprecated_fit_options(estimator, options: dict) -> dict:
+    """fit(**options) of a sequence estimator, kept for one release: a DeprecationWarning naming the
+    constructor parameters that replace them; the options still apply to this fit."""
+    if options:
+        import warnings
+        moved = sequence_estimator_params(type(estimator), options)
+        warnings.warn(f"{type(estimator).__name__}.fit(**{sorted(options)}) is deprecated: give them to the "
+                      f"constructor or set_params ({', '.join(sorted(moved))}); fit takes data only",
+                      DeprecationWarning, stacklevel=3)
+    return options
 
 
 def seed(random_state):

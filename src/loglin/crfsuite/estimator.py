@@ -20,8 +20,8 @@ import warnings
 import numpy as np
 
 from ..errors import ConvergenceWarning, ModelFormatError
-from ..estimators import NotFittedError, _BaseEstimator
-from ..model_io import load_npz_model, save_npz_model
+from ..estimators import _BaseEstimator, not_fitted
+from ..model_io import label_map_is_valid, load_npz_model, save_npz_model
 from ..params import check_scale_out_params, scale_out_keywords, string_label_sequences
 from ..penalty import from_crfsuite
 from ..structured.crf_features import ChainFeatureSpace
@@ -169,7 +169,7 @@ class CRF(_BaseEstimator):
             raise ValueError(f"algorithm {name!r} ({NOT_AVAILABLE[name]}) is not available in loglin: use "
                              "'lbfgs' (the CRF optimum, CRFsuite's default), 'l2sgd' (stochastic gradient) or "
                              "'eg' (exponentiated gradient on the dual); for a large-margin model like PA's, "
-                             "loglin.structured.model.train_chain_model(..., model='m3n') trains an M3N")
+                             "loglin.tagging.estimator.train_chain_model(..., model='m3n') trains an M3N")
         name = ALGORITHMS.get(name, name)
         try:
             check(name, "chain", "ll")
@@ -297,8 +297,7 @@ class CRF(_BaseEstimator):
                 fitted = type(self).load(self.model_filename)
                 self._set_model(fitted.space_, fitted.model_w_, C=fitted.C_)
             else:
-                raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet. Call 'fit' "
-                                     "with appropriate arguments before using this estimator.")
+                raise not_fitted(self)
         return self.space_, self.model_w_
 
     def _space_arrays(self):
@@ -479,11 +478,8 @@ class CRF(_BaseEstimator):
         except (KeyError, TypeError, ValueError) as exc:
             raise ModelFormatError(f"{path}: invalid CRF model ({exc})") from None
         K = len(labels)
-        ok = (K >= 2 and len(set(labels.tolist())) == K and w.ndim == 1 and len(w) == n_state + K * K and len(map_ptr) == len(attributes) + 1
-              and map_ptr[0] == 0 and np.all(np.diff(map_ptr) >= 0) and map_ptr[-1] == len(map_label) == len(map_feat)
-              and (len(map_label) == 0 or (map_label.min() >= 0 and map_label.max() < K))
-              and (len(map_feat) == 0 or (map_feat.min() >= 0 and map_feat.max() < n_state)))
-        if not ok:
+        if not (K >= 2 and len(set(labels.tolist())) == K and w.ndim == 1 and len(w) == n_state + K * K
+                and label_map_is_valid(map_ptr, map_label, map_feat, len(attributes), K, n_state)):
             raise ModelFormatError(f"{path}: inconsistent CRF model arrays")
         valid = set(cls._get_param_names())
         crf = cls(**{k: v for k, v in params.items() if k in valid and k != "model_filename"})

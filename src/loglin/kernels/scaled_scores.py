@@ -295,7 +295,7 @@ def _update_column(t, z, w, rows, cols, S, R, scores, counters, p, y, link):
             factor = math.exp(z * col_val[k])
             counters[N_EXP] += 1
         x = col_ctx[k]
-        s_old = S[x, y]                      # _scale_entry, written out: the loop then keeps its values in registers
+        s_old = S[x, y]                      # _scale_entry written out: the inlined call is slower here (decision 0033)
         status = 2
         if not (s_old < TINY_S and factor > 1.0):
             s_new = s_old * factor
@@ -325,7 +325,7 @@ def update_and_sums(t, z, y_old, y, w, rows, cols, S, R, scores, counters, link,
     expectation = 0.0
     for k in range(col_ptr[0], col_ptr[1]):
         x = col_ctx[k]
-        s_old = S[x, y_old]                  # _scale_entry written out, as in _update_column
+        s_old = S[x, y_old]                  # _scale_entry written out, as in _update_column (decision 0033)
         status = 2
         if not (s_old < TINY_S and factor > 1.0):
             s_new = s_old * factor

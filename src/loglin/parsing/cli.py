@@ -70,6 +70,7 @@ def _train(args):
     check_writable(args.output)
     from ..cli_options import (chosen_solver, keep_solver_state, keeping_best_model, regularization, report,
                                scale_out_backend, scaled_structured_solver, solver_options, training_keywords)
+    from ..params import sequence_estimator_params
     from .estimator import Parser
     from .model import check_options
     C = regularization(args, "tree")
@@ -85,8 +86,9 @@ def _train(args):
         parser = None
         with about_file(args.train), keeping_best_model(args.output):
             if backend is None:
-                parser = Parser(model=args.model, solver=solver, C=C, cutoff=args.cutoff)
-                parser.fit(_read(args.train), X_dev=dev, **keywords)
+                parser = Parser(model=args.model, solver=solver, C=C, cutoff=args.cutoff,
+                                **sequence_estimator_params(Parser, keywords))
+                parser.fit(_read(args.train), X_dev=dev)
                 model, result = parser.model_, parser.result_
             else:                # the workers read their own sentences from the file
                 model, result = _train_on_workers(args, solver, C, dev, backend, keywords)

@@ -20,8 +20,9 @@ import time
 import numpy as np
 
 from ..data.conll import Sentence
-from ..estimators import NotFittedError, _BaseEstimator, _check_sample_weight, _plain
-from ..params import check_training_params, sequence_train_keywords
+from ..estimators import _BaseEstimator, _check_sample_weight, _plain, fitted_model
+from ..params import (check_training_params, deprecated_fit_options, sequence_estimator_params,
+                      sequence_train_keywords)
 from ..errors import DataContentError, InvalidInputError, ModelFormatError
 from ..training import DEFAULT_C, DEFAULT_MAX_ITER, DEFAULT_TOL
 from .model import MODELS, ParserModel, check_options, dev_uas_metric, training_info
@@ -82,27 +83,36 @@ class Parser(_BaseEstimator):
     Parameters: ``model`` "crf" / "m3n"; ``C`` (LIBLINEAR scale; default DEFAULT_C["tree"] = 0.1 = Collins et
     al.'s C' = 10);
     ``solver`` "auto" (EG) or "eg", "eg-batch", "lbfgs", "sgd" (CRF), "cutting-plane" (M3N); ``tol``,
-    ``max_iter`` (epochs of EG; default DEFAULT_MAX_ITER["tree"]), ``time_limit``; ``cutoff`` (keep features seen on >= cutoff gold arcs);
-    ``penalty``, ``l1_ratio``; ``warm_start``; ``random_state``; ``verbose``; ``solver_options``.
+    ``gap_tol`` (None: the default), ``max_iter`` (epochs of EG; default DEFAULT_MAX_ITER["tree"]), ``time_limit``,
+    ``clock``; ``cutoff`` (keep features seen on >= cutoff gold arcs); ``penalty``, ``l1_ratio``; ``warm_start``;
+    ``initial_weights`` (starting weights; a warm start replaces them); ``random_state``; ``verbose``;
+    ``callback``, ``checkpoint`` (train()'s); ``solver_options``.
 
     Attributes: ``model_`` (:class:`ParserModel`), ``coef_``, ``n_iter_``, ``objective_``, ``trace_``
     (dev UAS in percent per iteration as ``metric`` when a dev set is given), ``n_skipped_`` (non-projective trees).
     """
 
     def __init__(self, model="crf", C=DEFAULT_C["tree"], *, penalty="l2", l1_ratio=None, solver="auto",
-                 tol=DEFAULT_TOL, max_iter=DEFAULT_MAX_ITER["tree"], time_limit=None, cutoff=1, warm_start=False, random_state=0, verbose=0, solver_options=None):
+                 tol=DEFAULT_TOL, gap_tol=None, max_iter=DEFAULT_MAX_ITER["tree"], time_limit=None, clock="wall",
+                 cutoff=1, warm_start=False, initial_weights=None, random_state=0, verbose=0, callback=None,
+                 checkpoint=None, solver_options=None):
         self.model = model
         self.C = C
         self.penalty = penalty
         self.l1_ratio = l1_ratio
         self.solver = solver
         self.tol = tol
+        self.gap_tol = gap_tol
         self.max_iter = max_iter
         self.time_limit = time_limit
+        self.clock = clock
         self.cutoff = cutoff
         self.warm_start = warm_start
+        self.initial_weights = initial_weights
         self.random_state = random_state
         self.verbose = verbose
+        self.callback = callback
+        self.checkpoint = checkpoint
         self.solver_options = solver_options
 
     def _check_params(self):
@@ -113,10 +123,11 @@ class Parser(_BaseEstimator):
 
     def fit(self, X, y=None, sample_weight=None, X_dev=None, y_dev=None, **train_options):
         """Fit on sentences X with heads y; ``sample_weight``: one weight per sentence (its loss multiplier);
-        ``X_dev, y_dev``: a held-out treebank whose UAS is traced; ``train_options``: further keyword
-        arguments of :func:`loglin.training.train` (``gap_tol``, ``callback``, ``backend``, ...)."""
+        ``X_dev, y_dev``: a held-out treebank whose UAS is traced; ``train_options``: deprecated (a
+        DeprecationWarning); training settings are constructor parameters (``gap_tol``, ``callback``, ...)."""
         from ..training import train
         from .problem import build_tree_problem
+        train_options = deprecated_fit_options(self, train_options)
         self._check_params()
         sentences = _sentences(X, y, "fit")
         weight = _check_sample_weight(sample_weight, len(sentences))
@@ -124,14 +135,13 @@ class Parser(_BaseEstimator):
         start = time.perf_counter()
         problem, space, skipped = build_tree_problem(sentences, cutoff=int(self.cutoff), weight=weight)
         build_seconds = time.perf_counter() - start
-        w0 = None
+        keywords = sequence_train_keywords(self, train_options)
         previous = getattr(self, "model_", None)
         if (self.warm_start and previous is not None and len(previous.w) == space.n_features
                 and np.array_equal(previous.space.keys, space.keys)):
-            w0 = previous.w
-        keywords = sequence_train_keywords(self, train_options)
+            keywords["w0"] = previous.w
         model, result = train(problem, float(self.C), self.solver, loss="ll" if self.model == "crf" else "mm",
-                              space=space, w0=w0, evaluate=dev_uas_metric(dev, space),
+                              space=space, evaluate=dev_uas_metric(dev, space),
                               info=training_info(problem.n_sentences, skipped, space, build_seconds), **keywords)
         self.model_, self.coef_ = model, model.w
         self.n_iter_, self.objective_, self.trace_ = int(result.iterations), float(result.f), result.trace
@@ -139,10 +149,7 @@ class Parser(_BaseEstimator):
         return self
 
     def _fitted(self) -> ParserModel:
-        if not hasattr(self, "model_"):
-            raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet. Call 'fit' with "
-                                 "appropriate arguments before using this estimator.")
-        return self.model_
+        return fitted_model(self)
 
     def predict(self, X):
         """The best projective tree of every sentence: an int array of heads (0 = root) per sentence."""
@@ -190,11 +197,11 @@ def train_parser(train_sentences, model="crf", solver="auto", C=DEFAULT_C["tree"
                  dev_sentences=None, return_result=False, **options):
     """``Parser(...).fit(train_sentences, X_dev=dev_sentences)`` in one call: the trained
     :class:`ParserModel` (and the driver's Result with ``return_result``). ``options``: the Parser's
-    parameters (``tol``, ``max_iter``, ``random_state``, ...), the rest go to :func:`loglin.training.train`."""
-    names = set(Parser._get_param_names())
-    params = {k: options.pop(k) for k in list(options) if k in names}
-    parser = Parser(model=model, C=C, solver="auto" if solver is None else solver, cutoff=cutoff, **params)
-    parser.fit(train_sentences, X_dev=dev_sentences, **options)
+    parameters (``tol``, ``max_iter``, ``random_state``, ...) and further keywords of :func:`loglin.training.train`
+    (solver options), as :func:`loglin.params.sequence_estimator_params` reads them."""
+    parser = Parser(model=model, C=C, solver="auto" if solver is None else solver, cutoff=cutoff,
+                    **sequence_estimator_params(Parser, options))
+    parser.fit(train_sentences, X_dev=dev_sentences)
     return (parser.model_, parser.result_) if return_result else parser.model_
 
 

@@ -203,15 +203,3 @@ def build_chain_problem(sentences, task="chunk", *, all_pairs=False, labels=None
     space = ChainFeatureSpace(task=task, attributes=attributes, labels=labels, map_ptr=map_ptr,
                               map_label=map_label, map_feat=map_feat, n_state=n_state)
     return problem, space
-
-
-def problem_for(space, sentences):
-    """A ChainProblem of new labelled sentences in an existing feature space (validation data)."""
-    check_sentences(sentences, space.task)
-    seq_ptr, tok_ptr, tok_attr = space.encode(sentences)
-    col = gold_column(space.task)
-    lookup = {lab: i for i, lab in enumerate(space.labels.tolist())}
-    gold = np.array([lookup.get(tok[col], 0) for s in sentences for tok in s], dtype=np.int32)
-    return ChainProblem(seq_ptr=seq_ptr, tok_ptr=tok_ptr, tok_attr=tok_attr, tok_val=None, map_ptr=space.map_ptr,
-                        map_label=space.map_label, map_feat=space.map_feat, n_state=space.n_state,
-                        labels=space.labels, gold=gold, attributes=space.attributes)

@@ -271,7 +271,7 @@ def train_tagger(args) -> int:
         if backend is not None:         # --workers: the Maxent tagger's contexts in shards
             keywords["backend"] = backend
         with about_file(args.train):
-            estimator = _estimator(args, C, features).fit(*_inputs_and_labels(sentences), **keywords)
+            estimator = _estimator(args, C, features, keywords).fit(*_inputs_and_labels(sentences))
     finally:
         if backend is not None:         # also when the data or the options fail before training
             backend.close()
@@ -299,12 +299,14 @@ def _task_preset(args, features) -> bool:
     return isinstance(features, str) and features == args.task and args.task in ("pos", "chunk")
 
 
-def _estimator(args, C, features):
-    """The loglin.Tagger these options describe (training options other than these go to fit)."""
+def _estimator(args, C, features, keywords):
+    """The loglin.Tagger these options and train()'s ``keywords`` (the shared training options) describe."""
+    from ..params import sequence_estimator_params
     from .estimator import Tagger
     return Tagger(model=args.model, features=features, C=C, solver=args.solver, cutoff=args.cutoff,
                   rare_threshold=args.rare_threshold, beam=args.beam, tag_dictionary=args.tag_dictionary,
-                  iob_constraint=args.iob_constraint, all_pairs=args.all_pairs)
+                  iob_constraint=args.iob_constraint, all_pairs=args.all_pairs,
+                  **sequence_estimator_params(Tagger, keywords))
 
 
 def _inputs_and_labels(sentences):
@@ -340,9 +342,9 @@ class _FoldFit:
         self.args, self.features, self.keywords = args, features, keywords
 
     def __call__(self, train, C, previous=None):
-        estimator = previous if previous is not None else _estimator(self.args, C, self.features)
+        estimator = previous if previous is not None else _estimator(self.args, C, self.features, self.keywords)
         estimator.set_params(C=C, warm_start=True)
-        return estimator.fit(*_inputs_and_labels(train), **self.keywords)
+        return estimator.fit(*_inputs_and_labels(train))
 
 
 class _FoldScore:
@@ -394,7 +396,7 @@ def _train_chain(args, C, sentences, checked, features, backend=None) -> int:
         keep_solver_state(args.output, options, result, model)
     else:
         with keeping_best_model(args.output):
-            estimator = _estimator(args, C, features).fit(*_inputs_and_labels(sentences), **options)
+            estimator = _estimator(args, C, features, options).fit(*_inputs_and_labels(sentences))
         result = estimator.result_
         if _task_preset(args, features):
             model = estimator.model_

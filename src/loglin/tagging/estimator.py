@@ -29,11 +29,13 @@ import time
 
 import numpy as np
 
-from ..errors import DataContentError, ModelFormatError
-from ..estimators import NotFittedError, _BaseEstimator, _check_sample_weight, _plain
-from ..params import check_training_params, sequence_train_keywords, string_label_sequences
-from ..model_io import load_npz_model, model_format, save_npz_model
-from .templates import CompiledTemplates, TemplateSet, template_set
+from ..errors import DataContentError, InvalidInputError, ModelFormatError
+from ..estimators import _BaseEstimator, _check_sample_weight, _plain, fitted_model
+from ..params import (check_training_params, deprecated_fit_options, sequence_estimator_params,
+                      sequence_train_keywords, string_label_sequences)
+from ..model_io import label_map_is_valid, load_npz_model, model_format, save_npz_model
+from ..training import DEFAULT_MAX_ITER, DEFAULT_TOL
+from .templates import PRESETS, CompiledTemplates, TemplateSet, template_set
 
 FORMAT, VERSION = "loglin-sequence-tagger", 1
 MODELS = ("crf", "m3n", "maxent")
@@ -107,9 +109,12 @@ class Tagger(_BaseEstimator):
         docs/decisions/0025). LIBLINEAR's scale (the papers' sigma^2)
     penalty, l1_ratio : "l2" (default), "l1" or "elasticnet" and its L1 share (CRF only for L1)
     solver : "auto" (loglin's default for the model) or a solver serving it
-    tol, max_iter, time_limit : stopping (relative gradient norm; dual solvers: duality gap)
+    tol, gap_tol, max_iter, time_limit, clock : stopping (relative gradient norm; dual solvers: relative duality
+        gap, None: the model kind's default); the defaults are loglin.training's (docs/decisions/0010)
     warm_start : start from the previous fit's weights when the feature space and labels are the same
+    initial_weights : starting weights (e.g. of a model file to resume from); a warm start replaces them
     random_state, verbose : seed of randomized solvers; > 0 shows progress
+    callback, checkpoint : :func:`loglin.training.train`'s per-iteration callback and solver-state checkpoint
     all_pairs : a weight for every (attribute, label) pair, not only pairs seen in training
         (None: False for chain models, the task's default for maxent)
     beam, cutoff, rare_threshold, tag_dictionary, iob_constraint : the Maxent tagger's options
@@ -128,7 +133,8 @@ class Tagger(_BaseEstimator):
     """
 
     def __init__(self, model="crf", features="pos", C=None, *, penalty="l2", l1_ratio=None, solver="auto",
-                 tol=1e-4, max_iter=1000, time_limit=None, warm_start=False, random_state=0, verbose=0,
+                 tol=DEFAULT_TOL, gap_tol=None, max_iter=DEFAULT_MAX_ITER["chain"], time_limit=None, clock="wall",
+                 warm_start=False, initial_weights=None, random_state=0, verbose=0, callback=None, checkpoint=None,
                  all_pairs=None, beam=3, cutoff=None, rare_threshold=None, tag_dictionary=False,
                  iob_constraint=None, solver_options=None, backend=None, client=None, n_workers=None):
         self.model = model
@@ -138,11 +144,16 @@ class Tagger(_BaseEstimator):
         self.l1_ratio = l1_ratio
         self.solver = solver
         self.tol = tol
+        self.gap_tol = gap_tol
         self.max_iter = max_iter
         self.time_limit = time_limit
+        self.clock = clock
         self.warm_start = warm_start
+        self.initial_weights = initial_weights
         self.random_state = random_state
         self.verbose = verbose
+        self.callback = callback
+        self.checkpoint = checkpoint
         self.all_pairs = all_pairs
         self.beam = beam
         self.cutoff = cutoff
@@ -173,9 +184,11 @@ class Tagger(_BaseEstimator):
 
         ``sample_weight``: one non-negative weight per sentence (the multiplier of its loss: 2 is the
         sentence twice). ``X_dev, y_dev``: held-out sentences scored (:attr:`score_kind_`) after every
-        iteration into ``trace_``. ``train_options``: further keyword arguments of
-        :func:`loglin.training.train` (``gap_tol``, ``callback``, ``backend``, ...).
+        iteration into ``trace_``; with ``solver="sgd"`` also the validation error (1 - score) that picks
+        eta0. ``train_options``: deprecated (a DeprecationWarning); training settings are constructor
+        parameters (``gap_tol``, ``callback``, ``solver_options``, ...).
         """
+        train_options = deprecated_fit_options(self, train_options)
         self._check_params()
         X, y = check_sequences(X, y, "fit")
         if (X_dev is None) != (y_dev is None):
@@ -194,7 +207,9 @@ class Tagger(_BaseEstimator):
         return self._fit_chain(X, y, labels, weight, X_dev, y_dev, train_options)
 
     def _fit_chain(self, X, y, labels, weight, X_dev, y_dev, train_options):
+        from ..solvers import canonical
         from ..structured.crf_features import ChainFeatureSpace
+        from ..structured.model import ChainModel
         from ..structured.problem import ChainProblem, attribute_label_map
         from ..training import train
         start = time.perf_counter()
@@ -211,23 +226,24 @@ class Tagger(_BaseEstimator):
         space = ChainFeatureSpace(task="templates", attributes=compiled.attribute_names(), labels=classes,
                                   map_ptr=map_ptr, map_label=map_label, map_feat=map_feat, n_state=n_state)
         extract_seconds = time.perf_counter() - start
-        w0 = None
+        keywords = sequence_train_keywords(self, train_options)
         previous = getattr(self, "model_", None)
         if (self.warm_start and getattr(self, "templates_", None) is not None and previous is not None
                 and len(previous.w) == space.n_features and np.array_equal(previous.labels, classes)
                 and _same_compiled(self.templates_, compiled) and np.array_equal(previous.space.map_ptr, map_ptr)
                 and np.array_equal(previous.space.map_label, map_label)):
-            w0 = previous.w
+            keywords["w0"] = previous.w
         evaluate = None
         if X_dev is not None:
             dev = compiled.transform(X_dev)
             kind = self.score_kind_
 
             def evaluate(w):
-                return sequence_score(y_dev, _decode_labels(w, space, dev), kind)
+                return sequence_score(y_dev, ChainModel(space=space, w=w).decode_labels(dev), kind)
+            if self.solver != "auto" and canonical(self.solver) == "sgd":
+                keywords.setdefault("validation", lambda w: 1.0 - evaluate(w))     # the paper's eta0 rule
         loss = "ll" if self.model == "crf" else "mm"
-        model, result = train(problem, self._C(), self.solver, loss=loss, space=space, w0=w0,
-                              evaluate=evaluate, **sequence_train_keywords(self, train_options))
+        model, result = train(problem, self._C(), self.solver, loss=loss, space=space, evaluate=evaluate, **keywords)
         model.model = self.model
         self.templates_ = compiled
         self.model_ = model
@@ -311,10 +327,7 @@ class Tagger(_BaseEstimator):
 
     # ------------------------------------------------------------------ prediction
     def _fitted(self):
-        if not hasattr(self, "model_"):
-            raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet. Call 'fit' with "
-                                 "appropriate arguments before using this estimator.")
-        return self.model_
+        return fitted_model(self)
 
     def predict(self, X, constraints=None, **decoding):
         """The label sequence of every sentence (a list of lists of str). ``decoding``: the Maxent tagger's
@@ -334,7 +347,7 @@ class Tagger(_BaseEstimator):
             return model.tag(_maxent_inputs(X, model.task), **decoding) if X else []
         if not X:
             return []
-        return _decode_labels(model.w, model.space, self.templates_.transform(X), constraints)
+        return model.decode_labels(self.templates_.transform(X), constraints)
 
     def predict_marginals(self, X):
         """P(label | sentence) at every token (forward-backward; chain models): per sentence an (n, K) array,
@@ -367,67 +380,24 @@ class Tagger(_BaseEstimator):
 
     # ------------------------------------------------------------------ files (arrays and JSON, never code)
     def save(self, path) -> None:
-        """Write the fitted tagger. Chain models: loglin's "loglin-sequence-tagger" file with the template
-        set as text and its vocabularies; maxent: the MaxentTaggerModel file (`loglin tag` reads both)."""
+        """Write the fitted tagger. Template models (chain or Maxent): loglin's "loglin-sequence-tagger" file with
+        the template set as text and its vocabularies; OpenNLP's generators: the MaxentTaggerModel file (`loglin
+        tag` reads both)."""
         model = self._fitted()
-        params = {k: v for k, v in self.get_params().items() if _plain(v)}
         if self.templates_ is None:
             model.save(path)
             return
-        if self.model == "maxent":
-            self._save_template_maxent(path, params)
-            return
-        t_meta, t_arrays = self.templates_.state()
-        s = model.space
-        meta = {"loglin_format": FORMAT, "format_version": VERSION, "params": params, "model": self.model,
-                "n_state": int(s.n_state), "templates": t_meta, "score_kind": self.score_kind_,
-                "objective": self.objective_, "n_iter": self.n_iter_, "C": self._C()}
-        arrays = {"w": model.w, "labels": np.asarray(self.classes_, dtype=str), "map_ptr": s.map_ptr,
-                  "map_label": s.map_label, "map_feat": s.map_feat, **t_arrays}
+        maxent = self.model == "maxent"
+        t_meta, t_arrays = (model.features if maxent else self.templates_).state()
+        maps = model if maxent else model.space        # the attribute -> (label, weight) map
+        own = {"beam": model.beam, "iob_constraint": model.iob_constraint} if maxent else {"n_state": int(maps.n_state)}
+        meta = {"loglin_format": FORMAT, "format_version": VERSION, "params": {k: v for k, v in self.get_params().items()
+                                                                               if _plain(v)},
+                "model": self.model, "templates": t_meta, "score_kind": self.score_kind_, "objective": self.objective_,
+                "n_iter": self.n_iter_, "C": self._C(), **own}
+        arrays = {"w": model.w, "labels": np.asarray(self.classes_, dtype=str), "map_ptr": maps.map_ptr,
+                  "map_label": maps.map_label, "map_feat": maps.map_feat, **t_arrays}
         save_npz_model(path, meta, arrays)
-
-    def _save_template_maxent(self, path, params):
-        model = self.model_
-        t_meta, t_arrays = model.features.state()
-        meta = {"loglin_format": FORMAT, "format_version": VERSION, "params": params, "model": "maxent",
-                "templates": t_meta, "score_kind": self.score_kind_, "objective": self.objective_,
-                "n_iter": self.n_iter_, "C": self._C(), "beam": model.beam, "iob_constraint": model.iob_constraint}
-        arrays = {"w": model.w, "labels": np.asarray(self.classes_, dtype=str), "map_ptr": model.map_ptr,
-                  "map_label": model.map_label, "map_feat": model.map_feat, **t_arrays}
-        save_npz_model(path, meta, arrays)
-
-    @classmethod
-    def _load_template_maxent(cls, path, meta, a) -> "Tagger":
-        from .template_maxent import TemplateHistoryFeatures, TemplateMaxentModel
-        try:
-            labels = a["labels"].astype(str).tolist()
-            features = TemplateHistoryFeatures.from_state(meta["templates"], a, labels, str(path))
-            map_ptr, map_label = a["map_ptr"].astype(np.int64), a["map_label"].astype(np.int32)
-            map_feat, w = a["map_feat"].astype(np.int64), a["w"].astype(np.float64)
-            model = TemplateMaxentModel(features, w, map_ptr, map_label, map_feat, beam=int(meta.get("beam", 3)),
-                                        iob_constraint=bool(meta.get("iob_constraint", False)))
-            params = dict(meta.get("params", {}))
-        except (KeyError, TypeError, ValueError) as exc:
-            if isinstance(exc, ModelFormatError):
-                raise
-            raise ModelFormatError(f"{path}: invalid tagger model ({exc.__class__.__name__}: {exc})") from None
-        K, P = len(labels), features.n_predicates
-        ok = (K >= 2 and w.ndim == 1 and len(map_ptr) == P + 1 and map_ptr[0] == 0 and np.all(np.diff(map_ptr) >= 0)
-              and map_ptr[-1] == len(map_label) == len(map_feat) and 1 <= model.beam
-              and (len(map_label) == 0 or (map_label.min() >= 0 and map_label.max() < K))
-              and (len(map_feat) == 0 or (map_feat.min() >= 0 and map_feat.max() < len(w))))
-        if not ok:
-            raise ModelFormatError(f"{path}: inconsistent tagger model arrays")
-        valid = set(cls._get_param_names())
-        params = {k: v for k, v in params.items() if k in valid}
-        params["model"] = "maxent"
-        if not isinstance(params.get("features"), str) or _opennlp_generator(params["features"]):
-            params["features"] = features.compiled.templates
-        tagger = cls(**params)
-        tagger.templates_, tagger.model_, tagger.classes_, tagger.coef_ = features.compiled, model, labels, w
-        tagger.score_kind_ = str(meta.get("score_kind", "accuracy"))
-        tagger.n_iter_, tagger.objective_ = int(meta.get("n_iter", 0)), float(meta.get("objective", np.nan))
-        return tagger
 
     @classmethod
     def load(cls, path) -> "Tagger":
@@ -447,41 +417,83 @@ class Tagger(_BaseEstimator):
             return tagger
         meta, a = load_npz_model(path, FORMAT, VERSION, required=("w", "labels", "map_ptr", "map_label", "map_feat",
                                                                    "template_keys", "template_offsets"))
-        if meta.get("model") == "maxent":
-            return cls._load_template_maxent(path, meta, a)
+        from .template_maxent import TemplateHistoryFeatures, TemplateMaxentModel
         try:
-            compiled = CompiledTemplates.from_state(meta["templates"], a, str(path))
-            n_state = int(meta["n_state"])
+            kind, params = str(meta["model"]), dict(meta.get("params", {}))
             labels = a["labels"].astype(str)
             map_ptr, map_label = a["map_ptr"].astype(np.int64), a["map_label"].astype(np.int32)
             map_feat, w = a["map_feat"].astype(np.int64), a["w"].astype(np.float64)
-            kind, params = str(meta["model"]), dict(meta.get("params", {}))
+            K = len(labels)
+            if kind == "maxent":
+                features = TemplateHistoryFeatures.from_state(meta["templates"], a, labels.tolist(), str(path))
+                compiled, n_inputs, n_weights = features.compiled, features.n_predicates, len(w)
+                model = TemplateMaxentModel(features, w, map_ptr, map_label, map_feat, beam=int(meta.get("beam", 3)),
+                                            iob_constraint=bool(meta.get("iob_constraint", False)))
+                own_ok = model.beam >= 1
+            else:
+                compiled = CompiledTemplates.from_state(meta["templates"], a, str(path))
+                n_weights = int(meta["n_state"])
+                n_inputs, own_ok = compiled.n_attributes, kind in ("crf", "m3n") and len(w) == n_weights + K * K
         except (KeyError, TypeError, ValueError) as exc:
             if isinstance(exc, ModelFormatError):
                 raise
             raise ModelFormatError(f"{path}: invalid tagger model ({exc.__class__.__name__}: {exc})") from None
-        K, A = len(labels), compiled.n_attributes
-        ok = (kind in ("crf", "m3n") and K >= 2 and w.ndim == 1 and len(w) == n_state + K * K
-              and len(map_ptr) == A + 1 and map_ptr[0] == 0 and np.all(np.diff(map_ptr) >= 0)
-              and map_ptr[-1] == len(map_label) == len(map_feat)
-              and (len(map_label) == 0 or (map_label.min() >= 0 and map_label.max() < K))
-              and (len(map_feat) == 0 or (map_feat.min() >= 0 and map_feat.max() < n_state)))
-        if not ok:
+        if not (own_ok and K >= 2 and w.ndim == 1
+                and label_map_is_valid(map_ptr, map_label, map_feat, n_inputs, K, n_weights)):
             raise ModelFormatError(f"{path}: inconsistent tagger model arrays")
         valid = set(cls._get_param_names())
         params = {k: v for k, v in params.items() if k in valid}
         params["model"] = kind
-        if not isinstance(params.get("features"), str) or params["features"] not in ("pos", "chunk", "ner"):
+        features_name = params.get("features")
+        if not (isinstance(features_name, str) and features_name in PRESETS
+                and not (kind == "maxent" and _opennlp_generator(features_name))):
             params["features"] = compiled.templates       # a file or a list: the saved set itself
         tagger = cls(**params)
-        space = ChainFeatureSpace(task="templates", attributes=compiled.attribute_names(), labels=labels,
-                                  map_ptr=map_ptr, map_label=map_label, map_feat=map_feat, n_state=n_state)
-        tagger.templates_ = compiled
-        tagger.model_ = ChainModel(space=space, w=w, model=kind, C=float(meta.get("C", 1.0)))
-        tagger.classes_, tagger.coef_ = labels.tolist(), w
+        if kind != "maxent":
+            space = ChainFeatureSpace(task="templates", attributes=compiled.attribute_names(), labels=labels,
+                                      map_ptr=map_ptr, map_label=map_label, map_feat=map_feat, n_state=n_weights)
+            model = ChainModel(space=space, w=w, model=kind, C=float(meta.get("C", 1.0)))
+        tagger.templates_, tagger.model_, tagger.classes_, tagger.coef_ = compiled, model, labels.tolist(), w
         tagger.score_kind_ = str(meta.get("score_kind", "accuracy"))
         tagger.n_iter_, tagger.objective_ = int(meta.get("n_iter", 0)), float(meta.get("objective", np.nan))
         return tagger
+
+
+def train_chain_model(train_sentences, task="chunk", model="crf", solver=None, C=None, *,
+                      validation_sentences=None, return_result=False, **options):
+    """A CRF (``model="crf"``) or M3N (``"m3n"``) chain tagger of the task's preset features:
+    ``Tagger(model, features=task, ...).fit`` in one call, returned as a :class:`ChainModel` (and the
+    driver's Result with ``return_result``).
+
+    ``task`` "chunk" (tokens ``(word, pos, chunk)``, CoNLL-2000) or "pos" (tokens ``(word, tag)``). C is in
+    LIBLINEAR scale (CRFsuite's c2 = 1/(2C), Collins et al.'s C' = 1/C); ``solver``, ``C`` and the stopping
+    rule default to loglin.training's values for chain models. ``options``: the Tagger's parameters (``tol``,
+    ``max_iter``, ``random_state``, ...) and further keywords of :func:`loglin.training.train` (solver
+    options). ``validation_sentences`` (labelled): the Tagger's dev set (its score in the trace; SGD picks
+    eta0 by it)."""
+    from ..solvers import check
+    from ..structured.crf_features import check_sentences, gold_column
+    from ..structured.model import MODELS as CHAIN_MODELS
+    from ..training import default_solver
+    if model not in CHAIN_MODELS:
+        raise InvalidInputError(f"model must be one of {CHAIN_MODELS}, got {model!r}")
+    loss = "ll" if model == "crf" else "mm"
+    solver = default_solver("chain", loss) if solver is None else solver
+    check(solver, "chain", loss)
+    check_sentences(train_sentences, task)
+    tagger = Tagger(model=model, features=task, C=C, solver=solver,
+                    **sequence_estimator_params(Tagger, options))
+    column = gold_column(task)
+    X, y = _columns_and_labels(train_sentences, column)
+    dev = {} if validation_sentences is None else dict(zip(("X_dev", "y_dev"),
+                                                           _columns_and_labels(validation_sentences, column)))
+    trained = tagger.fit(X, y, **dev).model_
+    trained.space.task = task                # a ChainModel file: encoded by crf_features' attribute names
+    return (trained, tagger.result_) if return_result else trained
+
+
+def _columns_and_labels(sentences, column):
+    return [[tuple(t[:column]) for t in s] for s in sentences], [[str(t[column]) for t in s] for s in sentences]
 
 
 def _opennlp_generator(features) -> bool:
@@ -494,22 +506,6 @@ def _same_compiled(a: CompiledTemplates, b: CompiledTemplates) -> bool:
     """The same attribute ids: same templates, vocabularies and keys."""
     return (a.templates == b.templates and a.vocab == b.vocab and np.array_equal(a.offsets, b.offsets)
             and all(np.array_equal(x, y) for x, y in zip(a.keys, b.keys)))
-
-
-def _decode_labels(w, space, encoded, constraints=None):
-    seq_ptr, tok_ptr, tok_attr = encoded
-    if constraints is None:
-        from ..crfsuite.features import decode
-        ids = decode(w, space.n_state, space.n_labels, space.map_ptr, space.map_label, space.map_feat, seq_ptr,
-                     tok_ptr, tok_attr, None)
-    else:
-        from ..structured.constrained import allowed_labels, constrained_viterbi
-        allowed = allowed_labels(constraints, np.diff(seq_ptr), space.labels)
-        ids = np.empty(int(seq_ptr[-1]), dtype=np.int32)
-        constrained_viterbi(seq_ptr, tok_ptr, tok_attr, np.empty(0), space.map_ptr, space.map_label,
-                            space.map_feat, w, space.n_state, space.n_labels, allowed, ids)
-    names = np.asarray([str(x) for x in space.labels], dtype=object)
-    return [names[ids[seq_ptr[i]:seq_ptr[i + 1]]].tolist() for i in range(len(seq_ptr) - 1)]
 
 
 def _maxent_inputs(X, task):
@@ -528,4 +524,4 @@ def _maxent_sentences(X, y, task):
             for xs, ys in zip(_maxent_inputs(X, task), y)]
 
 
-__all__ = ["Tagger", "TemplateSet", "chunk_f1", "token_accuracy", "sequence_score", "is_iob"]
+__all__ = ["Tagger", "TemplateSet", "chunk_f1", "token_accuracy", "sequence_score", "is_iob", "train_chain_model"]

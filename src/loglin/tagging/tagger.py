@@ -20,7 +20,7 @@ import numpy as np
 from ..errors import DataContentError, InvalidInputError, ModelFormatError
 from ..limits import MAX_BEAM
 from ..features.extract import SPECIALS, FeatureExtractor
-from ..model_io import load_npz_model, save_npz_model
+from ..model_io import label_map_is_valid, load_npz_model, save_npz_model
 from ..training import DEFAULT_SOLVERS, DEFAULT_TOL as TRAINING_TOL
 from .beam import DecodeInput, beam_decode
 from .conlleval import conlleval
@@ -285,12 +285,7 @@ class MaxentTaggerModel:
 
 def _check_model(path, t: MaxentTaggerModel):
     P, K, n = t.extractor.n_predicates, t.extractor.n_labels, len(t.w)
-    mp = t.map_ptr
-    ok = (len(mp) == P + 1 and mp[0] == 0 and mp[-1] == len(t.map_label) == len(t.map_feat)
-          and np.all(np.diff(mp) >= 0) and t.beam >= 1
-          and (len(t.map_label) == 0 or (t.map_label.min() >= 0 and t.map_label.max() < K))
-          and (len(t.map_feat) == 0 or (t.map_feat.min() >= 0 and t.map_feat.max() < n)))
-    if not ok:
+    if not (t.beam >= 1 and label_map_is_valid(t.map_ptr, t.map_label, t.map_feat, P, K, n)):
         raise ModelFormatError(f"{path}: inconsistent tagger model arrays")
 
 
