@@ -146,10 +146,24 @@ class ArcLabeller:
     # ------------------------------------------------------------------ training
     @classmethod
     def fit(cls, sentences, *, C, cutoff=1, sample_weight=None, **train_options):
-        """Train on the gold arcs of ``sentences`` (every tree, projective or not); ``sample_weight``: one loss
-        multiplier per sentence, given to each of its arcs."""
-        from ..problem import problem_from_matrix
+        """(labeller, the driver's Result): trained on the gold arcs of ``sentences`` (every tree, projective or
+        not) by :func:`loglin.training.train` with the automatic Maxent solver; ``sample_weight``: one loss
+        multiplier per sentence, given to each of its arcs; ``train_options``: tol, max_iter, penalty, ..."""
         from ..training import train
+        labeller, problem = cls.training_problem(sentences, cutoff=cutoff, sample_weight=sample_weight)
+        labeller.model, result = train(problem, C, "auto", **train_options)
+        labeller.info = {"n_predicates": int(len(labeller.keys)), "n_weights": int(problem.n_features),
+                         "n_labels": int(problem.n_labels), "train_arcs": labeller.info["train_arcs"],
+                         "solver": labeller.model.info.get("solver"), "C": float(C),
+                         "iterations": int(result.iterations), "converged": bool(result.converged),
+                         "objective": float(result.f), "train_seconds": float(result.train_seconds)}
+        return labeller, result
+
+    @classmethod
+    def training_problem(cls, sentences, *, cutoff=1, sample_weight=None):
+        """(untrained labeller, MaxentProblem): the vocabulary and kept features of ``sentences``' gold arcs, and
+        the Maxent problem over them (every (predicate, label) pair a weight)."""
+        from ..problem import problem_from_matrix
         vocab = list(SPECIALS)
         index = {v: i for i, v in enumerate(vocab)}
         for s in sentences:
@@ -167,14 +181,8 @@ class ArcLabeller:
         y = np.asarray([r for s in sentences for r in s.deprels], dtype=object).astype(str)
         weight = None if sample_weight is None else np.repeat(np.asarray(sample_weight, dtype=np.float64),
                                                               [len(s) for s in sentences])
-        problem = problem_from_matrix(X, y, sample_weight=weight, all_pairs=True)
-        labeller.model, result = train(problem, C, "auto", **train_options)
-        labeller.info = {"n_predicates": int(len(labeller.keys)), "n_weights": int(problem.n_features),
-                         "n_labels": int(problem.n_labels), "train_arcs": int(len(y)),
-                         "solver": labeller.model.info.get("solver"), "C": float(C),
-                         "iterations": int(result.iterations), "converged": bool(result.converged),
-                         "objective": float(result.f), "train_seconds": float(result.train_seconds)}
-        return labeller, result
+        labeller.info = {"train_arcs": int(len(y))}
+        return labeller, problem_from_matrix(X, y, sample_weight=weight, all_pairs=True)
 
     # ------------------------------------------------------------------ labelling
     def label(self, sentences, heads) -> list[list[str]]:

@@ -75,8 +75,8 @@ def las(sentences, predicted_heads, predicted_labels) -> dict:
         total += len(s)
         total_np += int(keep.sum())
     total, total_np = max(total, 1), max(total_np, 1)
-    return {"las": 100.0 * counts[0] / total, "label_accuracy": 100.0 * counts[1] / total,
-            "las_no_punct": 100.0 * counts[2] / total_np, "label_accuracy_no_punct": 100.0 * counts[3] / total_np}
+    right = 100.0 * counts.astype(np.float64) / [total, total, total_np, total_np]
+    return dict(zip(("las", "label_accuracy", "las_no_punct", "label_accuracy_no_punct"), map(float, right)))
 
 
 @dataclass
