@@ -10,7 +10,7 @@ from scipy.special import logsumexp
 import loglin
 from loglin.data.conll import Sentence, read_conllx
 from loglin.parsing.labeller import ArcLabeller
-from loglin.parsing.model import is_punctuation, las, uas
+from loglin.parsing.model import is_punctuation, las, per_label_scores, uas
 
 EN = Path(__file__).parent / "data" / "parse_en.conllu"
 pytestmark = pytest.mark.filterwarnings("ignore::loglin.errors.ConvergenceWarning")   # short parser runs
@@ -84,6 +84,14 @@ def test_las_is_a_count_of_right_head_and_label(english, seed):
     assert perfect["label_accuracy"] == 100.0
     right_heads = las(english, [s.heads for s in english], labels)
     assert right_heads["las"] == pytest.approx(right_heads["label_accuracy"])
+    table = per_label_scores(english, heads, labels)
+    assert sum(row["support"] for row in table.values()) == sum(len(s) for s in english)
+    for label, row in table.items():               # recall: LAS restricted to the gold arcs labelled L
+        hits = sum(int(h[i]) == int(s.heads[i]) and lab[i] == label
+                   for s, h, lab in zip(english, heads, labels) for i in range(len(s)) if s.deprels[i] == label)
+        assert row["recall"] == pytest.approx(100.0 * hits / max(row["support"], 1))
+        assert row["predicted"] == sum(lab.count(label) for lab in labels)
+        assert row["precision"] == pytest.approx(100.0 * hits / max(row["predicted"], 1))
 
 
 def test_parser_labels_save_load_and_las_score(english, tmp_path, serial_numba):

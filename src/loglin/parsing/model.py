@@ -79,6 +79,21 @@ def las(sentences, predicted_heads, predicted_labels) -> dict:
     return dict(zip(("las", "label_accuracy", "las_no_punct", "label_accuracy_no_punct"), map(float, right)))
 
 
+def per_label_scores(sentences, predicted_heads, predicted_labels) -> dict:
+    """Per DEPREL label L, punctuation included: support (gold arcs labelled L), predicted (arcs predicted L),
+    and precision / recall in percent of the arcs with head and label right (CoNLL-X eval.pl's table)."""
+    gold, guess, right = {}, {}, {}
+    for s, heads, labels in zip(sentences, predicted_heads, predicted_labels):
+        for g, p, ok in zip(s.deprels, labels, np.asarray(heads) == s.heads):
+            gold[g] = gold.get(g, 0) + 1
+            guess[p] = guess.get(p, 0) + 1
+            right[g] = right.get(g, 0) + int(bool(ok) and g == p)
+    return {label: {"support": gold.get(label, 0), "predicted": guess.get(label, 0),
+                    "precision": 100.0 * right.get(label, 0) / max(guess.get(label, 0), 1),
+                    "recall": 100.0 * right.get(label, 0) / max(gold.get(label, 0), 1)}
+            for label in sorted(set(gold) | set(guess))}
+
+
 @dataclass
 class ParserModel:
     """Arc weights over an :class:`ArcFeatureSpace`, and the arc labeller (None: heads only)."""
@@ -114,7 +129,7 @@ class ParserModel:
         seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
         result = uas(sentences, heads)
         if labels is not None:
-            result.update(las(sentences, heads, labels))
+            result.update(las(sentences, heads, labels), per_label=per_label_scores(sentences, heads, labels))
         result.update(parse_seconds=seconds, sentences_per_second=len(sentences) / max(seconds, 1e-9),
                       parse_cpu_seconds=cpu, sentences_per_cpu_second=len(sentences) / max(cpu, 1e-9))
         return result
