@@ -111,6 +111,10 @@ def test_parser_labels_save_load_and_las_score(english, tmp_path, serial_numba):
               "_", "_") for i in range(len(s))] for s in english]
     from_rows = loglin.Parser(solver="lbfgs", C=1.0, max_iter=60).fit(rows, [s.heads for s in english])
     np.testing.assert_allclose(from_rows.model_.labeller.model.w, parser.model_.labeller.model.w)
+    assert "las" in parser.model_.evaluate(english)
+    import dataclasses
+    unlabelled = [dataclasses.replace(s, deprels=["_"] * len(s)) for s in english]
+    assert "las" not in parser.model_.evaluate(unlabelled)      # nothing to score the labels against
     parser.save(tmp_path / "p.npz")
     loaded = loglin.Parser.load(tmp_path / "p.npz")
     assert loaded.labels_ == parser.labels_ and loaded.predict_labels(english) == labels

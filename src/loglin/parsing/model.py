@@ -24,7 +24,7 @@ from ..model_io import load_npz_model, save_npz_model, strictly_increasing
 from ..structured.passes import decode_all
 from ..structured.tree import tree_data
 from .features import ArcFeatureSpace
-from .labeller import ArcLabeller
+from .labeller import ArcLabeller, has_labels
 
 FORMAT, VERSION = "loglin-parser", 1
 MODELS = ("crf", "m3n")
@@ -125,7 +125,7 @@ class ParserModel:
     def evaluate(self, sentences) -> dict:
         start, cpu = time.perf_counter(), time.process_time()
         heads = self.parse(sentences)
-        labels = self.label(sentences, heads)
+        labels = self.label(sentences, heads) if has_labels(sentences) else None    # no LAS against "_" only
         seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
         result = uas(sentences, heads)
         if labels is not None:
