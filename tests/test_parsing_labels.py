@@ -124,6 +124,8 @@ def test_parser_labels_save_load_and_las_score(english, tmp_path, serial_numba):
     assert pairs.labels_ is None
     with pytest.raises(loglin.errors.InvalidInputError, match="no arc labeller"):
         pairs.predict_labels(english)
+    with pytest.raises(ValueError, match="integers in"):
+        parser.predict_labels(english[:1], heads=[np.full(len(english[0]), len(english[0]) + 1)])
     with pytest.raises(loglin.errors.InvalidInputError, match="scoring"):
         parser.score(english, scoring="f1")
 

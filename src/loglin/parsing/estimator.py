@@ -181,6 +181,8 @@ class Parser(_BaseEstimator):
         heads = model.parse(sentences) if heads is None else [np.asarray(h) for h in heads]
         if len(heads) != len(sentences) or any(len(h) != len(s) for h, s in zip(heads, sentences)):
             raise ValueError("predict_labels: one head per word of every sentence is required")
+        if any(h.dtype.kind not in "iu" or np.any((h < 0) | (h > len(s))) for h, s in zip(heads, sentences)):
+            raise ValueError("predict_labels: heads must be integers in [0, n] (0 = root)")
         return model.label(sentences, heads)
 
     def score(self, X, y=None, sample_weight=None, scoring="uas"):
