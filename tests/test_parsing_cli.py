@@ -21,22 +21,61 @@ def test_conllu_round_trip(tmp_path, capsys, serial_numba):
                  "--quiet"]) == 0
     assert main(["parse", "evaluate", str(model), str(EN), "--json"]) == 0
     scores = json.loads(capsys.readouterr().out)
-    assert {"uas", "uas_no_punct", "sentences_per_second"} <= set(scores)
-    assert scores["uas"] > 95 and scores["sentences"] == 12
+    assert {"uas", "uas_no_punct", "las", "label_accuracy", "sentences_per_second"} <= set(scores)
+    assert scores["uas"] > 95 and scores["sentences"] == 12 and scores["las"] <= scores["uas"]
+    # the input's DEPREL column blanked out: the written labels can only come from the model
+    unlabelled = tmp_path / "in.conllu"
+    unlabelled.write_text("\n".join(_with_column(line, 7, "_") for line in EN.read_text().splitlines()) + "\n")
     out = tmp_path / "out.conllu"
-    assert main(["parse", str(model), str(EN), "-o", str(out)]) == 0
+    assert main(["parse", str(model), str(unlabelled), "-o", str(out)]) == 0
     original, written = EN.read_text().splitlines(), out.read_text().splitlines()
     assert len(original) == len(written)
-    for a, b in zip(original, written):          # identical except the HEAD column of word lines
+    for a, b in zip(original, written):          # identical except the HEAD and DEPREL columns of word lines
         if a.startswith("#") or not a or "-" in a.split("\t")[0]:
             assert a == b
         else:
             fa, fb = a.split("\t"), b.split("\t")
-            assert fa[:6] == fb[:6] and fa[7:] == fb[7:]
+            assert fa[:6] == fb[:6] and fa[8:] == fb[8:]
     parsed = read_conllx(out)                    # a valid CoNLL-U file again, one head per word
-    assert [len(s) for s in parsed] == [len(s) for s in read_conllx(EN)]
+    gold = read_conllx(EN)
+    assert [len(s) for s in parsed] == [len(s) for s in gold]
+    from loglin.parsing.model import ParserModel
+    loaded = ParserModel.load(model)
+    heads = loaded.parse(gold)
+    assert [s.deprels for s in parsed] == loaded.label(gold, heads)
+    right = sum(a == b for p, g in zip(parsed, gold) for a, b in zip(p.deprels, g.deprels))
+    assert right >= 0.9 * sum(len(s) for s in gold)           # a labeller fit on these very trees
     assert main(["parse", "run", str(model), str(EN)]) == 0
-    assert _heads_column(capsys.readouterr().out) == _heads_column(out.read_text())
+    printed = capsys.readouterr().out
+    assert _heads_column(printed) == _heads_column(out.read_text())
+    assert _column(printed, 7) == _column(out.read_text(), 7)
+
+
+def _column(text, k):
+    """Column k of the word lines (not comments, multiword tokens or empty nodes)."""
+    return [line.split("\t")[k] for line in text.splitlines() if line and line.split("\t")[0].isdigit()]
+
+
+def _with_column(line, k, value):
+    if not line or line.startswith("#"):
+        return line
+    fields = line.split("\t")
+    fields[k] = value
+    return "\t".join(fields)
+
+
+def test_parser_file_without_labeller_writes_no_labels(tmp_path, capsys, serial_numba):
+    """A model file from before arc labelling (tests/data/models) still loads and parses; it writes DEPREL "_",
+    never the input's gold labels beside its predicted heads, and evaluate reports UAS only."""
+    old = Path(__file__).parent / "data" / "models" / "parser-crf.npz"
+    from loglin.parsing.model import ParserModel
+    assert ParserModel.load(old).labeller is None
+    out = tmp_path / "out.conllu"
+    assert main(["parse", str(old), str(EN), "-o", str(out)]) == 0
+    assert set(_column(out.read_text(), 7)) == {"_"} and "_" not in set(_column(EN.read_text(), 7))
+    assert main(["parse", "evaluate", str(old), str(EN), "--json"]) == 0
+    scores = json.loads(capsys.readouterr().out)
+    assert "uas" in scores and "las" not in scores
 
 
 def test_m3n_cutting_plane_trains(tmp_path, capsys, serial_numba):

@@ -125,7 +125,9 @@ def describe(model) -> dict:
     if isinstance(model, ParserModel):
         return {"kind": "parser", "model": model.model, "solver": model.solver, "C": model.C,
                 "cutoff": model.space.cutoff, "n_features": model.space.n_features,
-                "nonzero_weights": int(np.count_nonzero(model.w)), **model.info}
+                "nonzero_weights": int(np.count_nonzero(model.w)), **model.info,
+                **({} if model.labeller is None else {"deprels": model.labeller.labels[:50],
+                                                      "labeller": model.labeller.info})}
     return {"kind": model.kind, "labels": [str(c) for c in model.labels[:50]], "n_labels": len(model.labels),
             "n_inputs": model.n_inputs, "n_weights": int(model.w.size), "bias": model.bias,
             "nonzero_weights": int(np.count_nonzero(model.w)), **model.info}

@@ -7,7 +7,8 @@
 
 Files are CoNLL-X or CoNLL-U (detected from the lines themselves). The output
 repeats the input line for line (comments, multiword tokens and empty nodes
-of CoNLL-U included) with the HEAD column replaced by the prediction.
+of CoNLL-U included) with the HEAD and DEPREL columns replaced by the prediction
+(DEPREL "_" from a parser trained without labels: never the input's own).
 Training builds and fits a :class:`loglin.Parser`.
 """
 from __future__ import annotations
@@ -48,8 +49,9 @@ def conll_flavour(path) -> str:
     return "conllx"
 
 
-def write_with_heads(path, out, heads) -> None:
-    """Echo the CoNLL file at ``path`` into ``out``, HEAD column replaced by ``heads`` (one array per sentence)."""
+def write_with_heads(path, out, heads, labels=None) -> None:
+    """Echo the CoNLL file at ``path`` into ``out``, HEAD column replaced by ``heads`` (one array per sentence)
+    and DEPREL by ``labels`` (one list per sentence; None: "_", so that no gold label sits beside a predicted head)."""
     from ..data._files import read_text_lines
     k, in_sentence = 0, False
     for line in read_text_lines(path):
@@ -62,6 +64,7 @@ def write_with_heads(path, out, heads) -> None:
         if not line.startswith("#") and _TOKEN_ID.fullmatch(fields[0].strip()):
             in_sentence = True
             fields[6] = str(int(heads[k][int(fields[0]) - 1]))
+            fields[7] = "_" if labels is None else labels[k][int(fields[0]) - 1]
             line = "\t".join(fields)
         out.write(line.rstrip("\r\n") + "\n")
 
@@ -107,10 +110,13 @@ def _train(args):
             f"sentences ({info['non_projective_skipped']} non-projective trees skipped), "
             f"{info['n_features']} features, {info['iterations']} iterations, "
             f"training {info['train_seconds']:.1f} s, total {seconds:.1f} s -> {args.output}")
+    if model.labeller is not None:
+        summary["labeller"] = model.labeller.info
+        text += "\n" + labeller_line(model.labeller.info)
     if dev is not None:
         r = model.evaluate(dev)
-        summary["dev"] = {k: r[k] for k in ("uas", "uas_no_punct")}
-        text += f"\ndev UAS {r['uas']:.2f}%  without punctuation {r['uas_no_punct']:.2f}%"
+        summary["dev"] = {k: r[k] for k in SCORE_KEYS if k in r}
+        text += "\ndev " + scores_line(r)
     report(args, summary, text)
     return 0
 
@@ -140,12 +146,29 @@ def _evaluate(args):
 
 
 def evaluate_model(model, path) -> tuple[dict, str]:
-    """(UAS scores, one line of text) of a ParserModel on the gold treebank ``path``."""
+    """(scores, one line of text) of a ParserModel on the gold treebank ``path``: UAS, and LAS, label accuracy
+    and per-label scores when the parser labels arcs and the treebank has DEPREL labels."""
     with about_file(path):
         result = _parser_model(model).evaluate(_read(path))
-    return result, (f"UAS {result['uas']:.2f}%  without punctuation {result['uas_no_punct']:.2f}%  "
-                    f"({result['sentences']} sentences, {result['tokens']} tokens, "
+    return result, (f"{scores_line(result)}  ({result['sentences']} sentences, {result['tokens']} tokens, "
                     f"{result['sentences_per_second']:.0f} sentences/s)")
+
+
+SCORE_KEYS = ("uas", "uas_no_punct", "las", "las_no_punct", "label_accuracy", "label_accuracy_no_punct")
+
+
+def scores_line(r) -> str:
+    """UAS, and LAS and label accuracy when the parser labels arcs, in percent; punctuation as in :func:`uas`."""
+    text = f"UAS {r['uas']:.2f}%  without punctuation {r['uas_no_punct']:.2f}%"
+    if "las" in r:
+        text += (f"; LAS {r['las']:.2f}%  without punctuation {r['las_no_punct']:.2f}%; "
+                 f"label accuracy {r['label_accuracy']:.2f}%")
+    return text
+
+
+def labeller_line(info) -> str:
+    return (f"arc labeller: {info['n_labels']} labels, {info['n_predicates']} predicates on {info['train_arcs']} "
+            f"arcs, {info['solver']} {info['iterations']} iterations, training {info['train_seconds']:.1f} s")
 
 
 def _run(args):
@@ -156,14 +179,17 @@ def _run(args):
 
 
 def run_model(model, path, output=None) -> None:
-    """Parse the CoNLL file ``path``; write it with the predicted heads to ``output`` or standard output."""
+    """Parse the CoNLL file ``path``; write it with the predicted heads and labels to ``output`` or standard output."""
     from ..data._files import open_text_for_write
-    heads = _parser_model(model).parse(_read(path, heads_required=False))   # text to parse: HEAD may be _
+    model = _parser_model(model)
+    sentences = _read(path, heads_required=False)                  # text to parse: HEAD may be _
+    heads = model.parse(sentences)
+    labels = model.label(sentences, heads)
     if output is None:
-        write_with_heads(path, sys.stdout, heads)
+        write_with_heads(path, sys.stdout, heads, labels)
     else:
         with open_text_for_write(output) as out:
-            write_with_heads(path, out, heads)
+            write_with_heads(path, out, heads, labels)
 
 
 def _parser_model(model):
@@ -178,20 +204,24 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="loglin parse", description="arc-factored dependency parsing "
                                      "(CRF / M3N trained by EG, L-BFGS, SGD or cutting planes)")
     sub = parser.add_subparsers(dest="command")
-    p = sub.add_parser("train", help="train a parser on a CoNLL-X / CoNLL-U treebank", parents=[training_options()])
+    p = sub.add_parser("train", help="train a parser on a CoNLL-X / CoNLL-U treebank (and an arc labeller "
+                       "when it has DEPREL labels)", parents=[training_options()])
     p.add_argument("train", type=Path)
     p.add_argument("-o", "--output", type=Path, required=True, help="model file to write")
     p.add_argument("--model", choices=("crf", "m3n"), default="crf")
-    p.add_argument("--dev", type=Path, default=None, help="held-out treebank: UAS trace and final dev UAS")
+    p.add_argument("--dev", type=Path, default=None, help="held-out treebank: UAS trace and final dev UAS / LAS")
     p.add_argument("--cutoff", type=int, default=DEFAULT_CUTOFF,
                    help="keep features seen on >= K gold arcs; default %(default)s")
     from ..cli_options import add_scale_out_options
     add_scale_out_options(p, "--model crf with lbfgs (the default with --workers) or owlqn")
-    p = sub.add_parser("evaluate", help="unlabeled attachment score on a gold treebank")
+    p = sub.add_parser("evaluate", help="attachment scores on a gold treebank: UAS, and LAS and label accuracy "
+                       "when the parser labels arcs (with and without punctuation)")
     p.add_argument("model", type=Path)
     p.add_argument("test", type=Path)
     p.add_argument("--json", action="store_true")
-    p = sub.add_parser("run", help="parse a CoNLL-X / CoNLL-U file (HEAD column replaced)")
+    text = ("parse a CoNLL-X / CoNLL-U file (HEAD and DEPREL columns replaced; DEPREL '_' from a parser trained "
+            "without labels, e.g. a model file written before arc labelling)")
+    p = sub.add_parser("run", help=text, description=text)
     p.add_argument("model", type=Path)
     p.add_argument("input", type=Path)
     p.add_argument("-o", "--output", type=Path, default=None)

@@ -2,13 +2,17 @@
 
     parser = loglin.Parser(model="crf", C=0.1).fit(X, y, X_dev=X_dev, y_dev=y_dev)
     parser.predict(X_test)          # one int array of heads per sentence (0 = root)
-    parser.score(X_test, y_test)    # UAS as a fraction, punctuation included
+    parser.predict_labels(X_test)   # the DEPREL of each predicted arc (lists of str; needs labelled training data)
+    parser.score(X_test, y_test)    # UAS as a fraction, punctuation included; scoring="las": LAS
 
 X is a list of sentences, each a list of tokens (word, pos), (word, cpos, pos)
 or a CoNLL-X / CoNLL-U row of 10 fields, or a :class:`loglin.data.conll.Sentence`
 (then y may be None: the sentences' own heads). y: per sentence the head of
 every word (1-based token ids, 0 = root). Non-projective training trees are
-skipped (``n_skipped_``). :func:`train_parser` is the same fit as one call returning the model.
+skipped (``n_skipped_``) by the parser, not by the arc labeller: when the training
+sentences carry DEPREL labels (Sentence objects or CoNLL rows, some label other than
+"_"), :meth:`Parser.fit` also trains :mod:`~loglin.parsing.labeller` on all their gold arcs.
+:func:`train_parser` is the same fit as one call returning the model.
 The defaults (C, solver, tol, max_iter) are :mod:`loglin.training`'s for tree models; with a dev set the
 trace's ``metric`` is the dev UAS in percent, as :func:`~loglin.parsing.model.uas` reports it
 (:meth:`Parser.score` alone is a fraction, scikit-learn's convention).
@@ -25,6 +29,7 @@ from ..params import (check_training_params, deprecated_fit_options, sequence_es
                       sequence_train_keywords)
 from ..errors import DataContentError, InvalidInputError, ModelFormatError
 from ..training import DEFAULT_C, DEFAULT_MAX_ITER, DEFAULT_TOL
+from .labeller import ArcLabeller, has_labels
 from .model import MODELS, ParserModel, check_options, dev_uas_metric, training_info
 
 
@@ -34,23 +39,30 @@ def as_sentence(tokens, heads=None, where="sentence") -> Sentence:
         if heads is None:
             return tokens
         forms, cpos, pos = tokens.forms, tokens.cpos, tokens.pos          # the given heads replace its own
+        lemmas, feats, deprels = tokens.lemmas, tokens.feats, tokens.deprels
     else:
         if isinstance(tokens, (str, dict)) or len(tokens) == 0:
             raise ValueError(f"{where} must be a non-empty list of tokens")
-        forms, cpos, pos = [], [], []
+        forms, cpos, pos, lemmas, feats, deprels = [], [], [], [], [], []
         for t in tokens:
+            extra = ("_", "_", "_")                     # lemma, feats, deprel
             if isinstance(t, dict):
+                extra = tuple(str(t.get(k, "_")) for k in ("lemma", "feats", "deprel"))
                 t = (t["word"], t.get("cpos", t["pos"]), t["pos"])
             if isinstance(t, str) or len(t) not in (2, 3, 10):
                 raise ValueError(f"{where}: a token must be (word, pos), (word, cpos, pos) or a CoNLL row of 10 "
                                  f"fields, got {t!r}")
             if len(t) == 10:
+                extra = (str(t[2]), str(t[5]), str(t[7]))
                 t = (t[1], t[3], t[4] if t[4] != "_" else t[3])
             elif len(t) == 2:
                 t = (t[0], t[1], t[1])
             forms.append(str(t[0]))
             cpos.append(str(t[1]))
             pos.append(str(t[2]))
+            lemmas.append(extra[0])
+            feats.append(extra[1])
+            deprels.append(extra[2])
     n = len(forms)
     if heads is None:
         heads = np.full(n, -1, dtype=np.int32)
@@ -59,8 +71,8 @@ def as_sentence(tokens, heads=None, where="sentence") -> Sentence:
         if heads.shape != (n,) or heads.dtype.kind not in "iu":
             raise ValueError(f"{where}: {n} words need {n} integer heads, got {heads.tolist()}")
         heads = heads.astype(np.int32)
-    return Sentence(ids=np.arange(1, n + 1, dtype=np.int32), forms=list(forms), lemmas=["_"] * n, cpos=list(cpos),
-                    pos=list(pos), feats=["_"] * n, heads=heads, deprels=["_"] * n)
+    return Sentence(ids=np.arange(1, n + 1, dtype=np.int32), forms=list(forms), lemmas=list(lemmas), cpos=list(cpos),
+                    pos=list(pos), feats=list(feats), heads=heads, deprels=list(deprels))
 
 
 def _sentences(X, y, what):
@@ -89,7 +101,10 @@ class Parser(_BaseEstimator):
     ``callback``, ``checkpoint`` (train()'s); ``solver_options``.
 
     Attributes: ``model_`` (:class:`ParserModel`), ``coef_``, ``n_iter_``, ``objective_``, ``trace_``
-    (dev UAS in percent per iteration as ``metric`` when a dev set is given), ``n_skipped_`` (non-projective trees).
+    (dev UAS in percent per iteration as ``metric`` when a dev set is given), ``n_skipped_`` (non-projective trees),
+    ``labels_`` (the DEPREL labels of the arc labeller, None when the training data had none). The labeller is a
+    Maxent trained with the same ``C``, ``tol``, ``penalty``, ``l1_ratio`` and ``random_state`` by the automatic
+    Maxent solver.
     """
 
     def __init__(self, model="crf", C=DEFAULT_C["tree"], *, penalty="l2", l1_ratio=None, solver="auto",
@@ -143,9 +158,14 @@ class Parser(_BaseEstimator):
         model, result = train(problem, float(self.C), self.solver, loss="ll" if self.model == "crf" else "mm",
                               space=space, evaluate=dev_uas_metric(dev, space),
                               info=training_info(problem.n_sentences, skipped, space, build_seconds), **keywords)
+        if has_labels(sentences):
+            model.labeller = ArcLabeller.fit(sentences, C=float(self.C), cutoff=int(self.cutoff), sample_weight=weight,
+                                             tol=float(self.tol), penalty=self.penalty, l1_ratio=self.l1_ratio,
+                                             random_state=keywords["random_state"])[0]
         self.model_, self.coef_ = model, model.w
         self.n_iter_, self.objective_, self.trace_ = int(result.iterations), float(result.f), result.trace
         self.result_, self.n_skipped_ = result, skipped
+        self.labels_ = None if model.labeller is None else model.labeller.labels
         return self
 
     def _fitted(self) -> ParserModel:
@@ -158,12 +178,35 @@ class Parser(_BaseEstimator):
         return model.parse([s if isinstance(s, Sentence) else as_sentence(s, None, f"sentence {i}")
                             for i, s in enumerate(X)])
 
-    def score(self, X, y=None, sample_weight=None):
-        """UAS of predict(X) against y (punctuation included) as a fraction; ``sample_weight`` per sentence."""
+    def predict_labels(self, X, heads=None):
+        """The DEPREL of every arc of the predicted trees (or of ``heads``, one array per sentence): a list of
+        strings per sentence. A parser trained without labels refuses (InvalidInputError)."""
+        model = self._fitted()
+        if model.labeller is None:
+            raise InvalidInputError("this parser has no arc labeller: its training data had no DEPREL labels")
+        sentences = [s if isinstance(s, Sentence) else as_sentence(s, None, f"sentence {i}") for i, s in enumerate(X)]
+        heads = model.parse(sentences) if heads is None else [np.asarray(h) for h in heads]
+        if len(heads) != len(sentences) or any(len(h) != len(s) for h, s in zip(heads, sentences)):
+            raise ValueError("predict_labels: one head per word of every sentence is required")
+        if any(h.dtype.kind not in "iu" or np.any((h < 0) | (h > len(s))) for h, s in zip(heads, sentences)):
+            raise ValueError("predict_labels: heads must be integers in [0, n] (0 = root)")
+        return model.label(sentences, heads)
+
+    def score(self, X, y=None, sample_weight=None, scoring="uas"):
+        """UAS of predict(X) against y (punctuation included) as a fraction; ``sample_weight`` per sentence.
+        ``scoring="las"``: the labeled attachment score, the gold labels being the DEPREL of the sentences
+        (Sentence objects or CoNLL rows)."""
+        if scoring not in ("uas", "las"):
+            raise InvalidInputError(f"scoring must be 'uas' or 'las', got {scoring!r}")
         sentences = _sentences(X, y, "score")
         guess = self._fitted().parse(sentences)
+        right_heads = [np.asarray(p) == s.heads for p, s in zip(guess, sentences)]
+        if scoring == "las":
+            labels = self.predict_labels(sentences, guess)
+            right_heads = [ok & (np.asarray(lab, dtype=object) == np.asarray(s.deprels, dtype=object))
+                           for ok, lab, s in zip(right_heads, labels, sentences)]
         weight = _check_sample_weight(sample_weight, len(sentences))
-        right = sum(wi * int(np.sum(np.asarray(p) == s.heads)) for wi, p, s in zip(weight, guess, sentences))
+        right = sum(wi * int(np.sum(ok)) for wi, ok in zip(weight, right_heads))
         total = sum(wi * len(s) for wi, s in zip(weight, sentences))
         return float(right / total)
 
@@ -188,6 +231,7 @@ class Parser(_BaseEstimator):
         params.setdefault("C", model.C)
         parser = cls(**params)
         parser.model_, parser.coef_ = model, model.w
+        parser.labels_ = None if model.labeller is None else model.labeller.labels
         parser.n_iter_ = int(meta.get("n_iter", model.info.get("iterations", 0)))
         parser.objective_ = float(meta.get("objective", np.nan))
         return parser

@@ -1,8 +1,10 @@
-"""Trained dependency parsers (CRF or M3N over arcs): parsing, UAS, saving/loading.
+"""Trained dependency parsers (CRF or M3N over arcs, and an arc labeller): parsing, UAS / LAS, saving/loading.
 
     model = loglin.Parser(model="crf", solver="eg", C=0.1).fit(train_sentences).model_
     heads = model.parse(sentences)             # list of int arrays (0 = root)
+    labels = model.label(sentences, heads)     # DEPREL strings per sentence (None without a labeller)
     uas(sentences, heads)                       # {"uas": ..., "uas_no_punct": ...} in percent
+    las(sentences, heads, labels)               # {"las": ..., "label_accuracy": ..., ...} in percent
     model.save("parser.npz"); ParserModel.load("parser.npz")
 
 Solvers: "eg" (online EG, randomized order, section 7 step sizes), "eg-batch",
@@ -22,6 +24,7 @@ from ..model_io import load_npz_model, save_npz_model, strictly_increasing
 from ..structured.passes import decode_all
 from ..structured.tree import tree_data
 from .features import ArcFeatureSpace
+from .labeller import ArcLabeller, has_labels
 
 FORMAT, VERSION = "loglin-parser", 1
 MODELS = ("crf", "m3n")
@@ -43,7 +46,7 @@ def uas(sentences, predicted_heads) -> dict:
     right = total = right_np = total_np = 0
     for s, pred in zip(sentences, predicted_heads):
         ok = np.asarray(pred) == s.heads
-        punct = np.array([is_punctuation(f, c, p) for f, c, p in zip(s.forms, s.cpos, s.pos)], dtype=bool)
+        punct = _punctuation_mask(s)
         right += int(ok.sum())
         total += len(ok)
         right_np += int(ok[~punct].sum())
@@ -52,9 +55,48 @@ def uas(sentences, predicted_heads) -> dict:
             "tokens": total, "tokens_no_punct": total_np, "sentences": len(sentences)}
 
 
+def _punctuation_mask(s) -> np.ndarray:
+    return np.array([is_punctuation(f, c, p) for f, c, p in zip(s.forms, s.cpos, s.pos)], dtype=bool)
+
+
+def las(sentences, predicted_heads, predicted_labels) -> dict:
+    """Labeled attachment score (head and DEPREL right) and label accuracy (DEPREL right) in percent,
+    punctuation included and excluded as by :func:`uas` (the same tokens count)."""
+    if not len(sentences) == len(predicted_heads) == len(predicted_labels):
+        raise InvalidInputError(f"{len(sentences)} sentences but {len(predicted_heads)} head and "
+                                f"{len(predicted_labels)} label predictions")
+    counts = np.zeros(4, dtype=np.int64)       # LAS and label hits, with and without punctuation
+    total = total_np = 0
+    for s, heads, labels in zip(sentences, predicted_heads, predicted_labels):
+        label_ok = np.asarray(labels, dtype=object) == np.asarray(s.deprels, dtype=object)
+        both = label_ok & (np.asarray(heads) == s.heads)
+        keep = ~_punctuation_mask(s)
+        counts += [both.sum(), label_ok.sum(), both[keep].sum(), label_ok[keep].sum()]
+        total += len(s)
+        total_np += int(keep.sum())
+    total, total_np = max(total, 1), max(total_np, 1)
+    right = 100.0 * counts.astype(np.float64) / [total, total, total_np, total_np]
+    return dict(zip(("las", "label_accuracy", "las_no_punct", "label_accuracy_no_punct"), map(float, right)))
+
+
+def per_label_scores(sentences, predicted_heads, predicted_labels) -> dict:
+    """Per DEPREL label L, punctuation included: support (gold arcs labelled L), predicted (arcs predicted L),
+    and precision / recall in percent of the arcs with head and label right (CoNLL-X eval.pl's table)."""
+    gold, guess, right = {}, {}, {}
+    for s, heads, labels in zip(sentences, predicted_heads, predicted_labels):
+        for g, p, ok in zip(s.deprels, labels, np.asarray(heads) == s.heads):
+            gold[g] = gold.get(g, 0) + 1
+            guess[p] = guess.get(p, 0) + 1
+            right[g] = right.get(g, 0) + int(bool(ok) and g == p)
+    return {label: {"support": gold.get(label, 0), "predicted": guess.get(label, 0),
+                    "precision": 100.0 * right.get(label, 0) / max(guess.get(label, 0), 1),
+                    "recall": 100.0 * right.get(label, 0) / max(gold.get(label, 0), 1)}
+            for label in sorted(set(gold) | set(guess))}
+
+
 @dataclass
 class ParserModel:
-    """Arc weights over an :class:`ArcFeatureSpace`."""
+    """Arc weights over an :class:`ArcFeatureSpace`, and the arc labeller (None: heads only)."""
 
     space: ArcFeatureSpace
     w: np.ndarray
@@ -62,6 +104,11 @@ class ParserModel:
     C: float = 1.0
     solver: str = ""
     info: dict = field(default_factory=dict)
+    labeller: object = None            # parsing.labeller.ArcLabeller
+
+    def label(self, sentences, heads) -> list | None:
+        """The DEPREL of every arc of the given trees (lists of strings), None for a parser without labeller."""
+        return None if self.labeller is None else self.labeller.label(sentences, heads)
 
     def parse(self, sentences) -> list[np.ndarray]:
         """Best projective tree of every sentence (Eisner): heads[m - 1] = head of word m, 0 = root."""
@@ -78,8 +125,11 @@ class ParserModel:
     def evaluate(self, sentences) -> dict:
         start, cpu = time.perf_counter(), time.process_time()
         heads = self.parse(sentences)
+        labels = self.label(sentences, heads) if has_labels(sentences) else None    # no LAS against "_" only
         seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
         result = uas(sentences, heads)
+        if labels is not None:
+            result.update(las(sentences, heads, labels), per_label=per_label_scores(sentences, heads, labels))
         result.update(parse_seconds=seconds, sentences_per_second=len(sentences) / max(seconds, 1e-9),
                       parse_cpu_seconds=cpu, sentences_per_cpu_second=len(sentences) / max(cpu, 1e-9))
         return result
@@ -91,6 +141,9 @@ class ParserModel:
         arrays = {"w": self.w, "keys": self.space.keys, "words": np.asarray(self.space.words, dtype=str),
                   "tags": np.asarray(self.space.tags, dtype=str), "ctags": np.asarray(self.space.ctags, dtype=str),
                   "prefixes": np.asarray(self.space.prefixes, dtype=str)}
+        if self.labeller is not None:
+            meta["labeller"] = self.labeller.info
+            arrays.update(self.labeller.arrays())
         save_npz_model(path, meta, arrays)
 
     @classmethod
@@ -109,8 +162,9 @@ class ParserModel:
         if not ok:
             raise ModelFormatError(f"{path}: inconsistent parser model arrays")
         space = ArcFeatureSpace(words, tags, ctags, keys, int(meta.get("cutoff", 1)), prefixes)
+        labeller = ArcLabeller.from_arrays(path, a, meta.get("labeller"))     # None in files without one
         return cls(space=space, w=w, model=model, C=C, solver=str(meta.get("solver", "")),
-                   info=dict(meta.get("info", {})))
+                   info=dict(meta.get("info", {})), labeller=labeller)
 
 
 def check_options(model, solver):
