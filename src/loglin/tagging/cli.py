@@ -89,7 +89,10 @@ def _read_input(path, fmt: str, task: str, labels=()):
     """(token tuples for MaxentTaggerModel.tag, raw lines to echo, 'conll' or 'text')."""
     from ..data._files import read_text_lines
     from ..data import read_columns
+    from ..data.sniff import refuse_foreign_format
     lines = read_text_lines(path)
+    refuse_foreign_format(path, lines, "a tagging model reads CoNLL columns (word [POS] ...) or one sentence "
+                          "per line", INSTEAD_OF_TAGGING)
     if fmt == "auto":
         fmt = _detect_format(path, lines, task, labels)
     if fmt == "conll":
@@ -111,6 +114,11 @@ def _read_input(path, fmt: str, task: str, labels=()):
             pairs.append([(w, pos) for w, _, pos in row])
         return pairs, sentences, "text"
     return sentences, sentences, "text"
+
+
+INSTEAD_OF_TAGGING = {"CoNLL-U": "give its FORM column, one token per line and a blank line between sentences "
+                                 "(no comment, range or empty-node lines)",
+                      "svmlight": "predict it with a model trained by `loglin train`"}
 
 
 def _given_labels(rows, column: int):
