@@ -442,6 +442,7 @@ def _chain_scores(model, gold_sentences, task) -> dict:
     t0 = time.perf_counter()
     guess = model.predict(inputs) if hasattr(model, "predict") else model.tag(inputs)
     seconds = time.perf_counter() - t0
+    guess = [list(map(str, ps)) for ps in guess]           # a loglin.Tagger fitted on int or bool labels
     n = sum(len(s) for s in gold)
     out = {"tokens": n, "sentences": len(gold), "seconds": seconds, "tokens_per_second": n / max(seconds, 1e-9)}
     if task == "pos":
