@@ -25,7 +25,7 @@ from . import __version__
 from .cli_options import (RESUME_HELP, check_numbers, chosen_solver, keep_solver_state, keeping_best_model,
                           regularization, report, scale_out_backend, solver_options, split_encoding_option,
                           training_keywords, training_options, worker_data)
-from .errors import DataFormatError, LoglinError, about_file
+from .errors import DataFormatError, LoglinError, TimeLimitBeforeTraining, about_file
 from .outputs import check_writable
 from .training import DEFAULT_C, DEFAULT_MAX_ITER
 
@@ -591,6 +591,9 @@ def _guard(run, encoding=None, started=None) -> int:
     except BrokenPipeError:         # output piped into `head` and closed early
         sys.stderr.close()
         return 0
+    except TimeLimitBeforeTraining as exc:
+        print(f"loglin: error: {exc}", file=sys.stderr)
+        return exc.EXIT_STATUS
     except (LoglinError, FileNotFoundError, IsADirectoryError, PermissionError) as exc:
         print(f"loglin: error: {exc}", file=sys.stderr)
         return 2

@@ -27,7 +27,7 @@ from typing import Callable
 import numpy as np
 
 from ..errors import ConvergenceWarning, LoglinError
-from ..signals import StopOnSignal, command_elapsed
+from ..signals import StopOnSignal, command_elapsed, training_started
 from ..trace import Trace
 from .progress import Progress
 from .protocol import objective_kind  # noqa: F401  (the solver modules import it from here)
@@ -119,6 +119,7 @@ def minimize(objective, solver: str = "tron", w0=None, *, tol: float = 1e-3, max
     started = time.perf_counter()
     if time_limit is not None and clock == "wall":     # in a command, its earlier work used part of the limit
         time_limit = max(0.0, time_limit - command_elapsed())
+    training_started()
     w = np.zeros(objective.n) if w0 is None else np.array(w0, dtype=np.float64)
     if w.shape != (objective.n,) or not np.all(np.isfinite(w)):
         raise ValueError(f"w0 must be a finite vector of length {objective.n}")

@@ -46,6 +46,7 @@ import numpy as np
 from ..csr import offsets
 from ..errors import DataFormatError, InvalidInputError, ModelFormatError
 from ..limits import MAX_TEMPLATE_RANGE
+from ..signals import check_command_time
 
 SPECIALS = ("bias", "__BOS__", "__EOS__")
 MAX_AFFIX = 9
@@ -437,6 +438,7 @@ class CompiledTemplates:
         if grow:
             self.keys, self.offsets = [], np.zeros(T + 1, dtype=np.int64)
         for j, template in enumerate(self.templates):
+            check_command_time("extracting features")
             key = self._template_keys(template, codes, tpos, tlen)
             seen = key >= 0
             if grow:
