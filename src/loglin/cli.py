@@ -580,9 +580,11 @@ def _guard(run, encoding=None, started=None) -> int:
             warnings.showwarning = _show_warning
             code = int(run() or 0)
         return code if received(mark) is None else exit_status(received(mark))
-    except KeyboardInterrupt:       # before or after training (during it, the signal only sets a flag)
-        print("\nloglin: interrupted", file=sys.stderr)
-        return exit_status(signal.SIGINT)
+    except KeyboardInterrupt as exc:    # before or after training (during it, the signal only sets a flag)
+        signum = received(mark) or signal.SIGINT
+        print(f"\nloglin: interrupted by {signal.Signals(signum).name}" + (f": {exc}" if str(exc) else ""),
+              file=sys.stderr)
+        return exit_status(signum)
     except SystemError as exc:      # a second Ctrl-C that landed inside a compiled kernel
         if not isinstance(exc.__cause__ or exc.__context__, KeyboardInterrupt):
             raise

@@ -108,6 +108,30 @@ class StopOnSignal:
         return False
 
 
+@contextmanager
+def raising_on_signal(message: str):
+    """While the main thread only waits in Python (on worker processes, never inside a compiled kernel):
+    SIGINT / SIGTERM are recorded (for the exit status) and raise ``KeyboardInterrupt(message)`` at once, so
+    that the waiting code can stop its workers. Elsewhere than the main thread: nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        _last_received.append(signum)
+        raise KeyboardInterrupt(message)
+    previous = {signum: signal.getsignal(signum) for signum in CAUGHT}
+    for signum, handler in previous.items():
+        if handler is not None:
+            signal.signal(signum, interrupt)
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            if handler is not None:
+                signal.signal(signum, handler)
+
+
 def received_count() -> int:
     """How many signals have stopped training runs in this process so far (a mark for :func:`received`)."""
     return len(_last_received)
