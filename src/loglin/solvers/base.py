@@ -181,6 +181,7 @@ def _run(objective, gen, state, rule, trace, best, stop, *, g0_norm, max_iter, t
          record_spacing, auto_spacing, callback, evaluate, progress, solver, wall_column, balance=False):
     """The outer loop of :func:`minimize`: one solver step, then (off the clock) evaluation and the tests."""
     tick = time.process_time if clock == "cpu" else time.perf_counter
+    dual_bound = getattr(objective, "dual_bound", None)
     wall = 0.0
     skipped, unrecorded = _Skipped(), None
     evaluation_cost = 0.0                       # solver-clock seconds the last evaluation took
@@ -201,6 +202,8 @@ def _run(objective, gen, state, rule, trace, best, stop, *, g0_norm, max_iter, t
             f = objective.fun(step.w)
         best.offer(step.w, f)
         dual = step.dual() if callable(step.dual) else step.dual      # reporting, not solving
+        if dual is None and dual_bound is not None:                   # L1: a certificate for the pseudo-gradient
+            dual = dual_bound(step.w)
         gap = None if dual is None else f - dual
         return trace.add(iteration=state.it, seconds=state.elapsed, **wall_column, objective=f, grad_norm=gnorm,
                          rel_grad=_ratio(gnorm, g0_norm), dual_objective=dual, duality_gap=gap,
