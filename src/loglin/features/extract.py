@@ -171,9 +171,11 @@ class FeatureExtractor:
         ``grow`` adds unseen words, tags and affixes to the vocabularies
         (training); otherwise they map to the unknown symbol.
         """
+        check_command_time("extracting features")
         sent_ptr = sentence_pointer(words)
         flat = [w for s in words for w in s]
         local_ids, types = intern(flat)
+        check_command_time("extracting features")
         if grow:
             word_of_type = np.array([self.words.add(w) for w in types], dtype=np.int64)
             counts = np.bincount(word_of_type[local_ids], minlength=len(self.words))
@@ -185,7 +187,9 @@ class FeatureExtractor:
         n_affix = len(AFFIX_COLUMNS)
         spell = np.full((len(types), n_affix + len(FLAG_COLUMNS) + 2), -1, dtype=np.int64)
         lookup = self.affixes.add if grow else self.affixes.get
-        for i in np.flatnonzero(rare_type):
+        for k, i in enumerate(np.flatnonzero(rare_type)):
+            if k % 8192 == 0:
+                check_command_time("extracting features")
             word = types[i]
             affixes, flags = spelling(word)
             spell[i, :n_affix] = [-1 if a is None else lookup(a) for a in affixes]

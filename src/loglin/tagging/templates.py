@@ -431,7 +431,9 @@ class CompiledTemplates:
         return np.where(valid, key, -1)
 
     def _encode(self, sentences, grow):
+        check_command_time("extracting features")
         seq_ptr, columns, tpos, tlen = self._columns(sentences)
+        check_command_time("extracting features")
         codes = self._codes(columns, tpos, grow)
         T = len(self.templates)
         ids = np.full((len(tpos), T), -1, dtype=np.int64)
