@@ -69,7 +69,9 @@ def _read_gold(path, fmt: str, task: str, split: str | None = None) -> list:
 def _detect_format(path, lines, task: str, labels) -> str:
     """'conll' or 'text' for ``--input-format auto``, decided on evidence, never on line widths alone: CoNLL
     columns need a constant width <= 3 and either blank lines between sentences or a gold column whose values
-    are all labels of the model; "I love you" lines stay text."""
+    are all labels of the model; "I love you" lines stay text. A -DOCSTART- line (CoNLL-2002/2003) is CoNLL."""
+    if any(line.startswith("-DOCSTART-") for line in lines):
+        return "conll"
     rows = [line.split() for line in lines if line.strip()]
     widths = {len(r) for r in rows}
     if len(widths) != 1 or widths.copy().pop() > 3:
