@@ -69,7 +69,12 @@ def test_a_signal_during_parallel_folds_ends_every_worker(signum, tmp_path):
         proc.send_signal(signum)
         out, err = proc.communicate(timeout=120)
     finally:
-        if proc.poll() is None:
+        if proc.poll() is None:             # a failing run: take its whole tree down, not only the parent
+            for pid in _descendants(proc.pid):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
             proc.kill()
     assert proc.returncode == 128 + signum, err
     assert "Traceback" not in err, err
