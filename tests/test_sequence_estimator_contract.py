@@ -178,8 +178,13 @@ def _bad_inputs(name, X, y):
     else:
         if name == "tagger":            # the CRF skips empty sentences, as CRFsuite does (test below)
             cases.append(([X[0], []], [y[0], []], "sentence 1 is empty"))
-        cases += [([X[0]], [[1] * len(y[0])], "labels must be strings"),
-                  ([X[0]], [[None] * len(y[0])], "labels must be strings")]
+        if name == "tagger":            # str, int or bool labels, given back in their type
+            cases += [([X[0]], [[None] * len(y[0])], "labels must be str, int or bool"),
+                      ([X[0]], [[0.5] * len(y[0])], "labels must be str, int or bool"),
+                      ([X[0]], [[1] + list(y[0])[1:]], "labels must all have one type")]
+        else:                           # sklearn-crfsuite's CRF takes strings only
+            cases += [([X[0]], [[1] * len(y[0])], "labels must be strings"),
+                      ([X[0]], [[None] * len(y[0])], "labels must be strings")]
     return cases
 
 

@@ -25,7 +25,7 @@ from . import __version__
 from .cli_options import (RESUME_HELP, check_numbers, chosen_solver, keep_solver_state, keeping_best_model,
                           regularization, report, scale_out_backend, solver_options, split_encoding_option,
                           training_keywords, training_options, worker_data)
-from .errors import DataFormatError, LoglinError, about_file
+from .errors import DataFormatError, LoglinError, TimeLimitBeforeTraining, about_file
 from .outputs import check_writable
 from .training import DEFAULT_C, DEFAULT_MAX_ITER
 
@@ -587,9 +587,11 @@ def _guard(run, encoding=None, started=None) -> int:
             warnings.showwarning = _show_warning
             code = int(run() or 0)
         return code if received(mark) is None else exit_status(received(mark))
-    except KeyboardInterrupt:       # before or after training (during it, the signal only sets a flag)
-        print("\nloglin: interrupted", file=sys.stderr)
-        return exit_status(signal.SIGINT)
+    except KeyboardInterrupt as exc:    # before or after training (during it, the signal only sets a flag)
+        signum = received(mark) or signal.SIGINT
+        print(f"\nloglin: interrupted by {signal.Signals(signum).name}" + (f": {exc}" if str(exc) else ""),
+              file=sys.stderr)
+        return exit_status(signum)
     except SystemError as exc:      # a second Ctrl-C that landed inside a compiled kernel
         if not isinstance(exc.__cause__ or exc.__context__, KeyboardInterrupt):
             raise
@@ -598,6 +600,9 @@ def _guard(run, encoding=None, started=None) -> int:
     except BrokenPipeError:         # output piped into `head` and closed early
         sys.stderr.close()
         return 0
+    except TimeLimitBeforeTraining as exc:
+        print(f"loglin: error: {exc}", file=sys.stderr)
+        return exc.EXIT_STATUS
     except (LoglinError, FileNotFoundError, IsADirectoryError, PermissionError) as exc:
         print(f"loglin: error: {exc}", file=sys.stderr)
         return 2

@@ -103,7 +103,8 @@ NUMERIC_OPTIONS = {
 
 
 def check_numbers(args) -> None:
-    """Refuse a numeric option out of its range (``--tol nan``, ``--beam 0``, ``--cutoff -3``) with one line."""
+    """Refuse a numeric option out of its range (``--tol nan``, ``--beam 0``, ``--cutoff -3``) with one line;
+    then hand a wall-clock ``--time-limit`` to the command clock (reading and extraction check it)."""
     for dest, (flag, integral, low, low_ok, high) in NUMERIC_OPTIONS.items():
         value = getattr(args, dest, None)
         if value is None or isinstance(value, str):
@@ -114,6 +115,9 @@ def check_numbers(args) -> None:
             top = "" if math.isinf(high) else f" and <= {high}"
             shown = value if integral else format(value, "g")
             raise LoglinError(f"{flag} must be {kind} {'>=' if low_ok else '>'} {low:g}{top}, got {shown}")
+    if getattr(args, "clock", "wall") == "wall":
+        from .signals import limit_command
+        limit_command(getattr(args, "time_limit", None))
 
 
 def regularization(args, kind: str, loss: str = "ll") -> float:

@@ -34,6 +34,17 @@ def about_file(path):
         raise DataFormatError(path, None, str(exc)) from None
 
 
+class TimeLimitBeforeTraining(LoglinError):
+    """A command's ``--time-limit`` ran out while it read its data or extracted features: nothing was trained
+    and no model is written (the command exits with 124, as GNU ``timeout``)."""
+
+    EXIT_STATUS = 124
+
+    def __init__(self, limit: float, elapsed: float, doing: str):
+        super().__init__(f"time limit of {limit:g} s reached before training started ({elapsed:.1f} s spent "
+                         f"{doing}): no model written; give a larger --time-limit")
+
+
 class ModelFormatError(LoglinError, ValueError):
     """A model file is truncated, corrupted, or from an unsupported version."""
 

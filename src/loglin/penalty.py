@@ -109,6 +109,23 @@ class PenalizedObjective:
     def accept(self):
         self.inner.accept()
 
+    def dual_bound(self, w) -> float | None:
+        """A lower bound on min F at ``w`` (the Fenchel dual at a feasible point), for the stopping test's
+        duality gap: pure L1 on binary LR and on Maxent; None where none is known (chains, trees, a free
+        bias: then the relative pseudo-gradient test decides alone, docs/decisions/0017 and 0035)."""
+        if self.rho != 1.0 or not np.all(self.l1 > 0):
+            return None
+        p = getattr(self.inner, "problem", None)            # a sharded objective holds no matrix here
+        if self.kind == "binary" and hasattr(p, "X"):
+            return l1_logistic_dual(p.X, p.y, p.cost, self.l1, w)
+        if self.kind == "maxent" and hasattr(self.inner, "loss_and_expectation") and hasattr(p, "obs_ptr"):
+            prob = np.empty((p.n_contexts, p.n_labels))
+            _, expect = self.inner.loss_and_expectation(w, prob, True)
+            grad = self.inner.C * (expect - p.emp)          # of C L(w): the whole smooth part when rho = 1
+            return float(self.inner.C * maxent_dual_entropy(prob, dual_scale(grad, self.l1), p.ctx_count,
+                                                            p.obs_ptr, p.obs_label, p.obs_count))
+        return None
+
 
 def penalized(objective, penalty: str = "l2", l1_ratio: float | None = None):
     """``objective`` itself for an L2 penalty, else its :class:`PenalizedObjective`."""
@@ -118,6 +135,66 @@ def penalized(objective, penalty: str = "l2", l1_ratio: float | None = None):
     if getattr(objective, "reg", None) is None:
         raise InvalidInputError(f"{type(objective).__name__} does not expose its regularization weights (reg)")
     return PenalizedObjective(objective, rho)
+
+
+def dual_scale(grad, l1) -> float:
+    """The largest s <= 1 with s |grad_t| <= l1_t for all t: the loss gradient's dual point scaled into the
+    L1 dual's constraints."""
+    u = np.abs(grad)
+    over = u > l1
+    return float(np.min(l1[over] / u[over])) if np.any(over) else 1.0
+
+
+@njit(cache=True)
+def maxent_dual_entropy(prob, s, ctx_count, obs_ptr, obs_label, obs_count):
+    """sum_x c(x) H(q_x), q_x = s P_w(.|x) + (1 - s) (the observed label distribution of x): the dual of L1
+    Maxent, min_w sum_t l1_t |w_t| + C sum_x [c(x) log Z_x(w) - sum_y c(x, y) w.f(x, y)], is C times it at
+    the feasible point q (the conjugate of log-sum-exp is the negative entropy on the simplex)."""
+    total = 0.0
+    K = prob.shape[1]
+    q = np.empty(K)
+    for x in range(prob.shape[0]):
+        c = ctx_count[x]
+        if c <= 0.0:
+            continue
+        for k in range(K):
+            q[k] = s * prob[x, k]
+        for j in range(obs_ptr[x], obs_ptr[x + 1]):
+            q[obs_label[j]] += (1.0 - s) * obs_count[j] / c
+        h = 0.0
+        for k in range(K):
+            if q[k] > 0.0:
+                h -= q[k] * np.log(q[k])
+        total += c * h
+    return total
+
+
+def l1_logistic_dual(X, y, cost, l1, w) -> float:
+    """The dual of min_w sum_t l1_t |w_t| + sum_i cost_i log(1 + exp(-y_i x_i w)) at a feasible point built
+    from ``w``: D(a) = sum_i cost_i H(a_i / cost_i) (H the binary entropy) subject to
+    |sum_i y_i a_i x_it| <= l1_t, a_i in [0, cost_i] (Fenchel; Yuan, Ho & Lin 2012, eq. 2's dual). The
+    point: a = cost * sigma(-y X w), which is optimal at the optimum, scaled down into the constraints.
+    D(a) <= min F always, so F(w) - D(a) bounds F(w) - min F on any scale of data."""
+    margin = y * (X @ w)
+    a = cost * np.exp(-np.logaddexp(0.0, margin))                 # cost_i sigma(-margin_i), no overflow
+    scale = dual_scale(X.T @ (y * a), l1)
+    q = np.clip(scale * a / np.where(cost > 0, cost, 1.0), 0.0, 1.0)
+    return float(np.sum(cost * binary_entropy(q)))
+
+
+@njit(cache=True)
+def binary_entropy(q):
+    """-q log q - (1 - q) log(1 - q), 0 at q = 0 and 1."""
+    out = np.empty_like(q)
+    for i in range(q.shape[0]):
+        p = q[i]
+        h = 0.0
+        if p > 0.0:
+            h -= p * np.log(p)
+        if p < 1.0:
+            h -= (1.0 - p) * np.log1p(-p)
+        out[i] = h
+    return out
 
 
 def nonzeros(w) -> int:

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import InvalidInputError
+from .errors import InvalidInputError, LoglinError
 from .estimators import LogisticRegression, MaxentClassifier, _check_y
-from .signals import received, received_count
+from .signals import raising_on_signal, received, received_count
 
 DEFAULT_CS = 10                    # np.logspace(-4, 4, 10), scikit-learn's LogisticRegressionCV grid
 AUTO_CS = tuple(2.0 ** k for k in range(-6, 11))   # `-C auto`: LIBLINEAR's doubling search, 1/64 ... 1024
@@ -267,6 +267,8 @@ def _run_in_worker(f, C, state):
     return _quiet(_WORKER_TASK, f, C, state)
 
 
+STOPPED_PATH = "cross-validation stopped, its fold workers ended; no model written"
+
 _PRELOAD = ("loglin.selection", "loglin.tagging.estimator", "loglin.parsing.estimator", "loglin.crfsuite")
 
 
@@ -304,12 +306,20 @@ class FoldPool:
             for f, state in enumerate(states):
                 out.append(_quiet(self.task, f, C, state))
                 if received(mark) is not None:
-                    raise KeyboardInterrupt
+                    raise KeyboardInterrupt(STOPPED_PATH)
             return out
         import pickle
+        from concurrent.futures.process import BrokenProcessPool
+        mark = received_count()
         try:
-            futures = [self.executor.submit(_run_in_worker, f, C, state) for f, state in enumerate(states)]
-            return [future.result() for future in futures]
+            with raising_on_signal(STOPPED_PATH):       # the pool is stopped on the way out (__exit__)
+                futures = [self.executor.submit(_run_in_worker, f, C, state) for f, state in enumerate(states)]
+                return [future.result() for future in futures]
+        except BrokenProcessPool:
+            if received(mark) is not None:                # the signal reached the workers' group first
+                raise KeyboardInterrupt(STOPPED_PATH) from None
+            raise LoglinError("a cross-validation worker process died (killed, or out of memory); run the "
+                              "folds in this process with --jobs 1") from None
         except (pickle.PicklingError, AttributeError, TypeError) as exc:
             if not isinstance(exc, pickle.PicklingError) and "pickle" not in str(exc):
                 raise                                   # a failure of the fit itself
@@ -319,9 +329,9 @@ class FoldPool:
 
     def __exit__(self, kind, exc, tb):
         if self.executor is not None:
-            if exc is not None:                         # Ctrl-C or a failed fit: do not wait for the others
-                for process in list(getattr(self.executor, "_processes", {}).values()):
-                    process.terminate()
+            if exc is not None:     # Ctrl-C, SIGTERM or a failed fit: end the others now (a SIGTERM would only
+                for process in list(getattr(self.executor, "_processes", {}).values()):    # stop their solver)
+                    process.kill()
             self.executor.shutdown(wait=exc is None, cancel_futures=True)
         return False
 

@@ -18,6 +18,7 @@ CAUGHT = (signal.SIGINT, signal.SIGTERM)
 
 _last_received: list[int] = []          # signals that stopped a run in this process, in order
 _command_started: list[float] = []      # perf_counter() at the start of the running training command
+_command_budget: list[dict] = []        # per running command: its wall-clock limit and whether training began
 
 
 @contextmanager
@@ -25,10 +26,36 @@ def command_clock(started: float):
     """While a training command runs: wall-clock time limits count from ``started`` (the command's start), so
     that ``--time-limit`` bounds the whole command, reading and feature extraction included."""
     _command_started.append(started)
+    _command_budget.append({"limit": None, "training": False})
     try:
         yield
     finally:
         _command_started.pop()
+        _command_budget.pop()
+
+
+def limit_command(seconds: float | None) -> None:
+    """The running command's wall-clock ``--time-limit`` (None: none), for :func:`check_command_time`."""
+    if _command_budget:
+        _command_budget[-1]["limit"] = seconds
+
+
+def training_started() -> None:
+    """A solver began (:func:`loglin.solvers.base.minimize`): from here the solver owns the time limit."""
+    if _command_budget:
+        _command_budget[-1]["training"] = True
+
+
+def check_command_time(doing: str) -> None:
+    """Raise :class:`~loglin.errors.TimeLimitBeforeTraining` when the running command's time limit is used up
+    before any training began; called at bounded intervals while data is read and features extracted. Does
+    nothing outside a command with a limit (library calls) and once a solver has started."""
+    if not _command_budget or _command_budget[-1]["limit"] is None or _command_budget[-1]["training"]:
+        return
+    elapsed = command_elapsed()
+    if elapsed > _command_budget[-1]["limit"]:
+        from .errors import TimeLimitBeforeTraining
+        raise TimeLimitBeforeTraining(_command_budget[-1]["limit"], elapsed, doing)
 
 
 def command_elapsed() -> float:
@@ -79,6 +106,30 @@ class StopOnSignal:
     def __exit__(self, *exc):
         self._restore()
         return False
+
+
+@contextmanager
+def raising_on_signal(message: str):
+    """While the main thread only waits in Python (on worker processes, never inside a compiled kernel):
+    SIGINT / SIGTERM are recorded (for the exit status) and raise ``KeyboardInterrupt(message)`` at once, so
+    that the waiting code can stop its workers. Elsewhere than the main thread: nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        _last_received.append(signum)
+        raise KeyboardInterrupt(message)
+    previous = {signum: signal.getsignal(signum) for signum in CAUGHT}
+    for signum, handler in previous.items():
+        if handler is not None:
+            signal.signal(signum, interrupt)
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            if handler is not None:
+                signal.signal(signum, handler)
 
 
 def received_count() -> int:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import DataFormatError, InvalidInputError
+from ..signals import check_command_time
 from ._files import PathLike, open_text_for_write, read_text_lines, show, takes_encoding
 
 _IOB_RE = re.compile(r"O|[BI]-\S+")
@@ -21,6 +22,7 @@ _EMPTY_NODE_RE = re.compile(r"\d+\.\d+")  # CoNLL-U empty node, e.g. "5.1"
 _UINT_RE = re.compile(r"\d+")
 
 _Block = list[tuple[int, str]]  # (line number, line text) of one sentence
+CHECK_EVERY_LINES = 8192        # lines between two looks at the command's time limit
 
 
 def _blocks(path: PathLike, skip: Callable[[str], bool], lines=None) -> Iterator[_Block]:
@@ -32,6 +34,8 @@ def _blocks(path: PathLike, skip: Callable[[str], bool], lines=None) -> Iterator
     """
     block: _Block = []
     for lineno, line in enumerate(read_text_lines(path) if lines is None else lines, 1):
+        if lineno % CHECK_EVERY_LINES == 0:
+            check_command_time(f"reading {path}")
         if not line.strip():
             if block:
                 yield block

@@ -22,6 +22,7 @@ from ..csr import offsets
 from ..errors import DataContentError, InvalidInputError
 from ..model_io import strictly_increasing
 from ..problem import MaxentProblem, index_dtype
+from ..signals import check_command_time
 from .templates import AFFIX_COLUMNS, FLAG_COLUMNS, MAX_AFFIX, TEMPLATE_SETS, Template
 
 BOS, EOS, UNK = 0, 1, 2
@@ -170,9 +171,11 @@ class FeatureExtractor:
         ``grow`` adds unseen words, tags and affixes to the vocabularies
         (training); otherwise they map to the unknown symbol.
         """
+        check_command_time("extracting features")
         sent_ptr = sentence_pointer(words)
         flat = [w for s in words for w in s]
         local_ids, types = intern(flat)
+        check_command_time("extracting features")
         if grow:
             word_of_type = np.array([self.words.add(w) for w in types], dtype=np.int64)
             counts = np.bincount(word_of_type[local_ids], minlength=len(self.words))
@@ -184,7 +187,9 @@ class FeatureExtractor:
         n_affix = len(AFFIX_COLUMNS)
         spell = np.full((len(types), n_affix + len(FLAG_COLUMNS) + 2), -1, dtype=np.int64)
         lookup = self.affixes.add if grow else self.affixes.get
-        for i in np.flatnonzero(rare_type):
+        for k, i in enumerate(np.flatnonzero(rare_type)):
+            if k % 8192 == 0:
+                check_command_time("extracting features")
             word = types[i]
             affixes, flags = spelling(word)
             spell[i, :n_affix] = [-1 if a is None else lookup(a) for a in affixes]
@@ -280,10 +285,14 @@ class FeatureExtractor:
             raise DataContentError("need at least two distinct labels to train")
         rank = {y: i for i, y in enumerate(self.labels)}
         y = np.array([rank[t] for t in label_types], dtype=np.int64)[label_local]
-        keys_by_template = [self._template_keys(tokens, t, y) for t in self.templates]
+        keys_by_template = []
+        for t in self.templates:
+            check_command_time("extracting features")
+            keys_by_template.append(self._template_keys(tokens, t, y))
         counted = [self._counted_keys(tokens, t, k) for t, k in zip(self.templates, keys_by_template)]
         kept, ptr = [], [0]
         for g in range(len(self.groups)):
+            check_command_time("extracting features")
             keys = np.concatenate([k for k, tg in zip(counted, self.template_group) if tg == g])
             uniq, counts = np.unique(keys[keys >= 0], return_counts=True)
             kept.append(uniq[counts >= self.cutoff])
@@ -291,11 +300,13 @@ class FeatureExtractor:
         self.keys = np.concatenate(kept)
         self.group_ptr = np.array(ptr, dtype=np.int64)
         self._names = None
+        check_command_time("extracting features")
         pred = np.stack([self._lookup(g, k) for g, k in zip(self.template_group, keys_by_template)], axis=1)
         self._fit_tag_dictionary(tokens.word_ids, y)
         token_weight = None
         if sentence_weight is not None:
             token_weight = np.repeat(np.asarray(sentence_weight, dtype=np.float64), np.diff(tokens.sent_ptr))
+        check_command_time("building the training problem")
         problem = self._problem(pred, y, all_pairs, token_weight)
         stats = {"tokens": tokens.n_tokens, "sentences": len(tokens.sent_ptr) - 1,
                  "distinct_events": len(problem.obs_label)}

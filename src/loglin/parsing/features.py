@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, prange
 from ..csr import offsets
+from ..signals import check_command_time
 
 UNK, ROOT, BOUNDARY = 0, 1, 2
 PREFIX = 5
@@ -242,7 +243,9 @@ class ArcFeatureSpace:
         """Vocabularies of the training sentences and the gold-arc features seen >= cutoff times."""
         words, tags, ctags, prefixes = (list(SPECIALS) for _ in range(4))
         seen_w, seen_p, seen_c, seen_5 = set(words), set(tags), set(ctags), set(prefixes)
-        for s in sentences:
+        for k, s in enumerate(sentences):
+            if k % 2048 == 0:
+                check_command_time("extracting features")
             for x, seen, out in ((map(str.lower, s.forms), seen_w, words), (s.pos, seen_p, tags),
                                  (s.cpos, seen_c, ctags), ((f.lower()[:PREFIX] for f in s.forms), seen_5, prefixes)):
                 for v in x:
@@ -252,6 +255,7 @@ class ArcFeatureSpace:
         space = cls(words, tags, ctags, np.zeros(0, dtype=np.uint64), cutoff, prefixes)
         W, W5, P, Cp, sent_ptr = space.token_ids(sentences)
         heads = np.concatenate([s.heads for s in sentences]).astype(np.int32)
+        check_command_time("extracting features")
         keys, counts = np.unique(gold_keys(W, W5, P, Cp, sent_ptr, heads, len(ctags), len(tags)), return_counts=True)
         space.keys = keys[counts >= cutoff]
         space._table = build_table(space.keys)
@@ -263,7 +267,9 @@ class ArcFeatureSpace:
         lens = np.array([len(s) for s in sentences], dtype=np.int64)
         sent_ptr = offsets(lens)
         W, W5, P, Cp = [], [], [], []
-        for s in sentences:
+        for k, s in enumerate(sentences):
+            if k % 2048 == 0:
+                check_command_time("extracting features")
             W5.append(ROOT)
             W5.extend(self._w5.get(x.lower()[:PREFIX], UNK) for x in s.forms)
             W.append(ROOT)
@@ -284,7 +290,9 @@ class ArcFeatureSpace:
         feat_ptr = np.zeros(len(counts) + 1, dtype=np.int64)
         feat_idx = np.empty(0, dtype=np.int32)
         sizes = (len(self.ctags), len(self.tags))
+        check_command_time("extracting features")
         _kept_arc_features(W, W5, P, Cp, sent_ptr, arc_off, tk, tv, *sizes, False, counts, feat_ptr, feat_idx)
+        check_command_time("extracting features")
         np.cumsum(counts, out=feat_ptr[1:])
         feat_idx = np.empty(int(feat_ptr[-1]), dtype=np.int32)
         _kept_arc_features(W, W5, P, Cp, sent_ptr, arc_off, tk, tv, *sizes, True, counts, feat_ptr, feat_idx)

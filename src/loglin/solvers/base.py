@@ -27,7 +27,7 @@ from typing import Callable
 import numpy as np
 
 from ..errors import ConvergenceWarning, LoglinError
-from ..signals import StopOnSignal, command_elapsed
+from ..signals import StopOnSignal, command_elapsed, training_started
 from ..trace import Trace
 from .progress import Progress
 from .protocol import objective_kind  # noqa: F401  (the solver modules import it from here)
@@ -119,6 +119,7 @@ def minimize(objective, solver: str = "tron", w0=None, *, tol: float = 1e-3, max
     started = time.perf_counter()
     if time_limit is not None and clock == "wall":     # in a command, its earlier work used part of the limit
         time_limit = max(0.0, time_limit - command_elapsed())
+    training_started()
     w = np.zeros(objective.n) if w0 is None else np.array(w0, dtype=np.float64)
     if w.shape != (objective.n,) or not np.all(np.isfinite(w)):
         raise ValueError(f"w0 must be a finite vector of length {objective.n}")
@@ -180,6 +181,7 @@ def _run(objective, gen, state, rule, trace, best, stop, *, g0_norm, max_iter, t
          record_spacing, auto_spacing, callback, evaluate, progress, solver, wall_column, balance=False):
     """The outer loop of :func:`minimize`: one solver step, then (off the clock) evaluation and the tests."""
     tick = time.process_time if clock == "cpu" else time.perf_counter
+    dual_bound = getattr(objective, "dual_bound", None)
     wall = 0.0
     skipped, unrecorded = _Skipped(), None
     evaluation_cost = 0.0                       # solver-clock seconds the last evaluation took
@@ -200,6 +202,8 @@ def _run(objective, gen, state, rule, trace, best, stop, *, g0_norm, max_iter, t
             f = objective.fun(step.w)
         best.offer(step.w, f)
         dual = step.dual() if callable(step.dual) else step.dual      # reporting, not solving
+        if dual is None and dual_bound is not None:                   # L1: a certificate for the pseudo-gradient
+            dual = dual_bound(step.w)
         gap = None if dual is None else f - dual
         return trace.add(iteration=state.it, seconds=state.elapsed, **wall_column, objective=f, grad_norm=gnorm,
                          rel_grad=_ratio(gnorm, g0_norm), dual_objective=dual, duality_gap=gap,

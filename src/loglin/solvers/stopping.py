@@ -72,9 +72,12 @@ class StoppingRule:
     f_tol: float
     gap_tol: float | None = None
 
-    def certified_by_gradient(self, f: float, gnorm: float) -> bool:
-        """||g||^2 / (2 mu) <= f_tol |f|, compared as ||g|| <= sqrt(2 mu f_tol |f|) (no overflow)."""
+    def certified_by_gradient(self, f: float, gnorm: float, gap: float | None = None) -> bool:
+        """||g||^2 / (2 mu) <= f_tol |f|, compared as ||g|| <= sqrt(2 mu f_tol |f|) (no overflow). Without
+        strong convexity (pure L1) a known duality gap must be at most f_tol |f| instead."""
         if self.mu <= 0:
+            if gap is not None and math.isfinite(gap):
+                return gap <= self.f_tol * abs(f)
             return True             # no certificate exists: the relative test decides alone
         return gnorm <= math.sqrt(2.0 * self.mu * self.f_tol) * math.sqrt(abs(f))
 
@@ -89,10 +92,10 @@ class StoppingRule:
             return Verdict(True, "solver finished" if finished else "duality gap tolerance")
         relative = self.tol > 0 and (not math.isfinite(self.g0_norm) or gnorm <= self.tol * self.g0_norm)
         if finished:        # stalled at rounding level: the certificate decides (the relative test if none)
-            if self.certified_by_gradient(f, gnorm) and (self.mu > 0 or relative or self.tol == 0):
+            if self.certified_by_gradient(f, gnorm, gap) and (self.mu > 0 or relative or self.tol == 0):
                 return Verdict(True, "solver finished")
         elif relative:
-            if self.certified_by_gradient(f, gnorm):
+            if self.certified_by_gradient(f, gnorm, gap):
                 return Verdict(True, "gradient tolerance")
             return Verdict(False, scale_blocked=True)
         return Verdict(False)

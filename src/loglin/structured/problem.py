@@ -22,6 +22,7 @@ import numpy as np
 
 from ..csr import gather_rows, offsets
 from ..errors import DataContentError, InvalidInputError
+from ..signals import check_command_time
 
 
 class SentenceProblem:
@@ -31,9 +32,11 @@ class SentenceProblem:
 
     def __post_init__(self):
         self.weight = np.ones(self.n_sentences) if self.weight is None else np.asarray(self.weight, dtype=np.float64)
+        check_command_time("building the training problem")
         self._validate()
         from .passes import empirical_counts
         self.data = self._structure_data()
+        check_command_time("building the training problem")
         self.emp = empirical_counts(self.data, self.weight, self.n_features)
         self.reg = np.ones(self.n_features)
 
@@ -154,6 +157,7 @@ def attribute_label_map(tok_attr_rows, labels_of_tokens, n_attributes, n_labels,
     ``all_pairs=False`` keeps the pairs seen in training (CRFsuite's default),
     True gives every attribute every label.
     """
+    check_command_time("building the feature map")
     if all_pairs:
         a = np.repeat(np.arange(n_attributes), n_labels)
         y = np.tile(np.arange(n_labels), n_attributes)

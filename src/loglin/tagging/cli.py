@@ -69,7 +69,9 @@ def _read_gold(path, fmt: str, task: str, split: str | None = None) -> list:
 def _detect_format(path, lines, task: str, labels) -> str:
     """'conll' or 'text' for ``--input-format auto``, decided on evidence, never on line widths alone: CoNLL
     columns need a constant width <= 3 and either blank lines between sentences or a gold column whose values
-    are all labels of the model; "I love you" lines stay text."""
+    are all labels of the model; "I love you" lines stay text. A -DOCSTART- line (CoNLL-2002/2003) is CoNLL."""
+    if any(line.startswith("-DOCSTART-") for line in lines):
+        return "conll"
     rows = [line.split() for line in lines if line.strip()]
     widths = {len(r) for r in rows}
     if len(widths) != 1 or widths.copy().pop() > 3:
@@ -89,7 +91,10 @@ def _read_input(path, fmt: str, task: str, labels=()):
     """(token tuples for MaxentTaggerModel.tag, raw lines to echo, 'conll' or 'text')."""
     from ..data._files import read_text_lines
     from ..data import read_columns
+    from ..data.sniff import refuse_foreign_format
     lines = read_text_lines(path)
+    refuse_foreign_format(path, lines, "a tagging model reads CoNLL columns (word [POS] ...) or one sentence "
+                          "per line", INSTEAD_OF_TAGGING)
     if fmt == "auto":
         fmt = _detect_format(path, lines, task, labels)
     if fmt == "conll":
@@ -111,6 +116,11 @@ def _read_input(path, fmt: str, task: str, labels=()):
             pairs.append([(w, pos) for w, _, pos in row])
         return pairs, sentences, "text"
     return sentences, sentences, "text"
+
+
+INSTEAD_OF_TAGGING = {"CoNLL-U": "give its FORM column, one token per line and a blank line between sentences "
+                                 "(no comment, range or empty-node lines)",
+                      "svmlight": "predict it with a model trained by `loglin train`"}
 
 
 def _given_labels(rows, column: int):
@@ -436,6 +446,7 @@ def _chain_scores(model, gold_sentences, task) -> dict:
     t0 = time.perf_counter()
     guess = model.predict(inputs) if hasattr(model, "predict") else model.tag(inputs)
     seconds = time.perf_counter() - t0
+    guess = [list(map(str, ps)) for ps in guess]           # a loglin.Tagger fitted on int or bool labels
     n = sum(len(s) for s in gold)
     out = {"tokens": n, "sentences": len(gold), "seconds": seconds, "tokens_per_second": n / max(seconds, 1e-9)}
     if task == "pos":

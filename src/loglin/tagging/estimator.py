@@ -32,7 +32,8 @@ import numpy as np
 from ..errors import DataContentError, InvalidInputError, ModelFormatError
 from ..estimators import _BaseEstimator, _check_sample_weight, _plain, fitted_model
 from ..params import (check_training_params, deprecated_fit_options, sequence_estimator_params,
-                      sequence_train_keywords, string_label_sequences)
+                      sequence_train_keywords)
+from ..sequence_labels import checked_label_type, labels_as_strings, sequences_from_strings
 from ..model_io import label_map_is_valid, load_npz_model, model_format, save_npz_model
 from ..training import DEFAULT_MAX_ITER, DEFAULT_TOL
 from .templates import PRESETS, CompiledTemplates, TemplateSet, template_set
@@ -45,7 +46,7 @@ _IOBES = re.compile(r"O|[BIES]-\S+")
 
 
 def check_sequences(X, y, what: str):
-    """(X, y) as lists, y's labels as strings; one error naming the first mismatch."""
+    """(X, y as lists of str, the labels' type: str, int or bool); one error naming the first mismatch."""
     if y is None:
         raise ValueError(f"{what}: y is required")
     X, y = list(X), list(y)
@@ -60,7 +61,7 @@ def check_sequences(X, y, what: str):
             raise ValueError(f"{what}: sentence {i} has {len(xs)} tokens but {len(ys)} labels")
         if len(xs) == 0:
             raise ValueError(f"{what}: sentence {i} is empty")
-    return X, string_label_sequences(y, what)
+    return (X, *labels_as_strings(y, what))
 
 
 def is_iob(labels) -> bool:
@@ -190,21 +191,29 @@ class Tagger(_BaseEstimator):
         """
         train_options = deprecated_fit_options(self, train_options)
         self._check_params()
-        X, y = check_sequences(X, y, "fit")
+        X, y, label_type = check_sequences(X, y, "fit")
         if (X_dev is None) != (y_dev is None):
             raise ValueError("fit: pass both X_dev and y_dev, or neither")
         if X_dev is not None:
-            X_dev, y_dev = check_sequences(X_dev, y_dev, "fit (dev set)")
+            X_dev, y_dev, _ = check_sequences(X_dev, y_dev, "fit (dev set)")
         weight = _check_sample_weight(sample_weight, len(X))
         labels = sorted({label for ys in y for label in ys})
         if len(labels) < 2:
             raise DataContentError(f"need at least two labels to train a tagger, got {labels}")
         self.score_kind_ = "f1" if is_chunk_labels(labels) else "accuracy"
         if self.model == "maxent" and _opennlp_generator(self.features):
-            return self._fit_maxent(X, y, weight, X_dev, y_dev, train_options)
-        if self.model == "maxent":
-            return self._fit_template_maxent(X, y, labels, weight, X_dev, y_dev, train_options)
-        return self._fit_chain(X, y, labels, weight, X_dev, y_dev, train_options)
+            self._fit_maxent(X, y, weight, X_dev, y_dev, train_options)
+        elif self.model == "maxent":
+            self._fit_template_maxent(X, y, labels, weight, X_dev, y_dev, train_options)
+        else:
+            self._fit_chain(X, y, labels, weight, X_dev, y_dev, train_options)
+        self._set_label_type(label_type)
+        return self
+
+    def _set_label_type(self, label_type: str) -> None:
+        """The fitted or loaded labels (strings inside) given back in the user's type."""
+        self.label_type_ = label_type
+        self.classes_ = sequences_from_strings([list(map(str, self.classes_))], label_type)[0]
 
     def _fit_chain(self, X, y, labels, weight, X_dev, y_dev, train_options):
         from ..solvers import canonical
@@ -330,7 +339,12 @@ class Tagger(_BaseEstimator):
         return fitted_model(self)
 
     def predict(self, X, constraints=None, **decoding):
-        """The label sequence of every sentence (a list of lists of str). ``decoding``: the Maxent tagger's
+        """The label sequence of every sentence, labels in the type fit was given (str, int or bool)."""
+        return sequences_from_strings(self._predict_strings(X, constraints, **decoding),
+                                      getattr(self, "label_type_", "str"))
+
+    def _predict_strings(self, X, constraints=None, **decoding):
+        """The label sequence of every sentence (lists of str). ``decoding``: the Maxent tagger's
         ``beam``, ``tag_dictionary``, ``iob_constraint`` overrides.
 
         ``constraints`` (chain models): per sentence None or a list with, per token, None (free), a label (fixed
@@ -370,8 +384,8 @@ class Tagger(_BaseEstimator):
         IOB chunks or entities, else token accuracy; ``sample_weight`` (per sentence) weighs tokens for
         accuracy only."""
         self._fitted()
-        X, y = check_sequences(X, y, "score")
-        guess = self.predict(X)
+        X, y, _ = check_sequences(X, y, "score")
+        guess = self._predict_strings(X)
         if self.score_kind_ == "f1" or sample_weight is None:
             return sequence_score(y, guess, self.score_kind_)
         weight = _check_sample_weight(sample_weight, len(X))
@@ -384,7 +398,9 @@ class Tagger(_BaseEstimator):
         the template set as text and its vocabularies; OpenNLP's generators: the MaxentTaggerModel file (`loglin
         tag` reads both)."""
         model = self._fitted()
+        label_type = getattr(self, "label_type_", "str")
         if self.templates_ is None:
+            model.info["label_type"] = label_type
             model.save(path)
             return
         maxent = self.model == "maxent"
@@ -394,8 +410,8 @@ class Tagger(_BaseEstimator):
         meta = {"loglin_format": FORMAT, "format_version": VERSION, "params": {k: v for k, v in self.get_params().items()
                                                                                if _plain(v)},
                 "model": self.model, "templates": t_meta, "score_kind": self.score_kind_, "objective": self.objective_,
-                "n_iter": self.n_iter_, "C": self._C(), **own}
-        arrays = {"w": model.w, "labels": np.asarray(self.classes_, dtype=str), "map_ptr": maps.map_ptr,
+                "n_iter": self.n_iter_, "C": self._C(), "label_type": label_type, **own}
+        arrays = {"w": model.w, "labels": np.asarray(list(map(str, self.classes_)), dtype=str), "map_ptr": maps.map_ptr,
                   "map_label": maps.map_label, "map_feat": maps.map_feat, **t_arrays}
         save_npz_model(path, meta, arrays)
 
@@ -414,6 +430,7 @@ class Tagger(_BaseEstimator):
             tagger.templates_, tagger.model_, tagger.classes_, tagger.coef_ = None, model, list(model.labels), model.w
             tagger.score_kind_ = "f1" if model.task == "chunk" else "accuracy"
             tagger.n_iter_, tagger.objective_ = int(info.get("iterations", 0)), float(info.get("objective", np.nan))
+            tagger._set_label_type(checked_label_type(info.get("label_type"), path))
             return tagger
         meta, a = load_npz_model(path, FORMAT, VERSION, required=("w", "labels", "map_ptr", "map_label", "map_feat",
                                                                    "template_keys", "template_offsets"))
@@ -456,6 +473,7 @@ class Tagger(_BaseEstimator):
         tagger.templates_, tagger.model_, tagger.classes_, tagger.coef_ = compiled, model, labels.tolist(), w
         tagger.score_kind_ = str(meta.get("score_kind", "accuracy"))
         tagger.n_iter_, tagger.objective_ = int(meta.get("n_iter", 0)), float(meta.get("objective", np.nan))
+        tagger._set_label_type(checked_label_type(meta.get("label_type"), path))
         return tagger
 
 

@@ -46,6 +46,7 @@ import numpy as np
 from ..csr import offsets
 from ..errors import DataFormatError, InvalidInputError, ModelFormatError
 from ..limits import MAX_TEMPLATE_RANGE
+from ..signals import check_command_time
 
 SPECIALS = ("bias", "__BOS__", "__EOS__")
 MAX_AFFIX = 9
@@ -430,13 +431,16 @@ class CompiledTemplates:
         return np.where(valid, key, -1)
 
     def _encode(self, sentences, grow):
+        check_command_time("extracting features")
         seq_ptr, columns, tpos, tlen = self._columns(sentences)
+        check_command_time("extracting features")
         codes = self._codes(columns, tpos, grow)
         T = len(self.templates)
         ids = np.full((len(tpos), T), -1, dtype=np.int64)
         if grow:
             self.keys, self.offsets = [], np.zeros(T + 1, dtype=np.int64)
         for j, template in enumerate(self.templates):
+            check_command_time("extracting features")
             key = self._template_keys(template, codes, tpos, tlen)
             seen = key >= 0
             if grow:

@@ -1,0 +1,60 @@
+"""Recognising a file of another format before a reader takes it as plain text.
+
+A tagger reads one sentence per line, so any text file "works": an svmlight file or a CoNLL-U treebank
+would be tagged token by token and give garbage without a word of warning. The test is strict (every
+content line of the file's head must have the other format's shape), so ordinary text is never refused.
+"""
+from __future__ import annotations
+
+import re
+
+from ..errors import DataFormatError
+
+HEAD_LINES = 200                        # content lines looked at: the decision never reads the whole file
+
+_CONLLU_ID = re.compile(r"[0-9]+([-.][0-9]+)?")           # 3, a multiword range 1-2, an empty node 8.1
+_SVMLIGHT_PAIR = re.compile(r"(qid|[0-9]+):[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?")
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _conllu_row(line: str) -> bool:
+    fields = line.rstrip("\r").split("\t")
+    return len(fields) == 10 and _CONLLU_ID.fullmatch(fields[0]) is not None
+
+
+def _svmlight_row(line: str) -> bool:
+    tokens = line.split("#", 1)[0].split()
+    return (len(tokens) >= 2 and all(_is_number(y) for y in tokens[0].split(","))
+            and all(_SVMLIGHT_PAIR.fullmatch(t) for t in tokens[1:]))
+
+
+def foreign_format(lines) -> str | None:
+    """'CoNLL-U' or 'svmlight' when every content line of the head has that shape, else None."""
+    content = [line for line in lines if line.strip() and not line.lstrip().startswith("#")][:HEAD_LINES]
+    if not content:
+        return None
+    if all(_conllu_row(line) for line in content):
+        return "CoNLL-U"
+    if all(_svmlight_row(line) for line in content):
+        return "svmlight"
+    return None
+
+
+def refuse_foreign_format(path, lines, reads: str, instead: dict) -> None:
+    """Raise :class:`DataFormatError` naming ``path`` if its lines are in a format the command does not read.
+    ``reads``: what the command reads; ``instead``: per format, the command that takes it."""
+    found = foreign_format(lines)
+    if found is not None:
+        what = {"CoNLL-U": "a CoNLL-U / CoNLL-X treebank (10 tab-separated columns)",
+                "svmlight": "an svmlight / LIBSVM file (label index:value ...)"}[found]
+        raise DataFormatError(path, None, f"this looks like {what}, but {reads}; {instead[found]}")
+
+
+__all__ = ["foreign_format", "refuse_foreign_format"]

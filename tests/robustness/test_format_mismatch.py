@@ -1,0 +1,58 @@
+"""A file of another format given to a tagging command is refused with one line naming it, never tagged as text."""
+import pytest
+
+from .cli_helpers import MODELS, one_error, run, svmlight_rows
+
+TAGGING_MODELS = ["tagger-pos.npz", "chain-crf.npz", "chain-m3n.npz"]
+
+
+def conllu(path):
+    """A small CoNLL-U treebank with comments, a multiword token range and an empty node."""
+    path.write_text("# sent_id = 1\n# text = The cat sleeps.\n"
+                    "1\tThe\tthe\tDET\tDT\t_\t2\tdet\t_\t_\n"
+                    "2\tcat\tcat\tNOUN\tNN\t_\t3\tnsubj\t_\t_\n"
+                    "3\tsleeps\tsleep\tVERB\tVBZ\t_\t0\troot\t_\tSpaceAfter=No\n"
+                    "4\t.\t.\tPUNCT\t.\t_\t3\tpunct\t_\t_\n\n"
+                    "# sent_id = 2\n"
+                    "1-2\tdella\t_\t_\t_\t_\t_\t_\t_\t_\n"
+                    "1\tdi\tdi\tADP\tE\t_\t3\tcase\t_\t_\n"
+                    "2\tla\til\tDET\tRD\t_\t3\tdet\t_\t_\n"
+                    "2.1\tx\tx\tX\tX\t_\t_\t_\t3:dep\t_\n"
+                    "3\tcasa\tcasa\tNOUN\tS\t_\t0\troot\t_\t_\n\n")
+    return path
+
+
+@pytest.mark.parametrize("model", TAGGING_MODELS)
+@pytest.mark.parametrize("command", [["predict"], ["tag", "run"]])
+def test_svmlight_file_given_to_a_tagger_is_refused(model, command, tmp_path, capsys):
+    data = svmlight_rows(tmp_path / "rows.svm", n=6)
+    code, out, err = run(capsys, *command, MODELS / model, data)
+    one_error(code, err, str(data), "svmlight")
+    assert out == ""
+
+
+@pytest.mark.parametrize("model", TAGGING_MODELS)
+@pytest.mark.parametrize("input_format", ["auto", "conll", "text"])
+def test_conllu_file_given_to_a_tagger_is_refused(model, input_format, tmp_path, capsys):
+    data = conllu(tmp_path / "bank.conllu")
+    code, out, err = run(capsys, "tag", "run", MODELS / model, data, "--input-format", input_format)
+    one_error(code, err, str(data), "CoNLL-U")
+    assert out == ""
+
+
+def test_text_that_merely_contains_colons_and_tabs_is_still_tagged(tmp_path, capsys):
+    text = tmp_path / "plain.txt"
+    text.write_text("3 cats at 10:30 today\nthe\tscore was 2:1\n")
+    code, out, err = run(capsys, "tag", "run", MODELS / "tagger-pos.npz", text)
+    assert code == 0, err
+    assert [len(line.split()) for line in out.splitlines()] == [5, 4]
+
+
+def test_a_conll_2003_file_with_docstart_is_read_as_columns(tmp_path, capsys):
+    data = tmp_path / "ner.txt"
+    data.write_text("-DOCSTART- -X- -X- O\n\nThe DT B-NP O\ncat NN I-NP O\nsleeps VBZ B-VP O\n\n"
+                    "A DT B-NP O\ndog NN I-NP O\n\n")
+    code, out, err = run(capsys, "tag", "run", MODELS / "tagger-pos.npz", data)
+    assert code == 0, err
+    rows = [line.split() for line in out.splitlines() if line.strip()]
+    assert [r[0] for r in rows] == ["The", "cat", "sleeps", "A", "dog"] and all(len(r) == 5 for r in rows)
