@@ -1,0 +1,208 @@
+"""Exact k-best Viterbi for chain models: the k highest-scoring labellings of a sentence, best first.
+
+The chart keeps, per (position t, label y), the k best scores of the paths y_0..y_t ending in y, sorted,
+with back-pointers (previous label, its rank): the k-best extension of max-product (Huang & Chiang 2005,
+algorithm 1 on the chain's lattice). The k best at (t, y) are the k largest of
+{chart[t-1, y', r] + Tr[y', y]} + U[t, y]; each list chart[t-1, y'] is sorted, so they are merged by
+repeatedly taking the largest head (the lists are exhausted lazily, as in their algorithm 2). Cost
+O(n K^2 k) per sentence against Viterbi's O(n K^2).
+
+Ties are broken deterministically: equal scores come in increasing order of the last label, then the one
+before it, and so on (the labelling read right to left); with k = 1 this is Viterbi's choice
+(loglin.structured.chain.viterbi_into keeps the first maximum).
+
+Constraints: a node score of -inf removes a label at a token (loglin.structured.constrained), a
+transition of -inf a label pair (the IOB constraint ``allowed_after`` of loglin.tagging.beam, whose row
+K is the sentence start). Labellings of score -inf are never returned, so a sentence may get fewer than
+k. CRF scores become log-probabilities log P(y | x) = score(y) - log Z(x) with the unconstrained
+partition function (forward algorithm), so the k values sum to at most 1 after exp.
+
+The layout of a corpus's results is beam_decode's n-best layout: labels (tokens x k, -1 where a
+sentence has fewer) and scores (sentences x k, -inf there).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from ..errors import InvalidInputError
+from .chain import _value
+from .chain_messages import forward, transition_tables
+
+NO_CONSTRAINT = np.ones((0, 0), dtype=np.bool_)
+
+
+@njit(cache=True)
+def kbest_into(U, n, Tr, k, chart, back_label, back_rank, count, heads, out_labels, out_scores, lo):
+    """The k best labellings of U[:n], Tr into out_labels[lo:lo+n, :], their scores into out_scores[:];
+    returns how many labellings of finite score there are (at most k).
+
+    Workspace: chart (n, K, k) float, back_label and back_rank (n, K, k) int, count (n, K) int, heads (K) int.
+    """
+    K = U.shape[1]
+    for y in range(K):
+        chart[0, y, 0] = U[0, y]
+        count[0, y] = 1 if U[0, y] > -np.inf else 0
+    for t in range(1, n):
+        for y in range(K):
+            count[t, y] = 0
+            u = U[t, y]
+            if u == -np.inf:
+                continue
+            for yp in range(K):
+                heads[yp] = 0
+            for r in range(k):
+                best, arg = -np.inf, -1
+                for yp in range(K):             # the largest head; ties: the smallest previous label
+                    h = heads[yp]
+                    if h < count[t - 1, yp]:
+                        v = chart[t - 1, yp, h] + Tr[yp, y]
+                        if v > best:
+                            best, arg = v, yp
+                if arg < 0:
+                    break
+                chart[t, y, r] = best + u
+                back_label[t, y, r] = arg
+                back_rank[t, y, r] = heads[arg]
+                heads[arg] += 1
+                count[t, y] = r + 1
+    for y in range(K):
+        heads[y] = 0
+    found = 0
+    for j in range(k):
+        best, arg = -np.inf, -1
+        for y in range(K):
+            h = heads[y]
+            if h < count[n - 1, y] and chart[n - 1, y, h] > best:
+                best, arg = chart[n - 1, y, h], y
+        if arg < 0:
+            break
+        out_scores[j] = best
+        y, r = arg, heads[arg]
+        heads[arg] += 1
+        for t in range(n - 1, -1, -1):
+            out_labels[lo + t, j] = y
+            if t > 0:
+                y, r = back_label[t, y, r], back_rank[t, y, r]
+        found += 1
+    return found
+
+
+@njit(cache=True)
+def _sentence_nbest(lo, hi, w, Tr, Tr_iob, Ecol, colmax, tok_ptr, tok_attr, tok_val, map_ptr, map_label,
+                    map_feat, allowed, allowed_after, k, log_prob, out_labels, out_scores, sent):
+    n, K = hi - lo, Tr.shape[0]
+    U = np.zeros((n, K))
+    for t in range(lo, hi):
+        for q in range(tok_ptr[t], tok_ptr[t + 1]):
+            a = tok_attr[q]
+            v = _value(tok_val, q)
+            for j in range(map_ptr[a], map_ptr[a + 1]):
+                U[t - lo, map_label[j]] += v * w[map_feat[j]]
+    log_z = 0.0
+    if log_prob:                                # P(y | x) of the model: the unconstrained partition function
+        log_z = forward(U, n, Tr, Ecol, colmax, np.empty((n, K)), np.empty(K))
+    if allowed.shape[0] > 0:
+        for t in range(n):
+            for y in range(K):
+                if not allowed[lo + t, y]:
+                    U[t, y] = -np.inf
+    chart = np.empty((n, K, k))
+    back_label = np.empty((n, K, k), dtype=np.int32)
+    back_rank = np.empty((n, K, k), dtype=np.int32)
+    count = np.empty((n, K), dtype=np.int64)
+    heads = np.empty(K, dtype=np.int64)
+    scores = out_scores[sent]
+    found = 0
+    if allowed_after.shape[0] > 0:
+        V = U.copy()
+        for y in range(K):
+            if not allowed_after[K, y]:
+                V[0, y] = -np.inf
+        found = kbest_into(V, n, Tr_iob, k, chart, back_label, back_rank, count, heads, out_labels, scores, lo)
+    if found == 0:                  # no IOB constraint, or none of its labellings keeps the given labels
+        found = kbest_into(U, n, Tr, k, chart, back_label, back_rank, count, heads, out_labels, scores, lo)
+    for j in range(found):
+        scores[j] -= log_z
+
+
+@njit(cache=True, parallel=True)
+def chain_nbest_kernel(seq_ptr, tok_ptr, tok_attr, tok_val, map_ptr, map_label, map_feat, w, n_state, K,
+                       allowed, allowed_after, k, log_prob, out_labels, out_scores):
+    """The k best labellings of every sentence (see the module docstring for the arguments' meaning)."""
+    Tr = w[n_state:n_state + K * K].reshape(K, K)
+    Tr_iob = Tr.copy()
+    if allowed_after.shape[0] > 0:
+        for yp in range(K):
+            for y in range(K):
+                if not allowed_after[yp, y]:
+                    Tr_iob[yp, y] = -np.inf
+    Ecol, Erow = np.empty((K, K)), np.empty((K, K))
+    colmax, rowmax = np.empty(K), np.empty(K)
+    transition_tables(Tr, Ecol, colmax, Erow, rowmax)
+    for i in prange(seq_ptr.shape[0] - 1):
+        lo, hi = seq_ptr[i], seq_ptr[i + 1]
+        if hi > lo:
+            _sentence_nbest(lo, hi, w, Tr, Tr_iob, Ecol, colmax, tok_ptr, tok_attr, tok_val, map_ptr, map_label,
+                            map_feat, allowed, allowed_after, k, log_prob, out_labels, out_scores, i)
+
+
+def check_n(n) -> int:
+    from ..limits import MAX_BEAM
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= int(n) <= MAX_BEAM:
+        raise InvalidInputError(f"n (the number of best labellings) must be an integer from 1 to {MAX_BEAM}, "
+                                f"got {n!r}")
+    return int(n)
+
+
+def chain_n_best(w, n_state, K, map_ptr, map_label, map_feat, seq_ptr, tok_ptr, tok_attr, tok_val=None, *, n,
+                 allowed=None, allowed_after=None, log_prob=True):
+    """(labels (tokens x n, -1 past a sentence's last labelling), scores (sentences x n, -inf there)) of the
+    n best labellings of every sentence of a first-order chain model with weights w.
+
+    ``allowed``: (tokens x K) mask of labels a token may take (constrained decoding); ``allowed_after``:
+    (K+1) x K mask of label pairs (row K: sentence start), dropped for a sentence it leaves no labelling;
+    ``log_prob``: scores minus log Z (a CRF's log-probabilities) rather than raw scores (M3N)."""
+    n = check_n(n)
+    n_tok, n_sent = int(seq_ptr[-1]), len(seq_ptr) - 1
+    labels = np.full((n_tok, n), -1, dtype=np.int32)
+    scores = np.full((n_sent, n), -np.inf)
+    chain_nbest_kernel(seq_ptr, tok_ptr, tok_attr, np.empty(0) if tok_val is None else tok_val, map_ptr,
+                       map_label, map_feat, np.ascontiguousarray(w, dtype=np.float64), int(n_state), int(K),
+                       NO_CONSTRAINT if allowed is None else allowed,
+                       NO_CONSTRAINT if allowed_after is None else allowed_after, n, bool(log_prob), labels, scores)
+    return labels, scores
+
+
+def n_best_lists(labels, scores, seq_ptr, names) -> list:
+    """Per sentence [(label names, score), ...], best first, from the (labels, scores) layout."""
+    names = np.asarray([str(x) for x in names], dtype=object)
+    out = []
+    for i in range(len(seq_ptr) - 1):
+        block = labels[seq_ptr[i]:seq_ptr[i + 1]]
+        out.append([(names[block[:, r]].tolist(), float(scores[i, r])) for r in range(scores.shape[1])
+                    if np.isfinite(scores[i, r])])
+    return out
+
+
+def kbest_viterbi(U, Tr, k, allowed=None, allowed_after=None):
+    """The k best labellings of node scores U (n x K) and transition scores Tr (K x K): [(labels, score)],
+    best first (raw scores; -inf entries of U or Tr forbid labels or pairs). For tests and exploration."""
+    U = np.array(U, dtype=np.float64)
+    Tr = np.array(Tr, dtype=np.float64)
+    if U.ndim != 2 or U.shape[0] < 1 or Tr.shape != (U.shape[1], U.shape[1]):
+        raise InvalidInputError(f"need U of shape (n >= 1, K) and Tr of shape (K, K); got {U.shape}, {Tr.shape}")
+    n, K = U.shape
+    k = check_n(k)
+    if allowed is not None:
+        U[~np.asarray(allowed, dtype=bool)] = -np.inf
+    if allowed_after is not None:
+        after = np.asarray(allowed_after, dtype=bool)
+        Tr[~after[:K]] = -np.inf
+        U[0, ~after[K]] = -np.inf
+    labels = np.full((n, k), -1, dtype=np.int32)
+    scores = np.full(k, -np.inf)
+    found = kbest_into(U, n, Tr, k, np.empty((n, K, k)), np.empty((n, K, k), dtype=np.int32),
+                       np.empty((n, K, k), dtype=np.int32), np.empty((n, K), dtype=np.int64),
+                       np.empty(K, dtype=np.int64), labels, scores, 0)
+    return [(labels[:, j].copy(), float(scores[j])) for j in range(found)]
