@@ -137,3 +137,50 @@ def test_crfsuite_n_best_against_enumeration():
         assert got[0][0] == crf.predict_single(xseq)
         everything = crf.predict_n_best_single(xseq, len(scores))
         assert sum(np.exp(s) for _, s in everything) == pytest.approx(1.0, rel=1e-10)
+
+
+# ------------------------------------------------------------------ loglin tag run --nbest
+CLI_SENTENCES = [
+    [("He", "PRP", "B-NP"), ("reckons", "VBZ", "B-VP"), ("the", "DT", "B-NP"), ("deficit", "NN", "I-NP")],
+    [("The", "DT", "B-NP"), ("dog", "NN", "I-NP"), ("runs", "VBZ", "B-VP"), ("fast", "RB", "B-ADVP")],
+    [("A", "DT", "B-NP"), ("cat", "NN", "I-NP"), ("sleeps", "VBZ", "B-VP"), (".", ".", "O")],
+]
+
+
+def read_n_best_output(text):
+    """[(rank, value, [rows])] of CRF++ -n style output: '# RANK VALUE', token rows, a blank line."""
+    blocks = []
+    for chunk in text.strip("\n").split("\n\n"):
+        lines = chunk.split("\n")
+        _, rank, value = lines[0].split()
+        blocks.append((int(rank), float(value), [line.split() for line in lines[1:]]))
+    return blocks
+
+
+@pytest.mark.parametrize("model,task", [("crf", "chunk"), ("m3n", "chunk"), ("maxent", "chunk"), ("crf", "ner")])
+def test_tag_run_nbest_writes_crfpp_style_candidates(tmp_path, capsys, model, task):
+    from loglin.cli import main
+    from loglin.model_io import load_model
+    text = "\n\n".join("\n".join(" ".join(t) for t in s) for s in CLI_SENTENCES * 4) + "\n"
+    (tmp_path / "train.txt").write_text(text)
+    fmt = ["--format", "columns"] if task == "ner" else []
+    extra = ["--cutoff", "1"] if model == "maxent" else []
+    assert main(["tag", "train", "--task", task, "--model", model, str(tmp_path / "train.txt"), *fmt, *extra,
+                 "-o", str(tmp_path / "m.npz"), "--max-iter", "40", "--quiet"]) == 0
+    capsys.readouterr()
+    inputs = [[("The", "DT"), ("cat", "NN"), ("runs", "VBZ")], [("He", "PRP"), ("sleeps", "VBZ")]]
+    (tmp_path / "in.txt").write_text("\n\n".join("\n".join(" ".join(t) for t in s) for s in inputs) + "\n")
+    assert main(["tag", "run", str(tmp_path / "m.npz"), str(tmp_path / "in.txt"), "--nbest", "3"]) == 0
+    blocks = read_n_best_output(capsys.readouterr().out)
+    loaded = load_model(tmp_path / "m.npz")
+    expected = (loaded.predict_n_best if hasattr(loaded, "predict_n_best") else loaded.tag_n_best)(inputs, 3)
+    flat = [(rank, tags, score, sentence) for sentence, candidates in zip(inputs, expected)
+            for rank, (tags, score) in enumerate(candidates)]
+    assert len(blocks) == len(flat) and sum(len(c) == 3 for c in expected) >= 1
+    for (rank, value, rows), (want_rank, tags, score, sentence) in zip(blocks, flat):
+        assert rank == want_rank
+        assert value == pytest.approx(score if model == "m3n" else np.exp(score), rel=1e-5, abs=1e-12)
+        assert [row[:-1] for row in rows] == [list(t) for t in sentence]
+        assert [row[-1] for row in rows] == tags
+    assert main(["tag", "run", str(tmp_path / "m.npz"), str(tmp_path / "in.txt"), "--nbest", "0"]) != 0
+    assert "number of best labellings" in capsys.readouterr().err
