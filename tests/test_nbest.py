@@ -166,3 +166,44 @@ def test_corpus_kernel_with_constraints_matches_enumeration():
         for r in range(m):
             assert tuple(labels[lo:hi, r]) == truth[r][1]
             assert scores[i, r] == pytest.approx(truth[r][0], rel=1e-12, abs=1e-12)
+
+
+# ------------------------------------------------------------------ second-order chains
+def enumerate_second_order(U, E, T):
+    n, K = U.shape
+    found = []
+    for ys in itertools.product(range(K), repeat=n):
+        score = U[0, ys[0]]
+        for t in range(1, n):
+            score = score + E[ys[t - 1], ys[t]] + U[t, ys[t]]
+            if t > 1:
+                score = score + T[ys[t - 2], ys[t - 1], ys[t]]
+        found.append((score, ys))
+    found.sort(key=lambda item: (-item[0], item[1][::-1]))
+    return found
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_second_order_k_best_against_enumeration(seed):
+    from loglin.structured.chain2 import score2, viterbi2
+    from loglin.structured.nbest import kbest_viterbi2
+    rng = np.random.default_rng(600 + seed)
+    n, K = int(rng.integers(1, 6)), int(rng.integers(2, 4))
+    integer = seed % 2 == 1
+
+    def draw(*shape):
+        return rng.integers(-1, 2, size=shape).astype(float) if integer else rng.normal(size=shape)
+
+    U, E, T = draw(n, K), draw(K, K), draw(K, K, K)
+    truth = enumerate_second_order(U, E, T)
+    for k in sorted({1, 4, len(truth), len(truth) + 2}):
+        got = kbest_viterbi2(U, E, T, k)
+        assert len(got) == min(k, len(truth))
+        for (labels, score), (true_score, true_labels) in zip(got, truth):
+            assert tuple(labels) == true_labels
+            assert score == pytest.approx(true_score, rel=1e-12, abs=1e-12)
+            assert score2(U, n, E, T, labels) == pytest.approx(score, rel=1e-12, abs=1e-12)
+    best = np.empty(n, dtype=np.int32)
+    if not integer:                 # viterbi2's ties go the other way round; without ties they agree
+        viterbi2(U, n, E, T, np.empty((n, K, K)), np.empty((n, K, K), dtype=np.int64), best)
+        assert np.array_equal(kbest_viterbi2(U, E, T, 1)[0][0], best)

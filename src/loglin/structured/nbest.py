@@ -147,6 +147,102 @@ def chain_nbest_kernel(seq_ptr, tok_ptr, tok_attr, tok_val, map_ptr, map_label, 
                             map_feat, allowed, allowed_after, k, log_prob, out_labels, out_scores, i)
 
 
+@njit(cache=True)
+def kbest2_into(U, n, E, T, k, chart, back_label, back_rank, count, heads, out_labels, out_scores):
+    """The k best labellings of a second-order chain (node scores U, pair scores E[y', y], triple scores
+    T[y'', y', y]; loglin.structured.chain2) into out_labels[0:n, :] and out_scores; returns how many.
+
+    The chart is the pair-state one of chain2.viterbi2 with k entries per state (t, y_{t-1}, y_t), merged
+    over y_{t-2}. Workspace: chart (n, K, K, k), back_label and back_rank (n, K, K, k), count (n, K, K),
+    heads (K, K). Ties: as the first-order kernel (the labelling read right to left)."""
+    K = U.shape[1]
+    if n == 1:
+        for y in range(K):
+            heads[0, y] = 0
+        found = 0
+        for j in range(k):
+            best, arg = -np.inf, -1
+            for y in range(K):
+                if heads[0, y] == 0 and U[0, y] > best:
+                    best, arg = U[0, y], y
+            if arg < 0:
+                break
+            heads[0, arg] = 1
+            out_labels[0, j] = arg
+            out_scores[j] = best
+            found += 1
+        return found
+    for a in range(K):
+        for b in range(K):
+            v = U[0, a] + U[1, b] + E[a, b]
+            chart[1, a, b, 0] = v
+            count[1, a, b] = 1 if v > -np.inf else 0
+    for t in range(2, n):
+        for b in range(K):
+            for c in range(K):
+                count[t, b, c] = 0
+                u = E[b, c] + U[t, c]
+                if u == -np.inf:
+                    continue
+                for a in range(K):
+                    heads[0, a] = 0
+                for r in range(k):
+                    best, arg = -np.inf, -1
+                    for a in range(K):
+                        h = heads[0, a]
+                        if h < count[t - 1, a, b]:
+                            v = chart[t - 1, a, b, h] + T[a, b, c]
+                            if v > best:
+                                best, arg = v, a
+                    if arg < 0:
+                        break
+                    chart[t, b, c, r] = best + u
+                    back_label[t, b, c, r] = arg
+                    back_rank[t, b, c, r] = heads[0, arg]
+                    heads[0, arg] += 1
+                    count[t, b, c] = r + 1
+    heads[:, :] = 0
+    found = 0
+    for j in range(k):
+        best, ba, bb = -np.inf, -1, -1
+        for b in range(K):                      # ties: the smallest last label, then the one before
+            for a in range(K):
+                h = heads[a, b]
+                if h < count[n - 1, a, b] and chart[n - 1, a, b, h] > best:
+                    best, ba, bb = chart[n - 1, a, b, h], a, b
+        if ba < 0:
+            break
+        out_scores[j] = best
+        a, b, r = ba, bb, heads[ba, bb]
+        heads[ba, bb] += 1
+        out_labels[n - 1, j], out_labels[n - 2, j] = b, a
+        for t in range(n - 1, 1, -1):
+            prev, r = back_label[t, a, b, r], back_rank[t, a, b, r]
+            out_labels[t - 2, j] = prev
+            a, b = prev, a
+        found += 1
+    return found
+
+
+def kbest_viterbi2(U, E, T, k):
+    """The k best labellings of a second-order chain: [(labels, score)], best first (raw scores)."""
+    U = np.ascontiguousarray(U, dtype=np.float64)
+    E = np.ascontiguousarray(E, dtype=np.float64)
+    T = np.ascontiguousarray(T, dtype=np.float64)
+    if U.ndim != 2 or U.shape[0] < 1:
+        raise InvalidInputError(f"need U of shape (n >= 1, K); got {U.shape}")
+    n, K = U.shape
+    if E.shape != (K, K) or T.shape != (K, K, K):
+        raise InvalidInputError(f"need E of shape (K, K) and T of shape (K, K, K); got {E.shape}, {T.shape}")
+    k = check_n(k)
+    labels = np.full((n, k), -1, dtype=np.int32)
+    scores = np.full(k, -np.inf)
+    found = kbest2_into(U, n, E, T, k, np.empty((n, K, K, k)), np.empty((n, K, K, k), dtype=np.int32),
+                        np.empty((n, K, K, k), dtype=np.int32), np.empty((n, K, K), dtype=np.int64),
+                        np.empty((K, K), dtype=np.int64), labels, scores)
+    return [(labels[:, j].copy(), float(scores[j])) for j in range(found)]
+
+
 def check_n(n) -> int:
     from ..limits import MAX_BEAM
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= int(n) <= MAX_BEAM:
