@@ -4,8 +4,9 @@ The chart keeps, per (position t, label y), the k best scores of the paths y_0..
 with back-pointers (previous label, its rank): the k-best extension of max-product (Huang & Chiang 2005,
 algorithm 1 on the chain's lattice). The k best at (t, y) are the k largest of
 {chart[t-1, y', r] + Tr[y', y]} + U[t, y]; each list chart[t-1, y'] is sorted, so they are merged by
-repeatedly taking the largest head (the lists are exhausted lazily, as in their algorithm 2). Cost
-O(n K^2 k) per sentence against Viterbi's O(n K^2).
+repeatedly taking the largest head (the lists are exhausted lazily, as in their algorithm 2): by a scan
+of the K heads per pick for small k, O(n K^2 k) per sentence, and from k = HEAP_FROM_K with the heads in
+a heap, O(n K (K + k log K)), against Viterbi's O(n K^2).
 
 Ties are broken deterministically: equal scores come in increasing order of the last label, then the one
 before it, and so on (the labelling read right to left); with k = 1 this is Viterbi's choice
@@ -32,6 +33,86 @@ from .chain_messages import forward, transition_tables
 NO_CONSTRAINT = np.ones((0, 0), dtype=np.bool_)
 
 
+HEAP_FROM_K = 5      # from this k on the merge keeps the list heads in a heap (see the decision record)
+
+
+@njit(cache=True, inline="always")
+def _before(va, la, vb, lb):
+    """Candidate (va, from label la) comes before (vb, lb): higher score, then the smaller previous label."""
+    return va > vb or (va == vb and la < lb)
+
+
+@njit(cache=True)
+def _sift_down(hv, hl, i, m):
+    while True:
+        c = 2 * i + 1
+        if c >= m:
+            return
+        if c + 1 < m and _before(hv[c + 1], hl[c + 1], hv[c], hl[c]):
+            c += 1
+        if not _before(hv[c], hl[c], hv[i], hl[i]):
+            return
+        hv[c], hv[i] = hv[i], hv[c]
+        hl[c], hl[i] = hl[i], hl[c]
+        i = c
+
+
+@njit(cache=True)
+def _merge_scan(prev, prev_count, tr, k, u, row, back_label, back_rank, heads):
+    """row[r] = the r-th best of {prev[y', h] + tr[y']} + u by scanning the K list heads per pick
+    (O(K k)); returns how many."""
+    K = prev.shape[0]
+    for yp in range(K):
+        heads[yp] = 0
+    for r in range(k):
+        best, arg = -np.inf, -1
+        for yp in range(K):                     # the largest head; ties: the smallest previous label
+            h = heads[yp]
+            if h < prev_count[yp]:
+                v = prev[yp, h] + tr[yp]
+                if v > best:
+                    best, arg = v, yp
+        if arg < 0:
+            return r
+        row[r] = best + u
+        back_label[r] = arg
+        back_rank[r] = heads[arg]
+        heads[arg] += 1
+    return k
+
+
+@njit(cache=True)
+def _merge_heap(prev, prev_count, tr, k, u, row, back_label, back_rank, heads, hv, hl):
+    """As _merge_scan with the heads in a binary max-heap (O(K + k log K)); the same order."""
+    K = prev.shape[0]
+    m = 0
+    for yp in range(K):
+        heads[yp] = 0
+        if prev_count[yp] > 0:
+            v = prev[yp, 0] + tr[yp]
+            if v > -np.inf:
+                hv[m], hl[m] = v, yp
+                m += 1
+    for i in range(m // 2 - 1, -1, -1):
+        _sift_down(hv, hl, i, m)
+    r = 0
+    while r < k and m > 0:
+        arg = hl[0]
+        row[r] = hv[0] + u
+        back_label[r] = arg
+        back_rank[r] = heads[arg]
+        heads[arg] += 1
+        r += 1
+        h = heads[arg]
+        if h < prev_count[arg] and prev[arg, h] + tr[arg] > -np.inf:
+            hv[0] = prev[arg, h] + tr[arg]
+        else:
+            m -= 1
+            hv[0], hl[0] = hv[m], hl[m]
+        _sift_down(hv, hl, 0, m)
+    return r
+
+
 @njit(cache=True)
 def kbest_into(U, n, Tr, k, chart, back_label, back_rank, count, heads, out_labels, out_scores, lo):
     """The k best labellings of U[:n], Tr into out_labels[lo:lo+n, :], their scores into out_scores[:];
@@ -40,6 +121,9 @@ def kbest_into(U, n, Tr, k, chart, back_label, back_rank, count, heads, out_labe
     Workspace: chart (n, K, k) float, back_label and back_rank (n, K, k) int, count (n, K) int, heads (K) int.
     """
     K = U.shape[1]
+    use_heap = k >= HEAP_FROM_K
+    hv, hl = np.empty(K), np.empty(K, dtype=np.int64)
+    TrT = np.ascontiguousarray(Tr.T)            # column y of Tr as a contiguous row
     for y in range(K):
         chart[0, y, 0] = U[0, y]
         count[0, y] = 1 if U[0, y] > -np.inf else 0
@@ -49,23 +133,12 @@ def kbest_into(U, n, Tr, k, chart, back_label, back_rank, count, heads, out_labe
             u = U[t, y]
             if u == -np.inf:
                 continue
-            for yp in range(K):
-                heads[yp] = 0
-            for r in range(k):
-                best, arg = -np.inf, -1
-                for yp in range(K):             # the largest head; ties: the smallest previous label
-                    h = heads[yp]
-                    if h < count[t - 1, yp]:
-                        v = chart[t - 1, yp, h] + Tr[yp, y]
-                        if v > best:
-                            best, arg = v, yp
-                if arg < 0:
-                    break
-                chart[t, y, r] = best + u
-                back_label[t, y, r] = arg
-                back_rank[t, y, r] = heads[arg]
-                heads[arg] += 1
-                count[t, y] = r + 1
+            if use_heap:
+                count[t, y] = _merge_heap(chart[t - 1], count[t - 1], TrT[y], k, u, chart[t, y], back_label[t, y],
+                                          back_rank[t, y], heads, hv, hl)
+            else:
+                count[t, y] = _merge_scan(chart[t - 1], count[t - 1], TrT[y], k, u, chart[t, y], back_label[t, y],
+                                          back_rank[t, y], heads)
     for y in range(K):
         heads[y] = 0
     found = 0
