@@ -44,6 +44,8 @@ def main(argv=None):
     ap.add_argument("--ks", default="1,5,10")
     ap.add_argument("--max-iter", type=int, default=30)
     args = ap.parse_args(argv)
+    if shared_data_dir() is None:
+        raise SystemExit("CoNLL-2000 not found: set LOGLIN_DATA (see README)")
     root = shared_data_dir() / "conll2000"
     model = _model(args.model, root / "train.txt", args.max_iter)
     test = read_conll2000(root / "test.txt")
