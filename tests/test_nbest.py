@@ -68,9 +68,10 @@ def test_one_best_is_viterbi(seed):
         U, Tr = rng.integers(-2, 3, size=(n, K)).astype(float), rng.integers(-2, 3, size=(K, K)).astype(float)
     else:
         U, Tr = rng.normal(size=(n, K)), rng.normal(size=(K, K))
-    (labels, score), = kbest_viterbi(U, Tr, 1)
     best, best_score = viterbi(U, Tr)
-    assert np.array_equal(labels, best) and score == pytest.approx(best_score, rel=1e-12, abs=1e-12)
+    for k in (1, 2, 7):             # k = 1 runs Viterbi's loop; the chart's first entry must agree with it
+        labels, score = kbest_viterbi(U, Tr, k)[0]
+        assert np.array_equal(labels, best) and score == pytest.approx(best_score, rel=1e-12, abs=1e-12)
 
 
 @pytest.mark.parametrize("seed", range(6))

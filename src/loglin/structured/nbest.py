@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..errors import InvalidInputError
-from .chain import _value
+from .chain import _value, viterbi_into
 from .chain_messages import forward, transition_tables
 
 NO_CONSTRAINT = np.ones((0, 0), dtype=np.bool_)
@@ -121,6 +121,12 @@ def kbest_into(U, n, Tr, k, chart, back_label, back_rank, count, heads, out_labe
     Workspace: chart (n, K, k) float, back_label and back_rank (n, K, k) int, count (n, K) int, heads (K) int.
     """
     K = U.shape[1]
+    if k == 1:                                  # Viterbi itself (the same tie rule)
+        best = viterbi_into(U, n, Tr, back_label[:n, :, 0], chart[:n, :, 0], out_labels[:, 0], lo)
+        if best == -np.inf:
+            return 0
+        out_scores[0] = best
+        return 1
     use_heap = k >= HEAP_FROM_K
     hv, hl = np.empty(K), np.empty(K, dtype=np.int64)
     TrT = np.ascontiguousarray(Tr.T)            # column y of Tr as a contiguous row
@@ -163,9 +169,10 @@ def kbest_into(U, n, Tr, k, chart, back_label, back_rank, count, heads, out_labe
 
 @njit(cache=True)
 def _sentence_nbest(lo, hi, w, Tr, Tr_iob, Ecol, colmax, tok_ptr, tok_attr, tok_val, map_ptr, map_label,
-                    map_feat, allowed, allowed_after, k, log_prob, out_labels, out_scores, sent):
+                    map_feat, allowed, allowed_after, k, log_prob, out_labels, out_scores, sent, U, V, alpha, tmp,
+                    chart, back_label, back_rank, count, heads):
     n, K = hi - lo, Tr.shape[0]
-    U = np.zeros((n, K))
+    U[:n] = 0.0
     for t in range(lo, hi):
         for q in range(tok_ptr[t], tok_ptr[t + 1]):
             a = tok_attr[q]
@@ -174,21 +181,16 @@ def _sentence_nbest(lo, hi, w, Tr, Tr_iob, Ecol, colmax, tok_ptr, tok_attr, tok_
                 U[t - lo, map_label[j]] += v * w[map_feat[j]]
     log_z = 0.0
     if log_prob:                                # P(y | x) of the model: the unconstrained partition function
-        log_z = forward(U, n, Tr, Ecol, colmax, np.empty((n, K)), np.empty(K))
+        log_z = forward(U, n, Tr, Ecol, colmax, alpha, tmp)
     if allowed.shape[0] > 0:
         for t in range(n):
             for y in range(K):
                 if not allowed[lo + t, y]:
                     U[t, y] = -np.inf
-    chart = np.empty((n, K, k))
-    back_label = np.empty((n, K, k), dtype=np.int32)
-    back_rank = np.empty((n, K, k), dtype=np.int32)
-    count = np.empty((n, K), dtype=np.int64)
-    heads = np.empty(K, dtype=np.int64)
     scores = out_scores[sent]
     found = 0
     if allowed_after.shape[0] > 0:
-        V = U.copy()
+        V[:n] = U[:n]
         for y in range(K):
             if not allowed_after[K, y]:
                 V[0, y] = -np.inf
@@ -201,8 +203,9 @@ def _sentence_nbest(lo, hi, w, Tr, Tr_iob, Ecol, colmax, tok_ptr, tok_attr, tok_
 
 @njit(cache=True, parallel=True)
 def chain_nbest_kernel(seq_ptr, tok_ptr, tok_attr, tok_val, map_ptr, map_label, map_feat, w, n_state, K,
-                       allowed, allowed_after, k, log_prob, out_labels, out_scores):
-    """The k best labellings of every sentence (see the module docstring for the arguments' meaning)."""
+                       allowed, allowed_after, k, log_prob, bounds, out_labels, out_scores):
+    """The k best labellings of every sentence (see the module docstring for the arguments' meaning);
+    sentences bounds[b]..bounds[b+1] share one thread's workspace."""
     Tr = w[n_state:n_state + K * K].reshape(K, K)
     Tr_iob = Tr.copy()
     if allowed_after.shape[0] > 0:
@@ -213,11 +216,22 @@ def chain_nbest_kernel(seq_ptr, tok_ptr, tok_attr, tok_val, map_ptr, map_label, 
     Ecol, Erow = np.empty((K, K)), np.empty((K, K))
     colmax, rowmax = np.empty(K), np.empty(K)
     transition_tables(Tr, Ecol, colmax, Erow, rowmax)
-    for i in prange(seq_ptr.shape[0] - 1):
-        lo, hi = seq_ptr[i], seq_ptr[i + 1]
-        if hi > lo:
-            _sentence_nbest(lo, hi, w, Tr, Tr_iob, Ecol, colmax, tok_ptr, tok_attr, tok_val, map_ptr, map_label,
-                            map_feat, allowed, allowed_after, k, log_prob, out_labels, out_scores, i)
+    L = 1
+    for i in range(seq_ptr.shape[0] - 1):
+        L = max(L, seq_ptr[i + 1] - seq_ptr[i])
+    for b in prange(bounds.shape[0] - 1):
+        U, V, alpha, tmp = np.empty((L, K)), np.empty((L, K)), np.empty((L, K)), np.empty(K)
+        chart = np.empty((L, K, k))
+        back_label = np.empty((L, K, k), dtype=np.int32)
+        back_rank = np.empty((L, K, k), dtype=np.int32)
+        count = np.empty((L, K), dtype=np.int64)
+        heads = np.empty(K, dtype=np.int64)
+        for i in range(bounds[b], bounds[b + 1]):
+            lo, hi = seq_ptr[i], seq_ptr[i + 1]
+            if hi > lo:
+                _sentence_nbest(lo, hi, w, Tr, Tr_iob, Ecol, colmax, tok_ptr, tok_attr, tok_val, map_ptr,
+                                map_label, map_feat, allowed, allowed_after, k, log_prob, out_labels, out_scores, i,
+                                U, V, alpha, tmp, chart, back_label, back_rank, count, heads)
 
 
 @njit(cache=True)
@@ -336,10 +350,12 @@ def chain_n_best(w, n_state, K, map_ptr, map_label, map_feat, seq_ptr, tok_ptr, 
     n_tok, n_sent = int(seq_ptr[-1]), len(seq_ptr) - 1
     labels = np.full((n_tok, n), -1, dtype=np.int32)
     scores = np.full((n_sent, n), -np.inf)
+    from ..kernels.maxent import _blocks
     chain_nbest_kernel(seq_ptr, tok_ptr, tok_attr, np.empty(0) if tok_val is None else tok_val, map_ptr,
                        map_label, map_feat, np.ascontiguousarray(w, dtype=np.float64), int(n_state), int(K),
                        NO_CONSTRAINT if allowed is None else allowed,
-                       NO_CONSTRAINT if allowed_after is None else allowed_after, n, bool(log_prob), labels, scores)
+                       NO_CONSTRAINT if allowed_after is None else allowed_after, n, bool(log_prob),
+                       _blocks(n_sent), labels, scores)
     return labels, scores
 
 
