@@ -3,7 +3,7 @@
     loglin tag train --task pos|chunk|ner --format conll2000|brown|columns TRAIN -o MODEL
                      [--model maxent|crf|m3n] [--features PRESET|FILE] [options]
     loglin tag evaluate MODEL TEST [--format conll2000|brown|columns] [--json]
-    loglin tag run MODEL INPUT [-o OUT]        (also: loglin tag MODEL INPUT)
+    loglin tag run MODEL INPUT [-o OUT] [--nbest K]   (also: loglin tag MODEL INPUT)
 
 INPUT is either CoNLL columns (one token a line, word first; chunking needs
 the POS tag second; blank line between sentences) or plain tokenized text,
@@ -501,7 +501,8 @@ def _run(args) -> int:
     check_writable(args.output)
     from ..model_io import load_model
     run_model(load_model(args.model), args.input, args.input_format, args.output, keep_labels=args.keep_labels,
-              n_best=args.nbest, beam=args.beam, tag_dictionary=args.tag_dictionary, iob_constraint=args.iob_constraint)
+              n_best=args.nbest, beam=args.beam, tag_dictionary=args.tag_dictionary,
+              iob_constraint=args.iob_constraint)
     return 0
 
 
