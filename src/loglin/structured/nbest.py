@@ -6,7 +6,8 @@ algorithm 1 on the chain's lattice). The k best at (t, y) are the k largest of
 {chart[t-1, y', r] + Tr[y', y]} + U[t, y]; each list chart[t-1, y'] is sorted, so they are merged by
 repeatedly taking the largest head (the lists are exhausted lazily, as in their algorithm 2): by a scan
 of the K heads per pick for small k, O(n K^2 k) per sentence, and from k = HEAP_FROM_K with the heads in
-a heap, O(n K (K + k log K)), against Viterbi's O(n K^2).
+a heap, O(n K (K + k log K)), against Viterbi's O(n K^2); k = 1 runs Viterbi's own loop.
+:func:`kbest2_into` is the same chart on the pair states of the second-order chain (chain2).
 
 Ties are broken deterministically: equal scores come in increasing order of the last label, then the one
 before it, and so on (the labelling read right to left); with k = 1 this is Viterbi's choice
@@ -31,8 +32,6 @@ from .chain import _value, viterbi_into
 from .chain_messages import forward, transition_tables
 
 NO_CONSTRAINT = np.ones((0, 0), dtype=np.bool_)
-
-
 HEAP_FROM_K = 5      # from this k on the merge keeps the list heads in a heap (see the decision record)
 
 
