@@ -339,6 +339,27 @@ class CRF(_BaseEstimator):
         """The label list of one sentence (``constraints``: one sentence's, as in :meth:`predict`)."""
         return self.predict([xseq], None if constraints is None else [constraints])[0]
 
+    def predict_n_best(self, X, n=3, constraints=None):
+        """Per sentence the n best label lists as [(labels, log-probability), ...], best first (loglin's
+        addition; exact k-best Viterbi as CRF++'s ``-n``); ``constraints`` as in :meth:`predict`."""
+        from ..structured.nbest import chain_n_best, check_n, n_best_lists
+        space, w = self._fitted()
+        n = check_n(n)
+        X = list(X)
+        if not X:
+            return []
+        seq_ptr, tok_ptr, tok_attr, tok_val = self._encode(X)
+        allowed = None
+        if constraints is not None:
+            from ..structured.constrained import allowed_labels
+            allowed = allowed_labels(constraints, np.diff(seq_ptr), space.labels)
+        labels, scores = chain_n_best(w, *self._space_arrays(), seq_ptr, tok_ptr, tok_attr, tok_val, n=n,
+                                      allowed=allowed)
+        return n_best_lists(labels, scores, seq_ptr, space.labels)
+
+    def predict_n_best_single(self, xseq, n=3, constraints=None):
+        return self.predict_n_best([xseq], n, None if constraints is None else [constraints])[0]
+
     def predict_marginals(self, X):
         """P(label) at every token: per sentence a list of {label: probability} dicts."""
         space, w = self._fitted()

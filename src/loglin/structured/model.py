@@ -91,6 +91,34 @@ class ChainModel:
                 raise InvalidInputError(f"sentence {i} is empty")
         return self.decode_labels(self.space.encode(sentences), constraints) if len(sentences) else []
 
+    def tag_n_best(self, sentences, n: int = 3, *, constraints=None, iob_constraint: bool = False) -> list:
+        """Per sentence the n best label sequences as [(labels, score), ...], best first (exact k-best Viterbi,
+        :mod:`loglin.structured.nbest`); fewer when the sentence has fewer labellings. CRF: the score is
+        log P(labels | sentence); M3N: the raw score w . f. ``constraints`` as in :meth:`tag`;
+        ``iob_constraint`` allows I-X only after B-X / I-X (the Maxent tagger's rule)."""
+        for i, s in enumerate(sentences):
+            if len(s) == 0:
+                raise InvalidInputError(f"sentence {i} is empty")
+        if len(sentences) == 0:
+            return []
+        return self._n_best(*self.space.encode(sentences), n, constraints, iob_constraint)
+
+    def _n_best(self, seq_ptr, tok_ptr, tok_attr, n, constraints=None, iob_constraint=False, tok_val=None):
+        from .nbest import chain_n_best, n_best_lists
+        s = self.space
+        allowed = None
+        if constraints is not None:
+            from .constrained import allowed_labels
+            allowed = allowed_labels(constraints, np.diff(seq_ptr), s.labels)
+        after = None
+        if iob_constraint:
+            from ..tagging.beam import iob_transitions
+            after = iob_transitions([str(x) for x in s.labels])
+        labels, scores = chain_n_best(self.w, s.n_state, s.n_labels, s.map_ptr, s.map_label, s.map_feat, seq_ptr,
+                                      tok_ptr, tok_attr, tok_val, n=n, allowed=allowed, allowed_after=after,
+                                      log_prob=self.model == "crf")
+        return n_best_lists(labels, scores, seq_ptr, s.labels)
+
     def marginals(self, sentences) -> list[np.ndarray]:
         """P(label y at token t | sentence) of a CRF: per sentence an (n x K) array, columns in the order of
         ``labels`` (forward-backward; for an M3N model these are the marginals of its scores taken as a CRF)."""

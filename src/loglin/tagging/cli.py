@@ -3,7 +3,7 @@
     loglin tag train --task pos|chunk|ner --format conll2000|brown|columns TRAIN -o MODEL
                      [--model maxent|crf|m3n] [--features PRESET|FILE] [options]
     loglin tag evaluate MODEL TEST [--format conll2000|brown|columns] [--json]
-    loglin tag run MODEL INPUT [-o OUT]        (also: loglin tag MODEL INPUT)
+    loglin tag run MODEL INPUT [-o OUT] [--nbest K]   (also: loglin tag MODEL INPUT)
 
 INPUT is either CoNLL columns (one token a line, word first; chunking needs
 the POS tag second; blank line between sentences) or plain tokenized text,
@@ -18,6 +18,7 @@ lines skipped); CRF / M3N models use the task's template preset unless
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from pathlib import Path
@@ -138,6 +139,15 @@ def _need_columns(fmt, rows, width, path):
                                     f"{width}; _ or ? leaves a token free)")
 
 
+def _write_n_best(out, raw, lists, fmt, probability):
+    for tokens, candidates in zip(raw, lists):
+        for rank, (labels, score) in enumerate(candidates):
+            out.write(f"# {rank} {math.exp(score) if probability else score:.6g}\n")
+            _write_output(out, [tokens], [labels], fmt)
+        if fmt != "conll":
+            out.write("\n")
+
+
 def _write_output(out, raw, predicted, fmt):
     for tokens, labels in zip(raw, predicted):
         if fmt == "conll":
@@ -217,6 +227,13 @@ def add_tag_commands(subparsers) -> argparse.ArgumentParser:
         else:
             p.add_argument("-o", "--output", type=Path, default=None, help="output file (default stdout)")
             p.add_argument("--input-format", choices=("auto", "conll", "text"), default="auto")
+            p.add_argument("--nbest", type=int, default=None, metavar="K",
+                           help="write the K best taggings of each sentence, best first, each after a header "
+                                "'# RANK VALUE' (CRF++'s -n output; RANK from 0): VALUE is the probability of the "
+                                "tagging (CRF: P(labels | sentence), exact k-best Viterbi; Maxent: the product of "
+                                "the tokens' P(label | context) over the beam's final hypotheses) or, for M3N "
+                                "models, the score w.f; a blank line ends each tagging (text input: each "
+                                "tagging is one line, a blank line ends the sentence's list)")
             p.add_argument("--keep-labels", action="store_true",
                            help="CoNLL input: a label already in the column after the inputs (not _ or ?) is kept "
                                 "and the other tokens are decoded consistently with it (CRF / M3N models)")
@@ -497,16 +514,21 @@ def _run(args) -> int:
     check_writable(args.output)
     from ..model_io import load_model
     run_model(load_model(args.model), args.input, args.input_format, args.output, keep_labels=args.keep_labels,
-              beam=args.beam, tag_dictionary=args.tag_dictionary, iob_constraint=args.iob_constraint)
+              n_best=args.nbest, beam=args.beam, tag_dictionary=args.tag_dictionary,
+              iob_constraint=args.iob_constraint)
     return 0
 
 
 FREE_LABELS = ("_", "?", "")      # --keep-labels: a label column holding one of these leaves the token free
 
 
-def run_model(model, path, input_format="auto", output=None, keep_labels=False, **decoding) -> None:
+def run_model(model, path, input_format="auto", output=None, keep_labels=False, n_best=None, **decoding) -> None:
     """Tag the file ``path`` with a MaxentTaggerModel or ChainModel; write to ``output`` (a path) or standard output.
-    ``keep_labels``: CoNLL input whose column after the inputs holds labels keeps them (chain models)."""
+    ``keep_labels``: CoNLL input whose column after the inputs holds labels keeps them (chain models).
+    ``n_best``: write that many best taggings per sentence (see ``--nbest``)."""
+    if n_best is not None:
+        from ..structured.nbest import check_n
+        n_best = check_n(n_best)
     from ..structured.model import ChainModel
     from .estimator import Tagger
     if isinstance(_tagging_model(model), Tagger):
@@ -520,7 +542,12 @@ def run_model(model, path, input_format="auto", output=None, keep_labels=False, 
             tokens = [[tuple(row[:-1]) for row in s] for s in raw]      # as in training: the label column last
             constraints = _given_labels(raw, -1)
         t0 = time.perf_counter()
-        predicted = model.predict(tokens, constraints=constraints)
+        if n_best is not None:
+            predicted = model.predict_n_best(tokens, n_best, constraints=constraints,
+                                             iob_constraint=decoding.get("iob_constraint"))
+        else:
+            predicted = model.predict(tokens, constraints=constraints)
+        probability = model.model != "m3n"
     elif isinstance(model, ChainModel):
         tokens, raw, fmt = _read_input(path, input_format, model.space.task, model.labels)
         constraints = None
@@ -529,21 +556,33 @@ def run_model(model, path, input_format="auto", output=None, keep_labels=False, 
             _need_columns(fmt, raw, given + 1, path)
             constraints = _given_labels(raw, given)
         t0 = time.perf_counter()
-        predicted = model.tag([[(t,) if isinstance(t, str) else tuple(t) for t in s] for s in tokens],
-                              constraints=constraints)
+        tokens = [[(t,) if isinstance(t, str) else tuple(t) for t in s] for s in tokens]
+        if n_best is not None:
+            predicted = model.tag_n_best(tokens, n_best, constraints=constraints,
+                                         iob_constraint=bool(decoding.get("iob_constraint")))
+        else:
+            predicted = model.tag(tokens, constraints=constraints)
+        probability = model.model != "m3n"
     else:
         if keep_labels:
             raise InvalidInputError("--keep-labels decodes chain models (--model crf / m3n); a Maxent tagger's "
                                     "beam search does not take fixed labels")
         tokens, raw, fmt = _read_input(path, input_format, model.task, model.labels)
         t0 = time.perf_counter()
-        predicted = model.tag(tokens, **decoding)
+        if n_best is not None:
+            decoding.pop("beam", None)              # the beam is max(K, the model's)
+            predicted = model.tag_n_best(tokens, n_best, **decoding)
+        else:
+            predicted = model.tag(tokens, **decoding)
+        probability = True
     seconds = time.perf_counter() - t0
+    write = _write_output if n_best is None else (
+        lambda out, raw, lists, fmt: _write_n_best(out, raw, lists, fmt, probability))
     if output is None:
-        _write_output(sys.stdout, raw, predicted, fmt)
+        write(sys.stdout, raw, predicted, fmt)
     else:
         with open(output, "w", encoding="utf-8", newline="\n") as out:
-            _write_output(out, raw, predicted, fmt)
+            write(out, raw, predicted, fmt)
         n = sum(len(s) for s in tokens)
         print(f"tagged {n:,} tokens in {seconds:.2f} s -> {output}", file=sys.stderr)
 

@@ -363,6 +363,32 @@ class Tagger(_BaseEstimator):
             return []
         return model.decode_labels(self.templates_.transform(X), constraints)
 
+    def predict_n_best(self, X, n=3, constraints=None, **decoding):
+        """Per sentence the n best label sequences as [(labels, score), ...], best first (fewer when a sentence
+        has fewer). CRF: exact k-best Viterbi, score log P(labels | sentence); M3N: the same search, score
+        w . f; Maxent: the beam's final hypotheses (a beam of at least n), score the sum of the tokens'
+        log P(label | context). ``constraints`` as in :meth:`predict` (chain models); ``decoding``:
+        ``iob_constraint`` (all models: I-X only after B-X / I-X; off for chain models unless given) and the
+        Maxent tagger's ``tag_dictionary``."""
+        from ..structured.nbest import check_n
+        model, n = self._fitted(), check_n(n)
+        X = list(X)
+        if not X:
+            return []
+        if self.templates_ is None or self.model == "maxent":
+            if constraints is not None:
+                raise ValueError("constraints need a chain model (model='crf' or 'm3n'); the Maxent tagger's "
+                                 "beam search does not take fixed labels")
+            decoding.pop("beam", None)                  # the beam is max(n, the model's)
+            if self.templates_ is not None:
+                return model.tag_n_best(X, n, **decoding)
+            return model.tag_n_best(_maxent_inputs(X, model.task), n, **decoding)
+        unknown = set(decoding) - {"iob_constraint", "beam", "tag_dictionary"}
+        if unknown:
+            raise TypeError(f"predict_n_best got unexpected keyword arguments {sorted(unknown)}")
+        return model._n_best(*self.templates_.transform(X), n, constraints,
+                             bool(decoding.get("iob_constraint") or False))
+
     def predict_marginals(self, X):
         """P(label | sentence) at every token (forward-backward; chain models): per sentence an (n, K) array,
         columns in the order of ``classes_``. For an M3N these are its scores' marginals taken as a CRF."""

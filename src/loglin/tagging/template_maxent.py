@@ -159,3 +159,17 @@ class TemplateMaxentModel:
                           iob_constraint=self.iob_constraint if iob_constraint is None else bool(iob_constraint))
         names = np.asarray(self.labels, dtype=object)
         return [names[ids[data.sent_ptr[i]:data.sent_ptr[i + 1]]].tolist() for i in range(len(X))]
+
+    def tag_n_best(self, X, n: int = 3, *, iob_constraint=None, tag_dictionary=None) -> list:
+        """Per sentence the n best label sequences the beam search keeps (a beam of max(n, the model's)), as
+        [(labels, log-probability), ...], best first (MaxentTaggerModel.tag_n_best's form)."""
+        from ..structured.nbest import check_n, n_best_lists
+        X = list(X)
+        if not X:
+            return []
+        n = check_n(n)
+        data = self.features.decode_input(X)
+        _, labels, scores = beam_decode(
+            self.features, self.w, self.map_ptr, self.map_label, self.map_feat, data, beam=max(n, self.beam),
+            iob_constraint=self.iob_constraint if iob_constraint is None else bool(iob_constraint), n_best=n)
+        return n_best_lists(labels, scores, data.sent_ptr, self.labels)
