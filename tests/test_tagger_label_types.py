@@ -80,3 +80,23 @@ def test_a_model_file_with_an_unknown_label_type_is_refused(chunks, tmp_path):
     save_npz_model(forged, meta, arrays)
     with pytest.raises(ModelFormatError, match="label type"):
         loglin.Tagger.load(forged)
+
+
+def test_int_labels_in_constraints_and_n_best(chunks):
+    """Constraints given in the user's label type fix those labels; n-best lists come back in that type and
+    equal the string model's lists mapped through the same ids."""
+    X, y = chunks
+    y_int = _as_ints(y)
+    back = {int(v): k for k, v in {t: i for s, si in zip(y, y_int) for t, i in zip(s, si)}.items()}
+    as_int = loglin.Tagger(model="crf", features="chunk", max_iter=15).fit(X, y_int)
+    as_str = loglin.Tagger(model="crf", features="chunk", max_iter=15).fit(X, y)
+    first = y_int[0][0]
+    fixed = [[first] + [None] * (len(X[0]) - 1)]
+    assert as_int.predict(X[:1], constraints=fixed)[0][0] == first
+    nbest_int = as_int.predict_n_best(X[:2], 3)
+    nbest_str = as_str.predict_n_best(X[:2], 3)
+    assert [[[back[int(t)] for t in labels] for labels, _ in sent] for sent in nbest_int] == \
+        [[labels for labels, _ in sent] for sent in nbest_str]
+    np.testing.assert_allclose([s for sent in nbest_int for _, s in sent], [s for sent in nbest_str for _, s in sent],
+                               rtol=1e-9)      # the label order differs, so sums differ at rounding
+    assert all(isinstance(t, int) for sent in nbest_int for labels, _ in sent for t in labels)

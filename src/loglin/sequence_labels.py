@@ -46,6 +46,29 @@ def labels_as_strings(y, what: str) -> tuple[list[list[str]], str]:
     return out, kind or "str"
 
 
+def label_to_string(label, kind: str) -> str:
+    """One label of type ``kind`` as :func:`labels_as_strings` writes it (for constraints given at predict time)."""
+    if kind == "int" and _kind_of(label) == "int":
+        return str(int(label))
+    if kind == "bool" and _kind_of(label) == "bool":
+        return str(bool(label))
+    return str(label)
+
+
+def constraints_as_strings(constraints, kind: str):
+    """Per-sentence constraints (None, or per token None / a label / a set of labels) with string labels."""
+    if kind == "str" or constraints is None:
+        return constraints
+
+    def token(c):
+        if c is None:
+            return None
+        if isinstance(c, (set, frozenset, list, tuple)):
+            return {label_to_string(x, kind) for x in c}
+        return label_to_string(c, kind)
+    return [None if sent is None else [token(c) for c in sent] for sent in constraints]
+
+
 def label_from_string(text: str, kind: str):
     """The label ``text`` (as :func:`labels_as_strings` wrote it) back in its type."""
     if kind == "int":
@@ -70,5 +93,5 @@ def checked_label_type(value, path) -> str:
     return kind
 
 
-__all__ = ["LABEL_TYPES", "labels_as_strings", "label_from_string", "sequences_from_strings",
+__all__ = ["LABEL_TYPES", "labels_as_strings", "label_to_string", "constraints_as_strings", "label_from_string", "sequences_from_strings",
            "checked_label_type"]

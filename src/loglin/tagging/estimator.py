@@ -33,7 +33,8 @@ from ..errors import DataContentError, InvalidInputError, ModelFormatError
 from ..estimators import _BaseEstimator, _check_sample_weight, _plain, fitted_model
 from ..params import (check_training_params, deprecated_fit_options, sequence_estimator_params,
                       sequence_train_keywords)
-from ..sequence_labels import checked_label_type, labels_as_strings, sequences_from_strings
+from ..sequence_labels import (checked_label_type, constraints_as_strings, labels_as_strings,
+                               sequences_from_strings)
 from ..model_io import label_map_is_valid, load_npz_model, model_format, save_npz_model
 from ..training import DEFAULT_MAX_ITER, DEFAULT_TOL
 from .templates import PRESETS, CompiledTemplates, TemplateSet, template_set
@@ -340,8 +341,9 @@ class Tagger(_BaseEstimator):
 
     def predict(self, X, constraints=None, **decoding):
         """The label sequence of every sentence, labels in the type fit was given (str, int or bool)."""
-        return sequences_from_strings(self._predict_strings(X, constraints, **decoding),
-                                      getattr(self, "label_type_", "str"))
+        kind = getattr(self, "label_type_", "str")
+        return sequences_from_strings(self._predict_strings(X, constraints_as_strings(constraints, kind), **decoding),
+                                      kind)
 
     def _predict_strings(self, X, constraints=None, **decoding):
         """The label sequence of every sentence (lists of str). ``decoding``: the Maxent tagger's
@@ -364,6 +366,15 @@ class Tagger(_BaseEstimator):
         return model.decode_labels(self.templates_.transform(X), constraints)
 
     def predict_n_best(self, X, n=3, constraints=None, **decoding):
+        """Per sentence the n best label sequences as [(labels, score), ...], labels in the type fit was given
+        (see :meth:`_predict_n_best_strings`)."""
+        kind = getattr(self, "label_type_", "str")
+        nbest = self._predict_n_best_strings(X, n, constraints_as_strings(constraints, kind), **decoding)
+        if kind == "str":
+            return nbest
+        return [[(sequences_from_strings([labels], kind)[0], score) for labels, score in sent] for sent in nbest]
+
+    def _predict_n_best_strings(self, X, n=3, constraints=None, **decoding):
         """Per sentence the n best label sequences as [(labels, score), ...], best first (fewer when a sentence
         has fewer). CRF: exact k-best Viterbi, score log P(labels | sentence); M3N: the same search, score
         w . f; Maxent: the beam's final hypotheses (a beam of at least n), score the sum of the tokens'
