@@ -96,6 +96,20 @@ class PartDualState:
                                      max_trial, float(C), self.mm, self.wu, self._max_touch, p.weight, self.s,
                                      self.mu, self.term, float(floor))
 
+    def try_online(self, C, picks, rates, adapt=True, max_trial=30, floor=0.0):
+        """:meth:`online` on ``picks``, then the state put back as it was; returns what ``online`` returned.
+
+        Saves w(u) and only the picked instances' blocks (what a pass can change), not a copy of the
+        whole state: trying a rate on 10% of the sentences then holds ~10% of the part arrays extra."""
+        picks = np.asarray(picks, dtype=np.int64)
+        index = _block_index(self.part_ptr, picks)
+        saved = (self.s[index], self.mu[index], self.term[picks], self.wu.copy())
+        try:
+            return self.online(C, picks, rates, adapt, max_trial, floor)
+        finally:
+            self.s[index], self.mu[index], self.term[picks] = saved[:3]
+            self.wu[:] = saved[3]
+
     # ------------------------------------------------------------ objective values
     def terms_total(self) -> float:
         total = float(self.problem.weight @ self.term)
@@ -138,6 +152,14 @@ class PartDualState:
         other.__dict__.update({k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in self.__dict__.items()
                                if k != "_buf"})
         return other
+
+
+def _block_index(part_ptr, picks):
+    """The flat part positions of the instances ``picks`` (their blocks one after another)."""
+    starts = part_ptr[picks]
+    sizes = part_ptr[picks + 1] - starts
+    ends = np.cumsum(sizes)
+    return np.repeat(starts - (ends - sizes), sizes) + np.arange(int(ends[-1]) if len(ends) else 0)
 
 
 class ChainDualState(PartDualState):

@@ -79,9 +79,9 @@ def collins_annealing(C_target, C_start=None, hold=5, rate=0.7):
 
 
 def choose_eta_ini(state, C, rng):
-    """loglin.solvers.eg.choose_eta_ini on a part dual state (each rate tried on a copy)."""
+    """loglin.solvers.eg.choose_eta_ini on a part dual state (each rate tried, then undone: try_online)."""
     def try_rate(sample, eta):
-        accepted, trials, _ = state.copy().online(C, sample, np.full(state.n_blocks, eta), adapt=False, max_trial=1)
+        accepted, trials, _ = state.try_online(C, sample, np.full(state.n_blocks, eta), adapt=False, max_trial=1)
         return accepted, trials
     return _choose_eta_ini(try_rate, np.arange(state.n_blocks), rng)
 
