@@ -272,3 +272,26 @@ def test_rate_trials_undo_in_place_and_choose_as_trials_on_copies(loss):
     assert choose_eta_ini(state, 2.0, np.random.default_rng(5)) == expected
     for k, v in before.items():
         assert np.array_equal(getattr(state, k), v), k
+
+
+@pytest.mark.parametrize("loss", ["ll", "mm"])
+def test_marginals_recomputed_at_each_visit_give_the_same_iterates_as_stored_ones(loss):
+    """store_marginals=False (the structured EG default) recomputes mu_i from s_i at each visit instead of
+    keeping mu: online and batch EG must take bit-for-bit the steps of the state that stores them."""
+    from loglin.structured.dual import PartDualState
+    p = random_chain_problem(n_sent=30, K=3, n_attr=10, max_len=5, seed=11)
+    stored, recomputed = PartDualState(p, loss), PartDualState(p, loss, store_marginals=False)
+    assert recomputed.mu.size == 0 and stored.mu.size == recomputed.s.size
+    rates = {id(st): np.full(p.n_sentences, 0.7) for st in (stored, recomputed)}
+    for epoch in range(4):
+        order = np.random.default_rng(epoch).permutation(p.n_sentences)
+        results = [st.online(1.5, order, rates[id(st)], True, 30, 0.01) for st in (stored, recomputed)]
+        assert results[0] == results[1]
+        for st in (stored, recomputed):
+            st.batch_try(0.3, 1.5)
+            st.batch_commit()
+    for name in ("s", "term", "wu"):
+        assert np.array_equal(getattr(stored, name), getattr(recomputed, name)), name
+    assert stored.dual(1.5) == recomputed.dual(1.5)
+    recomputed.refresh()
+    assert np.array_equal(stored.wu, recomputed.wu) or np.allclose(stored.wu, recomputed.wu, rtol=1e-12, atol=1e-12)
