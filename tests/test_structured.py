@@ -280,6 +280,8 @@ def test_marginals_recomputed_at_each_visit_give_the_same_iterates_as_stored_one
     keeping mu: online and batch EG must take bit-for-bit the steps of the state that stores them."""
     from loglin.structured.dual import PartDualState
     p = random_chain_problem(n_sent=30, K=3, n_attr=10, max_len=5, seed=11)
+    from loglin.structured.eg import part_state
+    assert part_state(p.objective(1.5, loss=loss)).mu.size == 0          # the chain EG solvers' fresh state
     stored, recomputed = PartDualState(p, loss), PartDualState(p, loss, store_marginals=False)
     assert recomputed.mu.size == 0 and stored.mu.size == recomputed.s.size
     rates = {id(st): np.full(p.n_sentences, 0.7) for st in (stored, recomputed)}
