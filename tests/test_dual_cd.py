@@ -377,19 +377,17 @@ def test_maxent_dual_cd_at_feature_values_near_1e8_ends_without_an_exception():
 
 
 @pytest.mark.parametrize("builder", ["merged", "shared"])
-def test_maxent_tests_thinned_by_evaluation_balance_keep_counters_exact(builder, monkeypatch):
-    """minimize skips the test pass of a dual method's iterate until the solver has worked as long as the last
-    test took (EVALUATION_BALANCE), for Maxent as for binary LR: the same iterates, the work counters of the
-    skipped passes summed into the next record, the state counter general_k kept as it is (not summed)."""
-    from loglin.solvers import base
+def test_a_thinned_maxent_trace_sums_work_counters_and_keeps_general_k(builder):
+    """A thinned trace (record_spacing) adds the work counters of the iterations it leaves out into the next
+    record; general_k describes the iterate (the general K^i path or not) and is kept as it is, not summed."""
+    from loglin.solvers.base import FULL_RECORDS
     obj, _ = case(builder, 1.0)
-    full = minimize(obj, "cddual", tol=1e-14, eps=0, max_iter=8, random_state=0, record_spacing=None, warn=False)
-    monkeypatch.setattr(base, "EVALUATION_BALANCE", 1e12)          # every test is dearer than any pass
-    thin = minimize(obj, "cddual", tol=1e-14, eps=0, max_iter=8, random_state=0, warn=False)
-    # the first pass is tested (no test cost known yet), then none until the last
-    assert [r["iteration"] for r in thin.trace.records] == [0, 1, 8] and len(full.trace.records) == 9
+    n = FULL_RECORDS + 10
+    full = minimize(obj, "cddual", tol=0, eps=0, max_iter=n, random_state=0, record_spacing=None, warn=False)
+    thin = minimize(obj, "cddual", tol=0, eps=0, max_iter=n, random_state=0, record_spacing=1e12, warn=False)
+    assert [r["iteration"] for r in thin.trace.records] == list(range(FULL_RECORDS + 1)) + [n]
     assert np.array_equal(thin.w, full.w)
     last = thin.trace.records[-1]
     for name in ("pair_updates", "newton_steps", "contexts_moved"):
-        assert last[name] == sum(r[name] for r in full.trace.records[2:]), name
+        assert last[name] == sum(r[name] for r in full.trace.records[FULL_RECORDS + 1:]), name
     assert last["general_k"] == full.trace.records[-1]["general_k"] == int(not duality.single_entry_features(obj.problem))

@@ -65,8 +65,7 @@ def test_eg_acc_warm_starts_from_a_given_w():
     assert rel(warm.f, ref) < 1e-9
     assert warm.trace.records[1]["objective"] < obj.fun(w0) < cold.trace.records[1]["objective"]
     assert warm.iterations < cold.iterations
-    # two EG passes an outer iteration (a record of a thinned trace sums the passes of the iterations it skipped)
-    assert sum(r["passes"] for r in warm.trace.records[1:]) == 2 * warm.iterations
+    assert all(r["passes"] == 2 for r in warm.trace.records[1:])
 
 
 def test_default_kappa_follows_the_context_curvature():

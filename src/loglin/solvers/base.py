@@ -92,10 +92,10 @@ def minimize(objective, solver: str = "tron", w0=None, *, tol: float = 1e-3, max
     ``"auto"`` (default): with the wall clock, every iteration for the first
     AUTO_FULL_SECONDS, then AUTO_RECORD_SPACING, so that evaluation cannot
     dominate a long run; with ``clock="cpu"`` (the papers' plots) every iteration.
-    With ``"auto"``, the wall clock, tol > 0 and neither ``callback`` nor ``evaluate`` (the caller wants
-    the optimum, not the trace), the iterates of a solver that does not report its gradient norm (the
-    dual methods: dual CD, EG, structured EG, iterative scaling) are also evaluated only once the solver
-    has worked EVALUATION_BALANCE x as long as the last evaluation took since the last record: a pass can
+    With ``"auto"``, the wall clock, a binary LR objective, tol > 0 and neither ``callback`` nor
+    ``evaluate`` (the caller wants the optimum, not the trace), the iterates of a solver that does not
+    report its gradient norm (the dual methods) are also evaluated only once the solver has worked
+    EVALUATION_BALANCE x as long as the last evaluation took since the last record: a dual CD pass can
     cost less than the f-and-gradient pass that tests it, and the user would pay more for the tests
     than for the solving. "Converged" still means the tests held at a recorded iterate.
     """
@@ -147,8 +147,8 @@ def minimize(objective, solver: str = "tron", w0=None, *, tol: float = 1e-3, max
                      g0_norm=g0_norm, max_iter=max_iter, time_limit=time_limit, clock=clock, started=started,
                      record_spacing=record_spacing, auto_spacing=auto_spacing, callback=callback,
                      evaluate=evaluate, progress=progress, solver=solver, wall_column=wall_column,
-                     balance=(auto_spacing and clock == "wall" and tol > 0 and callback is None
-                              and evaluate is None))
+                     balance=(auto_spacing and clock == "wall" and kind == "binary" and tol > 0
+                              and callback is None and evaluate is None))
             except LoglinError as exc:      # an evaluation failed (a lost shard): the caller may keep the best
                 exc.best = Result(w=best.w.copy(), f=best.f, grad_norm=float("nan"), iterations=state.it,
                                   train_seconds=state.elapsed, converged=False, stop_reason=str(exc), trace=trace,
@@ -288,7 +288,7 @@ DEFAULT_F_TOL = 1e-3   # certified relative suboptimality when tol = 0 (dual sol
 
 
 # integer counters that describe the iterate rather than count work: a thinned trace keeps the next record's own
-STATE_COUNTERS = frozenset({"nonzeros", "working_set", "general_k", "cuts", "shards"})
+STATE_COUNTERS = frozenset({"nonzeros", "working_set", "general_k", "cuts", "shards", "phase"})
 
 
 class _Skipped:
