@@ -39,6 +39,12 @@ def parse_args(argv):
     ap.add_argument("--maxent-limit", type=float, default=None,
                     help="CPU seconds per loglin run in conll-pos/conll-chunk (default 400 full, 90 slice)")
     ap.add_argument("--no-saga", action="store_true", help="leave scikit-learn saga out of the Maxent comparisons")
+    ap.add_argument("--maxent-merge", type=Path, nargs="+", default=None,
+                    help="conll-pos / conll-chunk JSON files of earlier runs of the same comparison (same tools): "
+                         "their runs are counted as this run's first repeats, so a long run can be split into "
+                         "locked slices of one repeat each (each slice: --repeats 1 --maxent-rotate k)")
+    ap.add_argument("--maxent-rotate", type=int, default=0,
+                    help="start the Maxent tools' rotation at this repeat (the k-th slice of a split run)")
     ap.add_argument("--threads", type=int, default=1,
                     help="cores for every tool (loglin's Numba passes, scikit-learn's BLAS; LIBLINEAR and saga stay "
                          "single-threaded): above 1, conll-pos / conll-chunk write <name>-<N>cores.md/.json; needs "

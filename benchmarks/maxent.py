@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
@@ -250,7 +251,12 @@ def main(args, name):
         jobs.append(("sklearn saga", "sweep", lambda: _ladder(fit, obj.fun, ladder, budget / 2, p_ref, target)))
     runs = {t: [] for t, _, _ in jobs}
     memory = {t: [] for t, _, _ in jobs}
-    for rep in range(args.repeats):
+    load_last = load0
+    merged = merge_earlier(getattr(args, "maxent_merge", None), runs, memory, name, levels)
+    if merged:
+        load0 = merged[0]["loadavg_before"]
+    rotate = getattr(args, "maxent_rotate", 0)
+    for rep in range(rotate, rotate + args.repeats):
         order = jobs[rep % len(jobs):] + jobs[:rep % len(jobs)]
         for tool, kind, job in order:
             points, mb = job()
@@ -264,7 +270,7 @@ def main(args, name):
     for tool, kind, _ in jobs:
         tools[tool] = {"kind": kind, "time_to": common.summarize_tool(runs[tool], p_star, levels, kind),
                        "final_rel_diff": common.rel_diff(min(p[2] for p in runs[tool][0]), p_star),
-                       "peak_mb": common.median_or_none(memory[tool]),
+                       "peak_mb": common.median_or_none(memory[tool]), "peak_mb_runs": memory[tool],
                        "calls_or_iterations": [len(r) - (1 if kind == "trace" else 0) for r in runs[tool]]}
     best_ours = {}
     for clock in ("wall", "cpu"):
@@ -285,7 +291,9 @@ def main(args, name):
                 speedup[theirs][clock][k] = b / a if (a and b is not None) else None
     auto_vs_best, auto_memory = auto_cells(tools, [common.level_key(e) for e in levels])
     result = {"benchmark": name, "C": C, "auto_vs_best": auto_vs_best, "auto_memory": auto_memory,
-              "threads": threads, "quick": args.quick, "repeats": args.repeats, "slice": small,
+              "threads": threads, "quick": args.quick, "repeats": len(next(iter(runs.values()))), "slice": small,
+              "merged_from": [{"file": str(m["file"]), "loadavg_before": m["loadavg_before"],
+                               "loadavg_after": m["loadavg_after"], "wall_seconds": m["wall_seconds"]} for m in merged],
               "auto_solver": solver_spec("auto", problem)[0],
               "limits": {"loglin_cpu_s": limit, "sklearn_cpu_s": budget},
               "data": {"contexts": problem.n_contexts, "labels": problem.n_labels, "predicates": problem.n_predicates,
@@ -296,9 +304,28 @@ def main(args, name):
               "best_ours": best_ours, "speedup_vs": speedup,
               "runs": {t: [[list(p) for p in pts] for pts in rs] for t, rs in runs.items()},
               "machine": common.machine(), "loadavg_before": load0, "loadavg_after": common.loadavg(),
-              "wall_seconds": time.time() - started}
+              "loadavg_before_last": load_last,
+              "wall_seconds": time.time() - started + sum(m["wall_seconds"] for m in merged)}
     common.write(name if threads == 1 else f"{name}-{threads}cores", render(result), result, args.out)
     return result
+
+
+def merge_earlier(paths, runs, memory, name, levels):
+    """Add the runs of earlier JSON files of this comparison (``--maxent-merge``) to ``runs`` / ``memory``, as
+    the first repeats; every file must hold the same tools and levels. Returns what each file said of its run."""
+    import json
+    merged = []
+    for path in paths or ():
+        res = json.loads(Path(path).read_text())
+        if res["benchmark"] != name or set(res["runs"]) != set(runs) or res["levels"] != [common.level_key(e) for e in levels]:
+            raise SystemExit(f"{path}: not a {name} run with the tools {sorted(runs)} and these levels")
+        for tool, rs in res["runs"].items():
+            runs[tool].extend([tuple(p) for p in pts] for pts in rs)
+            mb = res["tools"][tool].get("peak_mb_runs") or [res["tools"][tool]["peak_mb"]] * len(rs)
+            memory[tool].extend(mb)
+        merged.append({"file": path, "loadavg_before": res["loadavg_before"], "loadavg_after": res["loadavg_after"],
+                       "wall_seconds": res["wall_seconds"]})
+    return merged
 
 
 def auto_cells(tools, keys):
@@ -373,6 +400,10 @@ def render(res):
              f"P* = {res['p_star']:.6f}{_certified(res)}. {res['repeats']} run(s) per tool (see note). "
              f"Load average before {res['loadavg_before']}, after {res['loadavg_after']} (2 CPUs). "
              f"loglin auto = {res.get('auto_solver', '?')} (loglin.training.default_solver for this problem)."
+             + (f" Split into {len(res['merged_from']) + 1} locked runs of the same command (--maxent-merge), "
+                f"load averages before/after each: "
+                + "; ".join(f"{m['loadavg_before']} / {m['loadavg_after']}" for m in res["merged_from"])
+                + f"; {res['loadavg_before_last']} / {res['loadavg_after']}." if res.get("merged_from") else "")
              + (f" **{res['note']}**" if res.get("note") else ""), "",
              "| tool | measured by | " + " | ".join(f"CPU s to {k}" for k in keys) + " | " +
              " | ".join(f"wall s to {k}" for k in keys) + " | final rel. diff | peak RSS Δ MB | calls / iterations |",

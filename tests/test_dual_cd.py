@@ -374,3 +374,20 @@ def test_maxent_dual_cd_at_feature_values_near_1e8_ends_without_an_exception():
     result = minimize(problem.objective(1.0), "cddual", max_iter=30, warn=False)
     assert np.all(np.isfinite(result.w))
     assert np.isfinite(result.f) and result.f <= problem.objective(1.0).fun(np.zeros_like(result.w)) + 1e-9
+
+
+@pytest.mark.parametrize("builder", ["merged", "shared"])
+def test_a_thinned_maxent_trace_sums_work_counters_and_keeps_general_k(builder):
+    """A thinned trace (record_spacing) adds the work counters of the iterations it leaves out into the next
+    record; general_k describes the iterate (the general K^i path or not) and is kept as it is, not summed."""
+    from loglin.solvers.base import FULL_RECORDS
+    obj, _ = case(builder, 1.0)
+    n = FULL_RECORDS + 10
+    full = minimize(obj, "cddual", tol=0, eps=0, max_iter=n, random_state=0, record_spacing=None, warn=False)
+    thin = minimize(obj, "cddual", tol=0, eps=0, max_iter=n, random_state=0, record_spacing=1e12, warn=False)
+    assert [r["iteration"] for r in thin.trace.records] == list(range(FULL_RECORDS + 1)) + [n]
+    assert np.array_equal(thin.w, full.w)
+    last = thin.trace.records[-1]
+    for name in ("pair_updates", "newton_steps", "contexts_moved"):
+        assert last[name] == sum(r[name] for r in full.trace.records[FULL_RECORDS + 1:]), name
+    assert last["general_k"] == full.trace.records[-1]["general_k"] == int(not duality.single_entry_features(obj.problem))

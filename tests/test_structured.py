@@ -245,3 +245,55 @@ def test_subset_is_the_problem_with_the_other_sentences_weighted_zero():
     for loss in ("ll", "mm"):
         np.testing.assert_allclose(sub.objective(1.0, loss).fun_grad(w)[1], zeroed.objective(1.0, loss).fun_grad(w)[1],
                                    rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("loss", ["ll", "mm"])
+def test_rate_trials_undo_in_place_and_choose_as_trials_on_copies(loss):
+    """choose_eta_ini tries each rate on the state itself and undoes it (try_online keeps only the picked
+    blocks and w(u)): the state is bit-for-bit as before, and the rate is the one trials on full copies pick."""
+    from loglin.solvers.eg import choose_eta_ini as generic_choice
+    from loglin.structured.dual import PartDualState
+    from loglin.structured.eg import choose_eta_ini
+    p = random_chain_problem(n_sent=40, K=3, n_attr=10, max_len=5, seed=3)
+    state = PartDualState(p, loss)
+    rng = np.random.default_rng(1)
+    state.online(2.0, rng.permutation(p.n_sentences), np.full(p.n_sentences, 0.5))   # away from the start
+    before = {k: getattr(state, k).copy() for k in ("s", "mu", "term", "wu")}
+    picks = rng.choice(p.n_sentences, size=7, replace=False)
+    on_copy = state.copy().online(2.0, picks, np.full(p.n_sentences, 4.0), False, 1)
+    assert state.try_online(2.0, picks, np.full(p.n_sentences, 4.0), False, 1) == on_copy
+    for k, v in before.items():
+        assert np.array_equal(getattr(state, k), v), k
+
+    def on_copies(sample, eta):
+        accepted, trials, _ = state.copy().online(2.0, sample, np.full(p.n_sentences, eta), adapt=False, max_trial=1)
+        return accepted, trials
+    expected = generic_choice(on_copies, np.arange(p.n_sentences), np.random.default_rng(5))
+    assert choose_eta_ini(state, 2.0, np.random.default_rng(5)) == expected
+    for k, v in before.items():
+        assert np.array_equal(getattr(state, k), v), k
+
+
+@pytest.mark.parametrize("loss", ["ll", "mm"])
+def test_marginals_recomputed_at_each_visit_give_the_same_iterates_as_stored_ones(loss):
+    """store_marginals=False (the structured EG default) recomputes mu_i from s_i at each visit instead of
+    keeping mu: online and batch EG must take bit-for-bit the steps of the state that stores them."""
+    from loglin.structured.dual import PartDualState
+    p = random_chain_problem(n_sent=30, K=3, n_attr=10, max_len=5, seed=11)
+    from loglin.structured.eg import part_state
+    assert part_state(p.objective(1.5, loss=loss)).mu.size == 0          # the chain EG solvers' fresh state
+    stored, recomputed = PartDualState(p, loss), PartDualState(p, loss, store_marginals=False)
+    assert recomputed.mu.size == 0 and stored.mu.size == recomputed.s.size
+    rates = {id(st): np.full(p.n_sentences, 0.7) for st in (stored, recomputed)}
+    for epoch in range(4):
+        order = np.random.default_rng(epoch).permutation(p.n_sentences)
+        results = [st.online(1.5, order, rates[id(st)], True, 30, 0.01) for st in (stored, recomputed)]
+        assert results[0] == results[1]
+        for st in (stored, recomputed):
+            st.batch_try(0.3, 1.5)
+            st.batch_commit()
+    for name in ("s", "term", "wu"):
+        assert np.array_equal(getattr(stored, name), getattr(recomputed, name)), name
+    assert stored.dual(1.5) == recomputed.dual(1.5)
+    recomputed.refresh()
+    assert np.array_equal(stored.wu, recomputed.wu) or np.allclose(stored.wu, recomputed.wu, rtol=1e-12, atol=1e-12)

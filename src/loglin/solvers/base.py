@@ -292,7 +292,7 @@ DEFAULT_F_TOL = 1e-3   # certified relative suboptimality when tol = 0 (dual sol
 
 
 # integer counters that describe the iterate rather than count work: a thinned trace keeps the next record's own
-STATE_COUNTERS = frozenset({"nonzeros", "working_set"})
+STATE_COUNTERS = frozenset({"nonzeros", "working_set", "general_k", "cuts", "shards", "phase"})
 
 
 class _Skipped:

@@ -46,13 +46,23 @@ from .objective import StructuredObjective
 RATE_RANGE = 2.0 ** 10
 
 
+# structures whose fresh EG state keeps s only: one more forward-backward a visit for half the part memory;
+# the other structures' inference (inside-outside, second-order chains) weighs more, they keep the marginals
+RECOMPUTE_MARGINALS = ("chain",)
+
+
 def part_state(objective, state=None):
-    """The warm-start ``state`` checked against the objective, or a fresh part dual state of its problem."""
+    """The warm-start ``state`` checked against the objective, or a fresh part dual state of its problem.
+
+    A fresh state of a chain keeps the part variables s only, not their marginals (``store_marginals=False``):
+    a visit recomputes them, the same iterates for half the memory of the parts (docs/decisions/0039); pass
+    ``state=PartDualState(problem, loss)`` to keep them."""
     if not isinstance(objective, StructuredObjective):
         raise InvalidInputError("the structured EG solvers train structured objectives (CRF / M3N); for Maxent "
                                 "problems use eg, eg-ll, eg-batch, eg-mm or eg-mm-batch")
     if state is None:
-        return PartDualState(objective.problem, objective.loss)
+        return PartDualState(objective.problem, objective.loss,
+                             store_marginals=objective.structure not in RECOMPUTE_MARGINALS)
     return check_state(objective, state)
 
 
@@ -79,9 +89,9 @@ def collins_annealing(C_target, C_start=None, hold=5, rate=0.7):
 
 
 def choose_eta_ini(state, C, rng):
-    """loglin.solvers.eg.choose_eta_ini on a part dual state (each rate tried on a copy)."""
+    """loglin.solvers.eg.choose_eta_ini on a part dual state (each rate tried, then undone: try_online)."""
     def try_rate(sample, eta):
-        accepted, trials, _ = state.copy().online(C, sample, np.full(state.n_blocks, eta), adapt=False, max_trial=1)
+        accepted, trials, _ = state.try_online(C, sample, np.full(state.n_blocks, eta), adapt=False, max_trial=1)
         return accepted, trials
     return _choose_eta_ini(try_rate, np.arange(state.n_blocks), rng)
 

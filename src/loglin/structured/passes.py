@@ -222,6 +222,8 @@ def eg_online_pass(data, part_ptr, picks, eta, adapt, max_trial, C, mm, wu, max_
     is exact; if it is not an improvement halve eta[i] and retry (up to
     max_trial times, and not below ``floor``: a visit that reaches it ends without a step), otherwise accept
     and (if adapt) multiply eta[i] by 1.05. Returns (accepted, trials, sum of dual changes).
+    An empty ``mu_flat`` means the marginals are not stored: those of the current s_i are recomputed at
+    each visit (one more forward-backward, the same numbers as the stored ones).
     """
     n_feat = wu.shape[0]
     P = max_parts(data)
@@ -229,6 +231,8 @@ def eg_online_pass(data, part_ptr, picks, eta, adapt, max_trial, C, mm, wu, max_
     S = np.empty(P)
     W = np.empty(P)
     mu = np.empty(P)
+    stored = mu_flat.shape[0] > 0
+    mu_old = mu_flat if stored else np.empty(P)
     coef = np.empty(P)
     d = np.zeros(n_feat)
     mark = np.full(n_feat, -1, dtype=np.int64)
@@ -242,12 +246,16 @@ def eg_online_pass(data, part_ptr, picks, eta, adapt, max_trial, C, mm, wu, max_
         if label_count(data, i) == 0 or c == 0.0:
             continue
         base = part_ptr[i]
+        at = base
+        if not stored:
+            _proposal(data, i, 0.0, C, mm, wu, s_flat, base, S, W, fws, iws, mu_old)
+            at = 0
         for _ in range(max_trial):
             trials += 1
             n_parts, log_z = _proposal(data, i, eta[i], C, mm, wu, s_flat, base, S, W, fws, iws, mu)
             new_term = expected_loss(data, i, mu) if mm else _ll_term(S, mu, n_parts, log_z)
             for r in range(n_parts):
-                coef[r] = c * (mu_flat[base + r] - mu[r])
+                coef[r] = c * (mu_old[at + r] - mu[r])
             stamp += 1
             m = scatter_tracked(data, i, coef, d, mark, stamp, touched)
             lin, sq = 0.0, 0.0
@@ -263,7 +271,9 @@ def eg_online_pass(data, part_ptr, picks, eta, adapt, max_trial, C, mm, wu, max_
                     wu[f] += d[f]
                 for r in range(n_parts):
                     s_flat[base + r] = S[r]
-                    mu_flat[base + r] = mu[r]
+                if stored:
+                    for r in range(n_parts):
+                        mu_flat[base + r] = mu[r]
                 term[i] = new_term
                 total += change
                 accepted += 1
@@ -281,7 +291,8 @@ def eg_online_pass(data, part_ptr, picks, eta, adapt, max_trial, C, mm, wu, max_
 def eg_batch_proposal(data, part_ptr, eta, C, mm, wu, bounds, weight, s_flat, out_s, out_mu, out_term):
     """All instances updated at once from the same w(u) (Figure 1); returns sum_i c_i E_{p(s_i')}[f].
 
-    With eta = 0 this just computes the marginals and terms of the current s.
+    With eta = 0 this just computes the marginals and terms of the current s. An empty ``out_mu``: marginals
+    not stored.
     """
     nb = bounds.shape[0] - 1
     n_feat = wu.shape[0]
@@ -302,7 +313,9 @@ def eg_batch_proposal(data, part_ptr, eta, C, mm, wu, bounds, weight, s_flat, ou
             c = weight[i]
             for r in range(n_parts):
                 out_s[base + r] = S[r]
-                out_mu[base + r] = mu[r]
                 W[r] = c * mu[r]
+            if out_mu.shape[0] > 0:
+                for r in range(n_parts):
+                    out_mu[base + r] = mu[r]
             scatter(data, i, W, acc[b])
     return _sum_rows(acc, n_feat, True)
