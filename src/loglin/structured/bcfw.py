@@ -48,7 +48,7 @@ from .objective import StructuredObjective
 # a remainder lighter than this is not offered as an away atom (its point is mu minus the atoms, over rest)
 REST_EPS = 1e-9
 # labellings stored per sentence for pairwise steps (more are folded into the remainder)
-ATOMS = 16
+ATOMS = 64
 STEPS = ("pairwise", "frank-wolfe")
 
 
@@ -165,7 +165,7 @@ def pairwise_pass(data, part_ptr, picks, C, wu, max_touch, weight, mu_flat, term
         for v in range(k):
             atom_score[v] = labelling_score(data, i, S, atoms[v, lo:lo + n])
             atoms_total += alpha[i, v] * atom_score[v]
-            if atom_score[v] < a_score:
+            if alpha[i, v] > 0.0 and atom_score[v] < a_score:
                 a, a_score = v, atom_score[v]
         if rest[i] > REST_EPS:
             rest_score = (current - atoms_total) / rest[i]
