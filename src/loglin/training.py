@@ -29,8 +29,8 @@ __all__ = ["ConvergenceWarning", "DEFAULT_C", "DEFAULT_MM_C", "DEFAULT_MM_GAP_TO
 DEFAULT_SOLVERS = {"maxent": "tron", "binary": "tron", "chain": "lbfgs", "tree": "eg", "tagger": "eg-acc"}
 DEFAULT_SOLVER = DEFAULT_SOLVERS["maxent"]
 # max-margin (loss "mm") objectives are not differentiable: their defaults are dual solvers
-# (trees: block-coordinate pairwise Frank-Wolfe, whose gap closes where EG's stalls: docs/decisions/0040)
-DEFAULT_MM_SOLVERS = {"maxent": "eg-mm", "chain": "eg", "tree": "bcfw"}
+# (chains and trees: block-coordinate pairwise Frank-Wolfe, whose gap closes where EG's stalls: docs/decisions/0040)
+DEFAULT_MM_SOLVERS = {"maxent": "eg-mm", "chain": "bcfw", "tree": "bcfw"}
 # bcfw's passes over the sentences per driver step: a pass costs about the driver's test of the iterate (one
 # loss-augmented decoding pass), and the iteration caps count steps (docs/decisions/0040)
 DEFAULT_BCFW_PASSES = 5
