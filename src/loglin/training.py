@@ -29,7 +29,11 @@ __all__ = ["ConvergenceWarning", "DEFAULT_C", "DEFAULT_MM_C", "DEFAULT_MM_GAP_TO
 DEFAULT_SOLVERS = {"maxent": "tron", "binary": "tron", "chain": "lbfgs", "tree": "eg", "tagger": "eg-acc"}
 DEFAULT_SOLVER = DEFAULT_SOLVERS["maxent"]
 # max-margin (loss "mm") objectives are not differentiable: their defaults are dual solvers
-DEFAULT_MM_SOLVERS = {"maxent": "eg-mm", "chain": "eg", "tree": "eg"}
+# (chains and trees: block-coordinate pairwise Frank-Wolfe, whose gap closes where EG's stalls: docs/decisions/0040)
+DEFAULT_MM_SOLVERS = {"maxent": "eg-mm", "chain": "bcfw", "tree": "bcfw"}
+# bcfw's passes over the sentences per driver step: a pass costs about the driver's test of the iterate (one
+# loss-augmented decoding pass), and the iteration caps count steps (docs/decisions/0040)
+DEFAULT_BCFW_PASSES = 5
 DEFAULT_L1_SOLVERS = {"binary": "newglmnet"}   # penalty "l1" / "elasticnet"; other kinds: owlqn
 # ||grad f(w)|| <= tol ||grad f(0)|| (LIBLINEAR's 1e-3 is loose on NLP data: docs/decisions/0010)
 DEFAULT_TOL = 1e-4
@@ -253,6 +257,8 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
         options["C_schedule"] = collins_annealing(C)
     if kind == "chain" and loss == "mm" and name == "eg" and "updates_per_step" not in options:
         options.setdefault("order", DEFAULT_MM_ORDER)
+    if name in ("bcfw", "eg-bcfw"):
+        options.setdefault("passes", DEFAULT_BCFW_PASSES)
     stop_on_gap = (structured or shard_side) and entry(name).dual      # cocoa: relative gap <= tol by default
     default_gap = tol if shard_side else default_gap_tol(kind, loss)
     try:

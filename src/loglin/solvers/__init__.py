@@ -147,6 +147,14 @@ TABLE: dict[str, SolverEntry] = {e.name: e for e in (
     SolverEntry("cutting-plane", "1-slack cutting-plane structural SVM for M3N chains and parsers",
                 "Tsochantaridis et al. 2004; Joachims et al. 2009; baseline of Collins et al. 2008 sec. 8",
                 _structures("loglin.structured.cutting_plane:structured_cutting_plane"), losses=("mm",), dual=True),
+    SolverEntry("bcfw", "block-coordinate Frank-Wolfe on the M3N dual (loss-augmented argmax per sentence, "
+                "optimal step; pairwise steps over stored labellings unless -O steps=frank-wolfe): the M3N default "
+                "for chains and parsers", "Lacoste-Julien, Jaggi, Schmidt & Pletscher, ICML 2013, Algorithm 3; "
+                "Osokin et al., ICML 2016", _structures("loglin.structured.bcfw:structured_bcfw"), losses=("mm",),
+                dual=True),
+    SolverEntry("eg-bcfw", "online EG for eg_epochs epochs (default 50), then bcfw from EG's dual point (M3N)",
+                "Collins et al. 2008 (EG) + Lacoste-Julien et al. 2013 (BCFW)",
+                _structures("loglin.structured.bcfw:eg_then_bcfw"), losses=("mm",), dual=True),
 )}
 
 # Old names, hidden from `loglin solvers`: scripts, experiments and saved model metadata keep working.
