@@ -97,3 +97,17 @@ def test_bcfw_refuses_crf_objectives_and_bad_options():
         minimize(p.objective(C, "ll"), "bcfw", max_iter=1)
     with pytest.raises(InvalidInputError):
         minimize(p.objective(C, "mm"), "bcfw", max_iter=1, steps="away")
+
+
+def test_a_warm_start_from_an_eg_state_without_stored_marginals(serial_numba):
+    """EG chain states keep s only by default (store_marginals=False): bcfw recomputes their marginals and
+    starts from the same point as from a state that stored them."""
+    p, C = PROBLEMS["chain"]()
+    obj = p.objective(C, "mm")
+    states = [PartDualState(p, "mm", store_marginals=keep) for keep in (True, False)]
+    for state in states:
+        minimize(obj, "eg", tol=0.0, gap_tol=0.0, max_iter=5, random_state=0, state=state, warn=False)
+    stored, recomputed = (FrankWolfeState.from_state(s) for s in states)
+    assert len(states[1].mu) == 0
+    np.testing.assert_allclose(recomputed.mu, stored.mu, rtol=0, atol=1e-12)
+    assert recomputed.dual(C) == pytest.approx(stored.dual(C), rel=1e-12)

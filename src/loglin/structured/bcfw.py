@@ -381,7 +381,8 @@ class FrankWolfeState:
         """The point of a max-margin dual state (EG's PartDualState or another FrankWolfeState), copied."""
         if getattr(state, "loss", "mm") != "mm":
             raise InvalidInputError("bcfw continues from a max-margin (loss 'mm') dual state")
-        return cls(state.problem, state.mu, steps)
+        mu = state.marginals() if hasattr(state, "marginals") else state.mu   # EG chains keep s only
+        return cls(state.problem, mu, steps)
 
     @property
     def n_blocks(self):

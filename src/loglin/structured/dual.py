@@ -78,6 +78,15 @@ class PartDualState:
     def _parts(self):
         return [getattr(self, name) for name in self.PARTS]
 
+    def marginals(self):
+        """The part marginals of s: the stored ``mu``, or (``store_marginals=False``) a fresh array computed
+        from s by one forward-backward per instance."""
+        if len(self.mu) or not len(self.s):
+            return self.mu
+        mu = np.zeros(len(self.s))
+        self.propose(0.0, 1.0, np.empty(len(self.s)), mu, np.empty(self.problem.n_sentences))
+        return mu
+
     def refresh(self):
         """Recompute marginals, terms and w(u) from s (exact; removes drift of incremental updates)."""
         self.wu = self.problem.emp - self.propose(0.0, 1.0, *self._parts())
