@@ -94,7 +94,7 @@ class Parser(_BaseEstimator):
 
     Parameters: ``model`` "crf" / "m3n"; ``C`` (LIBLINEAR scale; default DEFAULT_C["tree"] = 0.1 = Collins et
     al.'s C' = 10);
-    ``solver`` "auto" (EG) or "eg", "eg-batch", "lbfgs", "sgd" (CRF), "cutting-plane" (M3N); ``tol``,
+    ``solver`` "auto" (CRF: EG; M3N: bcfw) or "eg", "eg-batch", "lbfgs", "sgd" (CRF), "bcfw", "cutting-plane" (M3N); ``tol``,
     ``gap_tol`` (None: the default), ``max_iter`` (epochs of EG; default DEFAULT_MAX_ITER["tree"]), ``time_limit``,
     ``clock``; ``cutoff`` (keep features seen on >= cutoff gold arcs); ``penalty``, ``l1_ratio``; ``warm_start``;
     ``initial_weights`` (starting weights; a warm start replaces them); ``random_state``; ``verbose``;

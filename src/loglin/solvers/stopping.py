@@ -135,6 +135,6 @@ def advice(solver: str, reason: str, iterations: int, f: float, gnorm: float, g0
                     "badly scaled features, or another solver (lbfgs) as a cross-check")
     elif reason != "interrupted":
         others = (" (tron: second order)" if flat else " (eg: the dual, with a gap certificate)" if solver == "lbfgs"
-                  else " (lbfgs for a CRF; eg or cutting-plane for an M3N)")
+                  else " (lbfgs for a CRF; bcfw, eg or cutting-plane for an M3N)")
         tips.append("try another solver" + others)
     return head + " " + "; ".join(tips) + "."
