@@ -138,3 +138,17 @@ def test_cocoa_eg_on_dask_reaches_the_lbfgs_optimum(chain, client, shards):
                     random_state=4)[1]
     assert result.converged and result.f == pytest.approx(reference.f, rel=1e-8)
     assert _records(result, "duality_gap")[-1] <= 1e-10 * abs(result.f)
+
+
+def test_cli_tag_train_crf_with_cocoa_on_two_workers(tmp_path):
+    from loglin.cli import main
+    from loglin.model_io import load_model
+    data = tmp_path / "train.txt"
+    data.write_text("".join("".join(" ".join(t) + "\n" for t in s) + "\n" for s in CHUNK_SENTENCES))
+    common = ["tag", "train", str(data), "--task", "chunk", "--model", "crf", "-C", "2", "--quiet"]
+    assert main(common + ["-o", str(tmp_path / "lbfgs.npz"), "--solver", "lbfgs", "--tol", "1e-10"]) == 0
+    assert main(common + ["-o", str(tmp_path / "cocoa.npz"), "--solver", "cocoa", "--tol", "1e-10",
+                          "--workers", "2"]) == 0
+    lbfgs, cocoa = load_model(tmp_path / "lbfgs.npz"), load_model(tmp_path / "cocoa.npz")
+    assert len(cocoa.w) == len(lbfgs.w)          # the workers index the features in another order: compare sorted
+    assert np.linalg.norm(np.sort(cocoa.w) - np.sort(lbfgs.w)) <= 1e-4 * np.linalg.norm(lbfgs.w)
