@@ -55,8 +55,8 @@ def _records(result, key):
 def test_one_shard_cocoa_is_online_eg_in_permutation_order(chain):
     """sigma' = K = 1: a round is an epoch of single-process online EG (permutation order, no annealing)."""
     plain = _quiet(train, chain, C, "eg", order="permutation", anneal=False, gap_tol=0, max_iter=15,
-                   random_state=_shard_seed(7))[1]
-    cocoa = _quiet(train, chain, C, "cocoa", gap_tol=0, max_iter=15, random_state=7)[1]
+                   random_state=_shard_seed(7), clock="cpu")[1]
+    cocoa = _quiet(train, chain, C, "cocoa", gap_tol=0, max_iter=15, random_state=7, clock="cpu")[1]
     assert cocoa.iterations == plain.iterations == 15
     f_plain = _records(plain, "objective")
     np.testing.assert_allclose(_records(cocoa, "objective"), f_plain, rtol=1e-11)
