@@ -117,7 +117,10 @@ def _step(step, out, args):
                args.solver, "--workers", str(args.workers), "--memory-limit", args.memory_limit]
     command += [] if args.max_iter is None else ["--max-iter", str(args.max_iter)]
     started, cpu = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
-    text = subprocess.run(command, check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:            # the step's own error (e.g. a worker over its memory cap), not only its code
+        raise SystemExit(f"step {step} failed ({done.returncode}):\n{done.stderr[-4000:]}")
+    text = done.stdout.strip().splitlines()[-1]
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return {**json.loads(text), "process_wall_seconds": time.perf_counter() - started,
             "process_cpu_seconds": (after.ru_utime + after.ru_stime) - (cpu.ru_utime + cpu.ru_stime)}

@@ -178,6 +178,47 @@ def test_a_killed_worker_is_a_clear_error_naming_the_shard_within_the_timeout(ma
             assert time.monotonic() - started < timeout + 10
 
 
+def test_a_killed_worker_in_a_reduction_tree_round_names_its_shard(maxent):
+    """Three shards, the tree's root on shard 0's worker: the error names shard 1 and its (killed) worker."""
+    timeout = 5.0
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0") as cluster, distributed.Client(cluster) as c:
+        with sharded(maxent, 1.0, 3, c, timeout=timeout, reduction="tree") as objective:
+            w = np.zeros(objective.n)
+            objective.fun_grad(w)
+            victim = objective.backend.workers[1]
+            assert objective.backend.workers[0] != victim and objective.backend.workers[2] != victim
+            c.run(_exit_soon, workers=[victim])
+            started = time.monotonic()
+            with pytest.raises(ShardError, match="shard 1") as caught:
+                for _ in range(100):        # the first round may still be answered before the worker goes
+                    objective.fun_grad(w)
+                    time.sleep(0.05)
+            assert caught.value.shard == 1 and victim in str(caught.value) and "reduction tree" in str(caught.value)
+            assert time.monotonic() - started < timeout + 10
+
+
+def test_a_stuck_worker_in_a_reduction_tree_round_names_its_shard(maxent):
+    import signal
+    timeout = 3.0
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0") as cluster, distributed.Client(cluster) as c:
+        with sharded(maxent, 1.0, 3, c, timeout=timeout, reduction="tree") as objective:
+            w = np.zeros(objective.n)
+            objective.fun_grad(w)
+            victim = objective.backend.workers[1]
+            pid = c.run(os.getpid, workers=[victim])[victim]
+            os.kill(pid, signal.SIGSTOP)
+            try:
+                started = time.monotonic()
+                with pytest.raises(ShardError, match="shard 1") as caught:
+                    objective.fun_grad(w)
+                assert caught.value.shard == 1 and victim in str(caught.value)
+                assert time.monotonic() - started < timeout + 10
+            finally:
+                os.kill(pid, signal.SIGKILL)
+
+
 def test_a_stuck_worker_is_a_clear_error_after_the_timeout_never_a_hang(maxent):
     import signal
     timeout = 3.0

@@ -109,3 +109,21 @@ def test_cli_tag_train_maxent_workers_writes_the_single_process_model(tmp_path):
     _close(one.w, two.w, 1e-7)
     assert load_model(tmp_path / "auto.npz").info["solver"] == "lbfgs"
     assert main(common + ["-o", str(tmp_path / "eg.npz"), "--solver", "eg-acc", "--workers", "2"]) == 2
+
+
+@pytest.mark.parametrize("fmt", ["conll2000-pos", "conll2000-chunk"])
+def test_loglin_train_on_a_tagging_corpus_with_workers_is_tag_train_with_workers(tmp_path, fmt):
+    """`loglin train --format conll2000-* --workers 2` takes tag train's sharded path: the one-process model."""
+    from loglin.cli import main
+    from loglin.model_io import load_model
+    data = tmp_path / "train.txt"
+    data.write_text("".join("".join(" ".join(t) + "\n" for t in s) + "\n" for s in CHUNKS))
+    common = ["train", str(data), "--format", fmt, "-C", "0.5", "--tol", "1e-12", "--cutoff", "1", "--quiet"]
+    assert main(common + ["-o", str(tmp_path / "one.npz"), "--solver", "tron"]) == 0
+    assert main(common + ["-o", str(tmp_path / "two.npz"), "--solver", "tron", "--workers", "2"]) == 0
+    assert main(common + ["-o", str(tmp_path / "auto.npz"), "--workers", "2", "--max-iter", "3"]) == 0
+    one, two = load_model(tmp_path / "one.npz"), load_model(tmp_path / "two.npz")
+    assert one.info["features"] == two.info["features"] and one.info["contexts"] == two.info["contexts"]
+    _close(one.w, two.w, 1e-7)
+    assert load_model(tmp_path / "auto.npz").info["solver"] == "lbfgs"
+    assert main(common + ["-o", str(tmp_path / "eg.npz"), "--solver", "eg-acc", "--workers", "2"]) == 2

@@ -33,7 +33,8 @@ SCALE_HELP = ("-C is LIBLINEAR's scale (1/2||w||^2 + C*sum loss); --sigma2 S is 
               "on the unnormalized log-likelihood, identical to C = S (the papers' sigma^2 = 10 on NLP data "
               "is --sigma2 10, i.e. sigma^2 = 10*l in their normalized eq. 3).")
 
-DATA_FORMATS = ("svmlight", "events", "conll2000-chunk", "conll2000-pos", "brown")
+TAGGING_FORMATS = ("conll2000-chunk", "conll2000-pos", "brown")      # trained as `loglin tag train --model maxent`
+DATA_FORMATS = ("svmlight", "events") + TAGGING_FORMATS
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -83,7 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="Maxent / LR with tron or lbfgs: evaluate the objective on a local Dask cluster of N worker "
                         "processes, one shard each (the same model, to rounding); each worker reads its own part "
                         "of the data file (with --scheduler the path must name the file on every worker); cocoa and "
-                        "ipm-sgd run their passes on the shards")
+                        "ipm-sgd run their passes on the shards; tagging corpora: the tagger's contexts, built here, "
+                        "cut into shards (as `loglin tag train --model maxent --workers N`; default solver lbfgs)")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="as --workers, on the workers of the running Dask cluster at ADDRESS (e.g. tcp://host:8786)")
     p.add_argument("--resume", type=Path, default=None, metavar="MODEL", help=RESUME_HELP)
@@ -155,9 +157,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def cmd_train(args):
     check_writable(args.output, args.trace, getattr(args, "cv_plot", None))
-    backend = _scale_out_backend(args)     # before the data is read: an unreachable scheduler fails first
-    if args.format in ("conll2000-chunk", "conll2000-pos", "brown"):
+    if args.format in TAGGING_FORMATS:     # --workers / --scheduler: `tag train --model maxent`'s sharded path
         return _train_tagger(args)
+    backend = _scale_out_backend(args)     # before the data is read: an unreachable scheduler fails first
     try:
         return _train_flat(args, backend)
     except BaseException:
@@ -244,10 +246,9 @@ def _scale_out_backend(args):
     refusal = None
     if args.zero_based:
         refusal = "--workers / --scheduler read 1-based svmlight files only (not --zero-based)"
-    elif args.format not in ("svmlight", "events") or (args.solver or "tron") not in SHARDABLE_SOLVERS:
-        refusal = (f"--workers / --scheduler train Maxent and LR from svmlight or events data with "
-                   f"{' or '.join(SHARDABLE_SOLVERS)} (chains and parsers: `loglin tag train --model crf`, "
-                   f"`loglin parse train`)")
+    elif (args.solver or "tron") not in SHARDABLE_SOLVERS:
+        refusal = (f"--workers / --scheduler train Maxent and LR with {' or '.join(SHARDABLE_SOLVERS)} (chains and "
+                   f"parsers: `loglin tag train --model crf`, `loglin parse train`)")
     return scale_out_backend(args, refusal)
 
 

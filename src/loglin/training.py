@@ -203,8 +203,9 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
     ``backend`` ("inprocess", "threads", "dask", a :class:`~loglin.scale.backends.Backend` or a
     ``distributed.Client``): the same model as one process, to rounding, with TRON (flat kinds),
     L-BFGS or OWL-QN (:func:`loglin.scale.sharded`); chain / tree default to L-BFGS there. The shard-side
-    solvers ``cocoa`` and ``ipm-sgd`` (Maxent, LR) always run on shards: one in-process shard when neither
-    is given; ``cocoa`` stops at a relative duality gap ``gap_tol`` (default: ``tol``).
+    solvers ``cocoa`` (Maxent, LR; chain / tree with the CRF loss) and ``ipm-sgd`` (Maxent, LR) always run on
+    shards: one in-process shard when neither is given; ``cocoa`` stops at a relative duality gap ``gap_tol``
+    (default: ``tol``).
 
     ``checkpoint``: a :class:`~loglin.solvers.checkpoint.SolverCheckpoint` that L-BFGS and TRON fill with
     their state after every iteration; when it holds this solver's state, the run continues from it (its

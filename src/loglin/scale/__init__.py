@@ -6,7 +6,8 @@
   parser problem as the sum of per-shard loss parts, evaluated by a backend (in-process, threads,
   Dask actors), so that TRON (flat kinds), L-BFGS and OWL-QN run unchanged on it;
 * the solvers whose passes run on the shards themselves: CoCoA+ (:mod:`loglin.scale.cocoa`, solver
-  ``cocoa``) and iterative parameter mixing of SGD (:mod:`loglin.scale.mixing`, ``ipm-sgd``).
+  ``cocoa``; on chain / parser shards with EG as the local solver, :mod:`loglin.scale.cocoa_eg`) and
+  iterative parameter mixing of SGD (:mod:`loglin.scale.mixing`, ``ipm-sgd``).
 
 The sharding names are imported on first use, so that the problem modules can import the
 feature-span warning from here without importing the objectives.

@@ -15,6 +15,7 @@ from .backends import Backend, SchedulerUnreachable, ShardError
 
 DEFAULT_TIMEOUT = 600.0          # seconds one round may take on every shard
 DEFAULT_CONNECT_TIMEOUT = 10.0
+PING_WAIT = 5.0                  # seconds a shard may take to answer a ping after a failed broadcast
 DEFAULT_START_TIMEOUT = 600.0    # a shard's start builds its arrays and warms (on a cold cache, compiles) its kernels
 
 
@@ -70,6 +71,19 @@ def _collect(futures, workers, deadline, seconds, what):
         except Exception as exc:
             raise ShardError(i, f"{what} failed on worker {workers[i]}: {_text(exc)}") from exc
     return results
+
+
+def _failed_leaf(leaves, workers, what, seconds):
+    """A ShardError for the first shard whose call in a reduction tree failed, else for the first one that has
+    not finished (its worker died or is stuck); None when every shard's call finished (a pairwise sum failed)."""
+    for i, leaf in enumerate(leaves):
+        if leaf.status == "error":
+            return ShardError(i, f"{what} failed on worker {workers[i]}: {_text(leaf.exception(timeout=1))}")
+    for i, leaf in enumerate(leaves):
+        if leaf.status != "finished":
+            return ShardError(i, f"no answer to {what} from worker {workers[i]} within {seconds:g} s "
+                                 "(the worker died or is stuck)")
+    return None
 
 
 class DaskBackend(Backend):
@@ -147,34 +161,55 @@ class DaskBackend(Backend):
         return self.map_each(method, [args] * len(self.actors))
 
     def map_each(self, method, args_per_shard):
-        deadline = time.monotonic() + self.timeout
+        return self._call_each(method, args_per_shard, self.timeout)
+
+    def _call_each(self, method, args_per_shard, seconds):
+        deadline = time.monotonic() + seconds
         pending = []
         for i, (actor, args) in enumerate(zip(self.actors, args_per_shard, strict=True)):
             try:
                 pending.append(actor.call(method, *args))
             except Exception as exc:          # the proxy knows its worker is gone
                 raise ShardError(i, f"cannot send {method} to worker {self.workers[i]}: {_text(exc)}") from exc
-        return _collect(pending, self.workers, deadline, self.timeout, method)
+        return _collect(pending, self.workers, deadline, seconds, method)
 
     def reduce(self, method, *args):
         """The shards' results added pairwise in shard order on the workers (tree_sum's order): w goes to every
         worker once, each level's sums move worker to worker, and only the root comes to the driver."""
         from .backends import tree_pairs
         deadline = time.monotonic() + self.timeout
+        what = f"{method} (reduction tree)"
         try:
-            [data] = self.client.scatter([args], broadcast=True, hash=False)
+            # Client.scatter waits forever on a stuck worker (its timeout= does not bound the transfer): the
+            # coroutine under a callback_timeout is cancelled when the round's time is up
+            [data] = self.client.sync(self.client._scatter, [args], broadcast=True, hash=False,
+                                      callback_timeout=self.timeout)
             nodes = [(self.client.submit(_actor_call, actor, method, data, workers=[worker],
                                          allow_other_workers=False, pure=False), worker)
                      for actor, worker in zip(self.actors, self.workers)]
+            leaves = [future for future, _ in nodes]
             for level in tree_pairs(len(nodes)):
                 nodes = [nodes[i] if j is None else
                          (self.client.submit(_combine, nodes[i][0], nodes[j][0], workers=[nodes[i][1]], pure=False),
                           nodes[i][1])
                          for i, j in level]
         except Exception as exc:
-            raise ShardError(0, f"cannot send {method} to the workers: {_text(exc)}") from exc
+            raise self._unanswering(f"cannot send {what} to the workers: {_text(exc)}") from exc
         root, worker = nodes[0]
-        return _collect([root], [worker], deadline, self.timeout, f"{method} (reduction tree)")[0]
+        try:
+            return _collect([root], [worker], deadline, self.timeout, what)[0]
+        except ShardError as exc:
+            # the root's worker is not the culprit: name the first shard whose call failed or never finished
+            raise _failed_leaf(leaves, self.workers, what, self.timeout) or exc from exc.__cause__
+
+    def _unanswering(self, message):
+        """A ShardError for the first shard that does not answer a ping within PING_WAIT seconds (its worker
+        died or is stuck), else for shard 0 with ``message``: a failed broadcast does not say which worker."""
+        try:
+            self._call_each("ping", [()] * len(self.actors), min(self.timeout, PING_WAIT))
+        except ShardError as exc:
+            return ShardError(exc.shard, f"{message}; {str(exc).partition(': ')[2]}")
+        return ShardError(0, message)
 
     def close(self):
         self.actors = []

@@ -136,10 +136,12 @@ TABLE: dict[str, SolverEntry] = {e.name: e for e in (
                 _flat("accelerated", "eg_acc")),
     SolverEntry("eg-lbfgs", "EG (order=blocks) until the relative duality gap is <= switch_gap (0.03), then L-BFGS",
                 "Collins et al. 2008 (EG) + Liu & Nocedal 1989 (L-BFGS)", _flat("hybrid", "eg_lbfgs")),
-    SolverEntry("cocoa", "CoCoA+ over shards: cddual passes on each shard's local subproblem, updates added "
-                "(sigma' = K), stops on the global duality gap; one in-process shard without a backend",
-                f"Ma, Smith, Jaggi et al. 2015 (CoCoA+); Smith et al. 2018; local solver {YU}",
-                {k: f"{SCALE}cocoa:cocoa" for k in ("maxent", "binary")}, needs=SHARD_SIDE, dual=True),
+    SolverEntry("cocoa", "CoCoA+ over shards: cddual (Maxent, LR) or part-based EG (CRF chains, parsers) passes "
+                "on each shard's local subproblem, updates added (sigma' = K), stops on the global duality gap; "
+                "one in-process shard without a backend",
+                f"Ma, Smith, Jaggi et al. 2015 (CoCoA+); Smith et al. 2018; local solvers {YU} and {COLLINS}",
+                {**{k: f"{SCALE}cocoa:cocoa" for k in ("maxent", "binary")},
+                 **{k: f"{SCALE}cocoa_eg:cocoa_eg" for k in ("chain", "tree")}}, needs=SHARD_SIDE, dual=True),
     SolverEntry("ipm-sgd", "iterative parameter mixing: one SGD epoch per shard from the mixed w, averaged by "
                 "shard size (a neighbourhood of the optimum, not the optimum); one shard without a backend",
                 "McDonald, Hall & Mann 2010", {k: f"{SCALE}mixing:ipm_sgd" for k in ("maxent", "binary")},

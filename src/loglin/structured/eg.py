@@ -139,6 +139,32 @@ def eg_online(objective, w, rng, state, order="random", eta="auto", C_schedule=N
                              "eta_median": float(np.median(rates))})
 
 
+def passes_against(state, C, context, rates, rng, passes=1, max_trial=MAX_TRIAL, floor=0.0):
+    """``passes`` online EG passes (a fresh random order each) over every sentence of ``state`` in which the
+    steps read w(u) as ``context`` plus the change they make, not as the state's own w(u) (a shard's local
+    subproblem, loglin.scale.cocoa_eg). The state's w(u) gains that change; returns (change, accepted, trials)."""
+    own = state.wu
+    seen = np.array(context, dtype=np.float64)
+    state.wu = seen                                 # eg_online_pass reads and updates the vector it is given
+    accepted = trials = 0
+    try:
+        for _ in range(int(passes)):
+            a, t, _ = state.online(C, rng.permutation(state.n_blocks), rates, True, max_trial, floor)
+            accepted, trials = accepted + a, trials + t
+    finally:
+        state.wu = own
+    change = seen - context
+    own += change
+    return change, accepted, trials
+
+
+def choose_eta_against(state, C, context, rng):
+    """:func:`choose_eta_ini` for steps that read w(u) as ``context`` (see :func:`passes_against`)."""
+    trial = state.copy()
+    trial.wu = np.array(context, dtype=np.float64)
+    return choose_eta_ini(trial, C, rng)
+
+
 def eg_batch(objective, w, rng, state, eta=1.0, max_trial=MAX_TRIAL):
     """Batch EG (Figure 1) with one global rate: halve until Q decreases, x1.05 after a step."""
     n = state.n_blocks
