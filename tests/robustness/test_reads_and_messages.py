@@ -9,6 +9,7 @@ from loglin.errors import ModelFormatError
 from loglin.model_io import load_npz_model, save_npz_model
 from loglin.parsing.model import ParserModel
 from loglin.solvers.stopping import advice
+from loglin.training import DEFAULT_MM_SOLVERS
 
 from .cli_helpers import MODELS, chunk_corpus, one_error, run, svmlight_rows, treebank
 
@@ -69,7 +70,7 @@ def test_m3n_tagger_trains_without_naming_a_solver(tmp_path, capsys):
     code, out, err = run(capsys, "tag", "train", "--task", "chunk", corpus, "-o", tmp_path / "m.npz", "--model", "m3n",
                          "--max-iter", "2", "--json")
     assert code == 0, err
-    assert json.loads(out)["solver"] == "eg"
+    assert json.loads(out)["solver"] == DEFAULT_MM_SOLVERS["chain"]      # the declared M3N chain default
 
 
 # ------------------------------------------------------------------ misleading behaviour
