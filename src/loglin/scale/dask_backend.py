@@ -73,9 +73,22 @@ def _collect(futures, workers, deadline, seconds, what):
     return results
 
 
-def _failed_leaf(leaves, workers, what, seconds):
-    """A ShardError for the first shard whose call in a reduction tree failed, else for the first one that has
-    not finished (its worker died or is stuck); None when every shard's call finished (a pairwise sum failed)."""
+def _departed(workers, live, what):
+    """A ShardError for the first shard whose worker has left the cluster (``live``: the scheduler's workers
+    now), else None: a dead worker also stalls the live shards that wait on data it held, so it goes first."""
+    for i, worker in enumerate(workers):
+        if worker not in live:
+            return ShardError(i, f"no answer to {what}: worker {worker} left the cluster (it died)")
+    return None
+
+
+def _failed_leaf(leaves, workers, what, seconds, live=None):
+    """A ShardError for the first shard whose worker left the cluster, else whose call in a reduction tree
+    failed, else for the first one that has not finished (its worker died or is stuck); None when every
+    shard's call finished (a pairwise sum failed)."""
+    gone = None if live is None else _departed(workers, live, what)
+    if gone is not None:
+        return gone
     for i, leaf in enumerate(leaves):
         if leaf.status == "error":
             return ShardError(i, f"{what} failed on worker {workers[i]}: {_text(leaf.exception(timeout=1))}")
@@ -200,11 +213,24 @@ class DaskBackend(Backend):
             return _collect([root], [worker], deadline, self.timeout, what)[0]
         except ShardError as exc:
             # the root's worker is not the culprit: name the first shard whose call failed or never finished
-            raise _failed_leaf(leaves, self.workers, what, self.timeout) or exc from exc.__cause__
+            raise _failed_leaf(leaves, self.workers, what, self.timeout, self._scheduler_workers()) or exc \
+                from exc.__cause__
+
+    def _scheduler_workers(self):
+        """The scheduler's worker addresses now (None if the scheduler does not answer)."""
+        try:
+            return set(self.client.scheduler_info()["workers"])
+        except Exception:                     # the scheduler itself is gone: no list to compare with
+            return None
 
     def _unanswering(self, message):
-        """A ShardError for the first shard that does not answer a ping within PING_WAIT seconds (its worker
-        died or is stuck), else for shard 0 with ``message``: a failed broadcast does not say which worker."""
+        """A ShardError for the first shard whose worker left the cluster, else the first that does not answer
+        a ping within PING_WAIT seconds (its worker is stuck), else for shard 0 with ``message``: a failed
+        broadcast does not say which worker."""
+        live = self._scheduler_workers()
+        gone = None if live is None else _departed(self.workers, live, "the round")
+        if gone is not None:
+            return ShardError(gone.shard, f"{message}; {str(gone).partition(': ')[2]}")
         try:
             self._call_each("ping", [()] * len(self.actors), min(self.timeout, PING_WAIT))
         except ShardError as exc:
