@@ -41,7 +41,7 @@ def labels_as_strings(y, what: str) -> tuple[list[list[str]], str]:
             elif this != kind:
                 raise ValueError(f"{what}: labels must all have one type; sentence {i}, token {j} has {label!r} "
                                  f"({type(label).__name__}) after {kind} labels")
-            strings.append(str(int(label)) if this == "int" else str(bool(label)) if this == "bool" else str(label))
+            strings.append(label_to_string(label, this))
         out.append(strings)
     return out, kind or "str"
 
