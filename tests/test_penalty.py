@@ -104,6 +104,20 @@ def test_l1_lr_objective_equals_liblinear_s6_on_synthetic_data(small_binary, ser
         assert result.f == pytest.approx(f_lib, rel=1e-6)
 
 
+def test_newglmnet_at_an_unreachable_tol_ends_certified_by_the_duality_gap(small_binary, serial_numba):
+    from loglin.binary import binary_problem
+    from loglin.solvers.stopping import L1_GAP_FLOOR
+    X, y = small_binary
+    C = 10.0
+    for seed in range(4):           # a tol no arithmetic may reach: the run still ends, certified
+        _, result = training.train(binary_problem(X, y, C), penalty="l1", tol=1e-15, max_iter=5000,
+                                   random_state=seed)
+        last = result.trace.records[-1]
+        assert result.iterations < 500 and result.converged
+        assert last["duality_gap"] <= L1_GAP_FLOOR * abs(last["objective"])
+        assert result.f <= _l1_lr_objective(X, y, C, _liblinear_l1(X, y, C)) * (1 + 1e-9)
+
+
 @pytest.mark.slow
 @pytest.mark.needs_data("a9a")
 def test_l1_lr_objective_equals_liblinear_s6_on_a9a():
@@ -198,6 +212,11 @@ def test_l1_lr_objective_equals_liblinear_s6_on_news20_one_class_against_the_res
     assert result.converged and result.f <= f_lib * (1 + 1e-7)
     assert result.f == pytest.approx(f_lib, rel=1e-6)
     assert np.count_nonzero(result.w) < X.shape[1] / 10
+    for seed in range(3):       # newGLMNET's steps fall below F's rounding near 1e-8: its stall test ends the run
+        _, stalled = training.train(binary_problem(X, y, C), penalty="l1", tol=1e-14, max_iter=20000,
+                                    random_state=seed)
+        assert stalled.iterations < 1000 and stalled.stop_reason == "solver finished" and stalled.converged
+        assert stalled.f <= f_lib * (1 + 1e-7)
 
 
 def test_estimators_take_penalty_and_l1_ratio_with_scikit_learns_meaning(small_binary, small_multiclass,

@@ -42,6 +42,8 @@ ROUNDING = 16 * np.finfo(float).eps     # |F(x) - F(w)| this small relative to F
 INNER_SHRINK = 0.25   # the inner tolerance tightens by this factor when one pass met it
 RETRY_SHRINK = 0.01   # ... and by this one when the step it gave failed the line search
 MAX_RETRIES = 5
+STALL_STEPS = 30      # Newton steps within F's rounding that may pass without a new smallest pseudo-gradient ...
+STALL_FRACTION = 0.9  # ... (below this fraction of the smallest so far) before the solver reports it is done
 
 
 @njit(cache=True)
@@ -327,6 +329,7 @@ def newglmnet(objective, w, rng, max_inner: int = MAX_INNER):
         indptr, indices, data, sig_weight, w, l1, l2, 0.0, g, work_buffer)
     first_violation = violation
     inner_tol, retries = 1.0, 0
+    smallest_pg, stalled = pg_norm, 0
     while True:
         working = work_buffer[:count]
         passes = _newton_direction(indptr, indices, data, unit, D, g, w, l1, l2, working, m,
@@ -367,9 +370,18 @@ def newglmnet(objective, w, rng, max_inner: int = MAX_INNER):
         sig_weight, sig_trial = sig_trial, sig_weight
         D, D_trial = D_trial, D
         penalty = _penalty(w, l1, l2)   # exact again: no drift from the working-set updates
-        F = loss_t + penalty
+        F_before, F = F, loss_t + penalty
         count, violation, largest, pg_norm = _gradient_and_working_set(
             indptr, indices, data, sig_weight, w, l1, l2, largest / m, g, work_buffer)
+        # steps whose decrease F cannot resolve and that no longer shrink the pseudo-gradient: a bounded stall
+        if pg_norm <= STALL_FRACTION * smallest_pg:
+            smallest_pg, stalled = pg_norm, 0
+        elif abs(F - F_before) > ROUNDING * abs(F_before):
+            stalled = 0
+        else:
+            stalled += 1
         yield Step(w=w, f=F, grad_norm=pg_norm,
                    counters={"inner_passes": passes, "line_search_evals": trial + 1, "step": step,
-                             "working_set": n_working, "nonzeros": nonzeros(w)})
+                             "working_set": n_working, "nonzeros": nonzeros(w)}, done=stalled >= STALL_STEPS)
+        if stalled >= STALL_STEPS:
+            return
