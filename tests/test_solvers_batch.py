@@ -177,6 +177,26 @@ def test_record_spacing_thins_the_trace_without_changing_the_run(small_multiclas
         minimize(obj, "gis", record_spacing=0.0)
 
 
+def test_a_slow_first_step_does_not_hold_back_the_stopping_test(small_multiclass):
+    """A first iteration holding a long compilation: the clock-spaced records would wait for the solver
+    clock to grow 5% past it; the iteration count bounds that wait to 5% more iterations."""
+    import time
+    from loglin.solvers import resolve
+    X, y = small_multiclass
+    obj = problem_from_matrix(abs(X), y).objective(1.0)
+    gis = resolve("gis", obj)
+
+    def slow_first_gis(objective, w, rng, **options):
+        for k, step in enumerate(gis(objective, w, rng, **options)):
+            if k == 0:
+                time.sleep(3.0)         # what a cold Numba cache can cost the first step
+            yield step
+    full = minimize(obj, "gis", tol=1e-4, max_iter=5000, record_spacing=None)
+    slow = minimize(obj, slow_first_gis, tol=1e-4, max_iter=5000, record_spacing=0.05)
+    assert full.converged and slow.converged and 25 < full.iterations
+    assert full.iterations <= slow.iterations <= 1.1 * full.iterations + 2      # not ~0.15 s of iterations more
+
+
 def test_record_spacing_records_a_finished_solver_once(small_multiclass):
     """A solver that simply returns: its last, unrecorded iteration is recorded once, counters not doubled."""
     from loglin.solvers.base import Step

@@ -85,8 +85,9 @@ def minimize(objective, solver: str = "tron", w0=None, *, tol: float = 1e-3, max
     ``record_spacing=r`` thins the trace of a long run (the untimed f and
     ||grad f|| can cost more than an iteration of GIS or CD): after the first
     FULL_RECORDS iterations, an iteration is evaluated and recorded only once
-    the solver's clock has grown by the factor 1 + r since the last record,
-    and the last iteration always is. The gradient, gap and callback tests
+    the solver's clock or the iteration count has grown by the factor 1 + r since
+    the last record (the count: a first record holding a long compilation must
+    not hold back the tests), and the last iteration always is. The gradient, gap and callback tests
     then run at recorded iterations only; integer counters of the skipped
     iterations are added into the next record, so their sums stay exact.
     ``"auto"`` (default): with the wall clock, every iteration for the first
@@ -242,7 +243,8 @@ def _run(objective, gen, state, rule, trace, best, stop, *, g0_norm, max_iter, t
             thinning = record_spacing is not None and (
                 not auto_spacing or time.perf_counter() - started > AUTO_FULL_SECONDS)
             if (thinning and not last and state.it > FULL_RECORDS
-                    and state.elapsed < trace.records[-1]["seconds"] * (1 + record_spacing)):
+                    and state.elapsed < trace.records[-1]["seconds"] * (1 + record_spacing)
+                    and state.it < trace.records[-1]["iteration"] * (1 + record_spacing)):
                 unrecorded = step
                 continue
             if (balance and not last and step.grad_norm is None
