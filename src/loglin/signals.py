@@ -4,7 +4,9 @@ A KeyboardInterrupt raised inside a (parallel) Numba kernel surfaces as a System
 loses the run, so while a training loop runs the handlers only set a flag, which the loop
 polls between steps. The first signal restores the previous handlers, so a second Ctrl-C
 (or SIGTERM) acts at once. Handlers can only be set from the main thread; elsewhere the
-guard does nothing and the previous behaviour stays.
+guard does nothing and the previous behaviour stays. A signal the process was started
+ignoring (SIGINT for a background job of a non-interactive shell) stays ignored, as Python
+itself leaves it: otherwise it would be lost before training and act during it.
 """
 from __future__ import annotations
 
@@ -97,7 +99,7 @@ class StopOnSignal:
         if threading.current_thread() is threading.main_thread():
             for signum in CAUGHT:
                 previous = signal.getsignal(signum)
-                if previous is None:            # set from C: we could not put it back, leave it alone
+                if previous is None or previous == signal.SIG_IGN:    # set from C (could not be put back), ignored
                     continue
                 self._previous[signum] = previous
                 signal.signal(signum, self._handle)
@@ -122,13 +124,13 @@ def raising_on_signal(message: str):
         raise KeyboardInterrupt(message)
     previous = {signum: signal.getsignal(signum) for signum in CAUGHT}
     for signum, handler in previous.items():
-        if handler is not None:
+        if handler is not None and handler != signal.SIG_IGN:
             signal.signal(signum, interrupt)
     try:
         yield
     finally:
         for signum, handler in previous.items():
-            if handler is not None:
+            if handler is not None and handler != signal.SIG_IGN:
                 signal.signal(signum, handler)
 
 

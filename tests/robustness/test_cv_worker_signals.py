@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from .cli_helpers import chunk_corpus
+from .test_signals import default_signals
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -55,7 +56,7 @@ def test_a_signal_during_parallel_folds_ends_every_worker(signum, tmp_path):
                              str(corpus), "-o", str(model), "-C", "auto", "--cv", "2", "--jobs", "2", "--solver",
                              "sgd", "--tol", "0", "--max-iter", "100000000", "--quiet"],
                             env={"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin", "NUMBA_NUM_THREADS": "2"},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_signals)
     try:
         deadline = time.monotonic() + 240
         while time.monotonic() < deadline and proc.poll() is None:

@@ -47,18 +47,31 @@ CASES = {
 }
 
 
+def default_signals():
+    """In the child: SIGINT / SIGTERM as a terminal's foreground command gets them, even when the tests run
+    as a background job (whose SIGINT a non-interactive shell ignores, and loglin then ignores too)."""
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_DFL)
+
+
 def interrupt(argv, signum, delay, cwd):
     """Run ``loglin argv``, send ``signum`` after ``delay`` s (longer if training had not begun)."""
     for attempt in range(3):
         proc = subprocess.Popen([sys.executable, "-m", "loglin.cli", *argv], cwd=cwd,
                                 env={"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin", "NUMBA_NUM_THREADS": "2"},
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(delay * 2 ** attempt)
-        if proc.poll() is not None:
-            out, err = proc.communicate()
-            pytest.fail(f"training ended before the signal (exit {proc.returncode}): {err[-2000:]}")
-        proc.send_signal(signum)
-        out, err = proc.communicate(timeout=300)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                preexec_fn=default_signals)
+        try:
+            time.sleep(delay * 2 ** attempt)
+            if proc.poll() is not None:
+                out, err = proc.communicate()
+                pytest.fail(f"training ended before the signal (exit {proc.returncode}): {err[-2000:]}")
+            proc.send_signal(signum)
+            out, err = proc.communicate(timeout=300)
+        finally:
+            if proc.poll() is None:         # a failing case must not leave a run of 1e8 iterations behind
+                proc.kill()
+                proc.communicate()
         if KEPT in err:
             return proc.returncode, out, err
     pytest.fail(f"the signal never arrived during training: {err[-2000:]}")
@@ -123,3 +136,19 @@ def test_first_signal_stops_at_the_next_step_second_one_aborts(small_multiclass)
         res = minimize(obj, "gis", tol=0, max_iter=1000, callback=twice)
     assert "after" not in seen and res.stop_reason == "interrupted"
     assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_a_signal_the_process_ignores_stays_ignored():
+    """SIGINT ignored from the start (a background job of a non-interactive shell): training must not catch it
+    for its own span only, where before training it was lost and during it would stop the run."""
+    from loglin.signals import StopOnSignal, raising_on_signal
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with StopOnSignal():
+            assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+            assert signal.getsignal(signal.SIGTERM) not in (signal.SIG_IGN, signal.SIG_DFL)   # still caught
+        with raising_on_signal("stopped"):
+            assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+        assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, before)
