@@ -219,6 +219,28 @@ def test_a_stuck_worker_in_a_reduction_tree_round_names_its_shard(maxent):
                 os.kill(pid, signal.SIGKILL)
 
 
+def test_a_stuck_root_worker_in_a_reduction_tree_round_names_its_shard(maxent):
+    """The round's data and the tree's root are on shard 0's worker: stopping it names shard 0, in time."""
+    import signal
+    timeout = 3.0
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0") as cluster, distributed.Client(cluster) as c:
+        with sharded(maxent, 1.0, 3, c, timeout=timeout, reduction="tree") as objective:
+            w = np.zeros(objective.n)
+            objective.fun_grad(w)
+            victim = objective.backend.workers[0]
+            pid = c.run(os.getpid, workers=[victim])[victim]
+            os.kill(pid, signal.SIGSTOP)
+            try:
+                started = time.monotonic()
+                with pytest.raises(ShardError, match="shard 0") as caught:
+                    objective.fun_grad(w)
+                assert caught.value.shard == 0 and victim in str(caught.value)
+                assert time.monotonic() - started < timeout + 10
+            finally:
+                os.kill(pid, signal.SIGKILL)
+
+
 def test_a_stuck_worker_is_a_clear_error_after_the_timeout_never_a_hang(maxent):
     import signal
     timeout = 3.0

@@ -81,6 +81,34 @@ def test_cocoa_eg_reaches_the_lbfgs_optimum_with_the_gap_going_to_zero(chain, sh
     assert model.solver == "cocoa"
 
 
+@pytest.fixture(scope="module")
+def chain40():
+    """40 sentences pasted together from 1-3 of the chunking sentences: every shard of 4 or 8 holds the same
+    frequent features (transitions, common words), the data on which CoCoA+'s rounds grow with K."""
+    from loglin.structured.crf_features import build_chain_problem
+    rng = np.random.default_rng(5)
+    sentences = [sum((list(CHUNK_SENTENCES[j]) for j in rng.choice(len(CHUNK_SENTENCES), size=rng.integers(1, 4))),
+                     []) for _ in range(40)]
+    return build_chain_problem(sentences, "chunk")[0]
+
+
+@pytest.mark.parametrize("shards", [4, 8])
+def test_cocoa_eg_gap_keeps_falling_with_many_shards(chain40, shards):
+    """No stall: from a relative gap of 1e-2 on, every WINDOW rounds at least halve the gap, down to 1e-10, and
+    the optimum is L-BFGS's (a run whose rates or drift froze the gap above 1e-6 fails the window test)."""
+    window = 25
+    reference = _lbfgs(chain40)
+    result = _quiet(train, chain40, C, "cocoa", shards=shards, gap_tol=1e-10, max_iter=1000, random_state=1)[1]
+    assert result.converged, result.stop_reason
+    assert result.f == pytest.approx(reference.f, rel=1e-8)
+    relative = _records(result, "duality_gap") / np.abs(_records(result, "objective"))
+    assert np.all(np.diff(_records(result, "dual_objective")) >= -1e-12 * abs(reference.f))
+    start = int(np.argmax(relative <= 1e-2))
+    assert relative[start] <= 1e-2
+    for k in range(start, len(relative) - window):
+        assert relative[k + window] <= 0.5 * relative[k], (k, relative[k], relative[k + window])
+
+
 def test_cocoa_eg_on_parser_shards_reaches_the_lbfgs_optimum(tree):
     """The same code on the tree structure (arc parts)."""
     reference = _lbfgs(tree)

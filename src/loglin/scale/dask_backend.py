@@ -15,7 +15,7 @@ from .backends import Backend, SchedulerUnreachable, ShardError
 
 DEFAULT_TIMEOUT = 600.0          # seconds one round may take on every shard
 DEFAULT_CONNECT_TIMEOUT = 10.0
-PING_WAIT = 5.0                  # seconds a shard may take to answer a ping after a failed broadcast
+PING_WAIT = 5.0                  # seconds a shard may take to answer a ping after a round could not be sent
 DEFAULT_START_TIMEOUT = 600.0    # a shard's start builds its arrays and warms (on a cold cache, compiles) its kernels
 
 
@@ -38,6 +38,11 @@ class ShardActor:
 def _actor_call(actor, method, args):
     """A task on the actor's worker: its result stays there, for the reduction tree's next level."""
     return actor.call(method, *args).result()
+
+
+def _held(args):
+    """A task whose result is the round's arguments, kept on its worker for the shards' calls."""
+    return args
 
 
 def _combine(a, b):
@@ -187,16 +192,16 @@ class DaskBackend(Backend):
         return _collect(pending, self.workers, deadline, seconds, method)
 
     def reduce(self, method, *args):
-        """The shards' results added pairwise in shard order on the workers (tree_sum's order): w goes to every
-        worker once, each level's sums move worker to worker, and only the root comes to the driver."""
+        """The shards' results added pairwise in shard order on the workers (tree_sum's order): w goes to the
+        root's worker once and from there to each shard's worker, each level's sums move worker to worker, and only the root comes to the driver."""
         from .backends import tree_pairs
         deadline = time.monotonic() + self.timeout
         what = f"{method} (reduction tree)"
         try:
-            # Client.scatter waits forever on a stuck worker (its timeout= does not bound the transfer): the
-            # coroutine under a callback_timeout is cancelled when the round's time is up
-            [data] = self.client.sync(self.client._scatter, [args], broadcast=True, hash=False,
-                                      callback_timeout=self.timeout)
+            # the round's arguments go to the root's worker as a task's argument, not by Client.scatter: a scatter
+            # (broadcast or not) waits for its target workers with no bound, so one stuck worker hung the round;
+            # a task's future never blocks the driver, and the leaves fetch the data worker to worker
+            data = self.client.submit(_held, args, workers=[self.workers[0]], allow_other_workers=False, pure=False)
             nodes = [(self.client.submit(_actor_call, actor, method, data, workers=[worker],
                                          allow_other_workers=False, pure=False), worker)
                      for actor, worker in zip(self.actors, self.workers)]
@@ -226,7 +231,7 @@ class DaskBackend(Backend):
     def _unanswering(self, message):
         """A ShardError for the first shard whose worker left the cluster, else the first that does not answer
         a ping within PING_WAIT seconds (its worker is stuck), else for shard 0 with ``message``: a failed
-        broadcast does not say which worker."""
+        submission does not say which worker."""
         live = self._scheduler_workers()
         gone = None if live is None else _departed(self.workers, live, "the round")
         if gone is not None:
