@@ -212,14 +212,74 @@ def workspace(L, k):
             np.empty((3, L * one, L * one), dtype=np.int64))
 
 
+def check_n_trees(n) -> int:
+    """n as an int when it is a valid number of best trees (1 to limits.MAX_BEAM), else InvalidInputError."""
+    from ..limits import MAX_BEAM
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= int(n) <= MAX_BEAM:
+        raise InvalidInputError(f"n (the number of best trees) must be an integer from 1 to {MAX_BEAM}, got {n!r}")
+    return int(n)
+
+
 def kbest_eisner(S, k):
     """The k best projective trees of the arc score matrix S ((n+1) x (n+1), S[h, m] the score of arc h -> m,
     0 the root): [(heads, score)], best first, heads[m - 1] the head of word m (raw scores). For tests and
     exploration."""
-    from .nbest import check_n
     S, n = _check(S)
-    k = check_n(k)
+    k = check_n_trees(k)
     heads = np.full((n, k), -1, dtype=np.int32)
     scores = np.full(k, -np.inf)
     found = kbest_eisner_into(S, n, k, *workspace(n + 1, k), heads, scores, 0)
     return [(heads[:, q].copy(), float(scores[q])) for q in range(found)]
+
+
+@njit(cache=True, parallel=True)
+def tree_nbest_kernel(sent_ptr, arc_off, feat_ptr, feat_idx, w, k, log_prob, bounds, out_heads, out_scores):
+    """The k best trees of every sentence (arc features as tree.TreeData's); sentences bounds[b]..bounds[b+1]
+    share one thread's workspace. ``log_prob``: scores minus log Z (a CRF's log P(tree | x))."""
+    L = 1
+    for i in range(sent_ptr.shape[0] - 1):
+        L = max(L, sent_ptr[i + 1] - sent_ptr[i])
+    L += 1
+    for b in prange(bounds.shape[0] - 1):
+        val, cnt, split, rank_l, rank_r, zeros, arc_row, hv, hr, hi, hj, stack, chart, back = workspace(L, k)
+        S = np.empty((L, L))
+        inside_chart = np.empty((5, L, L)) if log_prob else np.empty((5, 0, 0))
+        for i in range(bounds[b], bounds[b + 1]):
+            n = sent_ptr[i + 1] - sent_ptr[i]
+            if n == 0:
+                continue
+            Si = S[:n + 1, :n + 1]
+            arc_scores(w, 1.0, i, arc_off, sent_ptr, feat_ptr, feat_idx, Si)
+            scores = out_scores[i]
+            found = kbest_eisner_into(Si, n, k, val, cnt, split, rank_l, rank_r, zeros, arc_row, hv, hr, hi, hj,
+                                      stack, chart, back, out_heads, scores, sent_ptr[i])
+            if log_prob:
+                log_z = inside(Si, n, inside_chart[0, :n + 1, :n + 1], inside_chart[1, :n + 1, :n + 1],
+                               inside_chart[2, :n + 1, :n + 1], inside_chart[3, :n + 1, :n + 1],
+                               inside_chart[4, :n + 1, :n + 1])
+                for q in range(found):
+                    scores[q] -= log_z
+
+
+def tree_n_best(w, sent_ptr, arc_off, feat_ptr, feat_idx, *, n, log_prob=True):
+    """(heads (words x n, -1 past a sentence's last tree), scores (sentences x n, -inf there)) of the n best
+    projective trees of every encoded sentence (loglin.parsing.features.ArcFeatureSpace.encode's arrays)
+    under weights w; ``log_prob``: log P(tree | x) of a CRF rather than the raw score w . f (M3N)."""
+    from ..kernels.maxent import _blocks
+    n = check_n_trees(n)
+    n_words, n_sent = int(sent_ptr[-1]), len(sent_ptr) - 1
+    heads = np.full((n_words, n), -1, dtype=np.int32)
+    scores = np.full((n_sent, n), -np.inf)
+    tree_nbest_kernel(sent_ptr, arc_off, feat_ptr, feat_idx, np.ascontiguousarray(w, dtype=np.float64), n,
+                      bool(log_prob), _blocks(n_sent), heads, scores)
+    return heads, scores
+
+
+def n_best_trees(heads, scores, sent_ptr) -> list:
+    """Per sentence [(heads, score), ...], best first, from the (heads, scores) layout."""
+    out = []
+    for i in range(len(sent_ptr) - 1):
+        block = heads[sent_ptr[i]:sent_ptr[i + 1]]
+        out.append([(block[:, q].copy(), float(scores[i, q])) for q in range(scores.shape[1])
+                    if np.isfinite(scores[i, q])])
+    return out
