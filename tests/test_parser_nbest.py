@@ -55,6 +55,13 @@ def test_predict_n_best_is_best_first_and_starts_with_predict(parsers, english, 
             assert score == pytest.approx(tree.tree_score(S, heads) - shift, rel=1e-9, abs=1e-9)
 
 
+def test_token_tuples_give_the_same_lists_as_sentences(parsers, english):
+    rows = [list(zip(s.forms, s.cpos, s.pos)) for s in english]
+    a, b = parsers["crf"].predict_n_best(rows, 4), parsers["crf"].predict_n_best(english, 4)
+    assert [[(h.tolist(), v) for h, v in trees] for trees in a] == [[(h.tolist(), v) for h, v in trees] for trees in b]
+    assert parsers["crf"].predict_n_best([], 4) == []
+
+
 def test_crf_probabilities_of_every_tree_sum_to_one(parsers, english):
     short = [s for s in english if len(s) <= 5]
     assert short
