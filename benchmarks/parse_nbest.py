@@ -67,7 +67,7 @@ def main(argv=None):
     for k in (int(k) for k in args.ks.split(",")):
         cases[f"k={k} scores"] = k_best(k, False)
         cases[f"k={k} log-prob"] = k_best(k, True)
-    print(f"encoded; compiling", file=sys.stderr, flush=True)
+    print("encoded; compiling", file=sys.stderr, flush=True)
     for f in cases.values():            # compile outside the clock
         f()
     for k in (1, 5):                    # the first tree of the k-best lists is Eisner's
