@@ -3,12 +3,13 @@
     loglin parse train TRAIN -o MODEL [--model crf|m3n] [--solver eg|eg-batch|lbfgs|sgd|cutting-plane]
                        [--dev FILE] [--cutoff K] [the training options of `loglin train`: -C, --tol, ...]
     loglin parse evaluate MODEL TEST [--json]
-    loglin parse MODEL INPUT [-o OUT]            (also: loglin parse run MODEL INPUT)
+    loglin parse MODEL INPUT [-o OUT] [--nbest K]   (also: loglin parse run MODEL INPUT)
 
 Files are CoNLL-X or CoNLL-U (detected from the lines themselves). The output
 repeats the input line for line (comments, multiword tokens and empty nodes
 of CoNLL-U included) with the HEAD and DEPREL columns replaced by the prediction
 (DEPREL "_" from a parser trained without labels: never the input's own).
+With ``--nbest K`` every sentence is written once per tree of its K best (:func:`write_n_best`).
 Training builds and fits a :class:`loglin.Parser`.
 """
 from __future__ import annotations
@@ -67,6 +68,44 @@ def write_with_heads(path, out, heads, labels=None) -> None:
             fields[7] = "_" if labels is None else labels[k][int(fields[0]) - 1]
             line = "\t".join(fields)
         out.write(line.rstrip("\r\n") + "\n")
+
+
+def write_n_best(path, out, n_best, labels=None) -> None:
+    """Echo the CoNLL file at ``path`` into ``out`` with every sentence repeated once per tree of its n-best list
+    (``n_best``: per sentence [(heads, score), ...], best first; ``labels``: per sentence one DEPREL list per
+    tree, or None): a comment line ``# nbest R score S`` (R from 0), the sentence's lines as
+    :func:`write_with_heads` writes them for that tree, a blank line. Lines outside sentences are written once."""
+    import io
+    from ..data._files import read_text_lines
+    lines = read_text_lines(path)
+    echoes = []                                 # per rank, write_with_heads' output line for line
+    for r in range(max((len(trees) for trees in n_best), default=0)):
+        heads = [trees[min(r, len(trees) - 1)][0] for trees in n_best]
+        deprels = None if labels is None else [lab[min(r, len(lab) - 1)] for lab in labels]
+        buffer = io.StringIO()
+        write_with_heads(path, buffer, heads, deprels)
+        echoes.append(buffer.getvalue().split("\n")[:-1])
+        if len(echoes[-1]) != len(lines):
+            raise InvalidInputError(f"{path}: cannot align the n-best output with the input lines")
+    k, block = 0, []
+    for j, line in enumerate(lines + [""]):
+        if line.strip():
+            block.append(j)
+            continue
+        if not block:
+            continue
+        if any(_is_token_line(lines[i]) for i in block):
+            for r, (_, score) in enumerate(n_best[k]):
+                out.write(f"# nbest {r} score {score:.6g}\n" + "".join(echoes[r][i] + "\n" for i in block) + "\n")
+            k += 1
+        else:
+            out.write("".join(lines[i].rstrip("\r\n") + "\n" for i in block) + "\n")
+        block = []
+
+
+def _is_token_line(line) -> bool:
+    fields = line.rstrip("\r\n").split("\t") if "\t" in line else line.split()
+    return not line.startswith("#") and bool(_TOKEN_ID.fullmatch(fields[0].strip()))
 
 
 def _train(args):
@@ -174,22 +213,30 @@ def labeller_line(info) -> str:
 def _run(args):
     check_writable(args.output)
     from ..model_io import load_model
-    run_model(load_model(args.model), args.input, args.output)
+    run_model(load_model(args.model), args.input, args.output, n_best=args.nbest)
     return 0
 
 
-def run_model(model, path, output=None) -> None:
-    """Parse the CoNLL file ``path``; write it with the predicted heads and labels to ``output`` or standard output."""
+def run_model(model, path, output=None, n_best=None) -> None:
+    """Parse the CoNLL file ``path``; write it with the predicted heads and labels to ``output`` or standard output.
+    ``n_best``: write each sentence once per tree of its n best (see ``--nbest``)."""
     from ..data._files import open_text_for_write
     model = _parser_model(model)
+    if n_best is not None:
+        from ..structured.tree_nbest import check_n_trees
+        n_best = check_n_trees(n_best)
     sentences = _read(path, heads_required=False)                  # text to parse: HEAD may be _
-    heads = model.parse(sentences)
-    labels = model.label(sentences, heads)
+    if n_best is None:
+        write, heads = write_with_heads, model.parse(sentences)
+        labels = model.label(sentences, heads)
+    else:
+        write, heads = write_n_best, model.parse_n_best(sentences, n_best)
+        labels = model.label_n_best(sentences, heads)
     if output is None:
-        write_with_heads(path, sys.stdout, heads, labels)
+        write(path, sys.stdout, heads, labels)
     else:
         with open_text_for_write(output) as out:
-            write_with_heads(path, out, heads, labels)
+            write(path, out, heads, labels)
 
 
 def _parser_model(model):
@@ -225,6 +272,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("model", type=Path)
     p.add_argument("input", type=Path)
     p.add_argument("-o", "--output", type=Path, default=None)
+    p.add_argument("--nbest", type=int, default=None, metavar="K",
+                   help="write the K best projective trees of each sentence (exact k-best Eisner), best first: "
+                        "each a comment line '# nbest RANK score SCORE' (RANK from 0; SCORE log P(tree | sentence) "
+                        "for a CRF parser, w.f for an M3N parser), the sentence with that tree's HEAD and DEPREL, "
+                        "a blank line; fewer when a sentence has fewer trees")
     return parser
 
 

@@ -3,6 +3,7 @@
     parser = loglin.Parser(model="crf", C=0.1).fit(X, y, X_dev=X_dev, y_dev=y_dev)
     parser.predict(X_test)          # one int array of heads per sentence (0 = root)
     parser.predict_labels(X_test)   # the DEPREL of each predicted arc (lists of str; needs labelled training data)
+    parser.predict_n_best(X_test, 5)    # per sentence the 5 best trees [(heads, score), ...], best first
     parser.score(X_test, y_test)    # UAS as a fraction, punctuation included; scoring="las": LAS
 
 X is a list of sentences, each a list of tokens (word, pos), (word, cpos, pos)
@@ -177,6 +178,15 @@ class Parser(_BaseEstimator):
         X = list(X)
         return model.parse([s if isinstance(s, Sentence) else as_sentence(s, None, f"sentence {i}")
                             for i, s in enumerate(X)])
+
+    def predict_n_best(self, X, n=3):
+        """Per sentence the n best projective trees as [(heads, score), ...], best first (fewer when a sentence
+        has fewer trees): exact k-best Eisner; score log P(tree | sentence) for a CRF, w . f for an M3N. The
+        first tree is :meth:`predict`'s; :meth:`predict_labels` labels any of them."""
+        model = self._fitted()
+        X = list(X)
+        return model.parse_n_best([s if isinstance(s, Sentence) else as_sentence(s, None, f"sentence {i}")
+                                   for i, s in enumerate(X)], n)
 
     def predict_labels(self, X, heads=None):
         """The DEPREL of every arc of the predicted trees (or of ``heads``, one array per sentence): a list of

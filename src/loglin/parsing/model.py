@@ -3,6 +3,7 @@
     model = loglin.Parser(model="crf", solver="eg", C=0.1).fit(train_sentences).model_
     heads = model.parse(sentences)             # list of int arrays (0 = root)
     labels = model.label(sentences, heads)     # DEPREL strings per sentence (None without a labeller)
+    n_best = model.parse_n_best(sentences, 5)  # per sentence [(heads, score), ...], best first
     uas(sentences, heads)                       # {"uas": ..., "uas_no_punct": ...} in percent
     las(sentences, heads, labels)               # {"las": ..., "label_accuracy": ..., ...} in percent
     model.save("parser.npz"); ParserModel.load("parser.npz")
@@ -121,6 +122,35 @@ class ParserModel:
         out = np.zeros(int(sent_ptr[-1]), dtype=np.int32)
         decode_all(tree_data(sent_ptr, arc_off, feat_ptr, feat_idx), self.w, _blocks(len(sentences)), out)
         return [out[sent_ptr[i]:sent_ptr[i + 1]].copy() for i in range(len(sentences))]
+
+    def parse_n_best(self, sentences, n: int = 3) -> list:
+        """Per sentence the n best projective trees as [(heads, score), ...], best first (exact k-best Eisner,
+        :mod:`loglin.structured.tree_nbest`; fewer when the sentence has fewer trees). CRF: the score is
+        log P(tree | sentence); M3N: the raw score w . f. The first tree is :meth:`parse`'s."""
+        from ..structured.tree_nbest import check_n_trees, n_best_trees, tree_n_best
+        n = check_n_trees(n)
+        for i, s in enumerate(sentences):
+            if len(s) == 0:
+                raise InvalidInputError(f"sentence {i + 1} is empty")
+        if len(sentences) == 0:
+            return []
+        sent_ptr, arc_off, feat_ptr, feat_idx = self.space.encode(sentences)
+        heads, scores = tree_n_best(self.w, sent_ptr, arc_off, feat_ptr, feat_idx, n=n,
+                                    log_prob=self.model == "crf")
+        return n_best_trees(heads, scores, sent_ptr)
+
+    def label_n_best(self, sentences, n_best) -> list | None:
+        """The DEPREL of every arc of every tree of :meth:`parse_n_best`'s lists: per sentence one list of
+        strings per tree (None for a parser without labeller)."""
+        if self.labeller is None:
+            return None
+        flat = self.labeller.label([s for s, trees in zip(sentences, n_best) for _ in trees],
+                                   [heads for trees in n_best for heads, _ in trees])
+        out, at = [], 0
+        for trees in n_best:
+            out.append(flat[at:at + len(trees)])
+            at += len(trees)
+        return out
 
     def evaluate(self, sentences) -> dict:
         start, cpu = time.perf_counter(), time.process_time()
