@@ -22,6 +22,7 @@ from numba import njit
 from .errors import InvalidInputError
 
 PENALTIES = ("l2", "l1", "elasticnet")
+STRUCTURES = ("chain", "chain2", "node", "tree")     # kinds of loglin.structured.contract's CRFs
 
 
 def l1_mixing(penalty: str = "l2", l1_ratio: float | None = None) -> float:
@@ -111,8 +112,9 @@ class PenalizedObjective:
 
     def dual_bound(self, w) -> float | None:
         """A lower bound on min F at ``w`` (the Fenchel dual at a feasible point), for the stopping test's
-        duality gap: pure L1 on binary LR and on Maxent; None where none is known (chains, trees, a free
-        bias: then the relative pseudo-gradient test decides alone, docs/decisions/0017 and 0035)."""
+        duality gap: pure L1 on binary LR, Maxent and the CRFs of every structure (chains, trees:
+        loglin.structured.l1_dual); None where none is known (a free bias, a sharded objective: then the
+        relative pseudo-gradient test decides alone, docs/decisions/0017, 0035 and 0046)."""
         if self.rho != 1.0 or not np.all(self.l1 > 0):
             return None
         p = getattr(self.inner, "problem", None)            # a sharded objective holds no matrix here
@@ -124,6 +126,11 @@ class PenalizedObjective:
             grad = self.inner.C * (expect - p.emp)          # of C L(w): the whole smooth part when rho = 1
             return float(self.inner.C * maxent_dual_entropy(prob, dual_scale(grad, self.l1), p.ctx_count,
                                                             p.obs_ptr, p.obs_label, p.obs_count))
+        parts = getattr(self.inner, "parts", None)
+        if (self.kind in STRUCTURES and getattr(self.inner, "loss", "ll") == "ll" and hasattr(parts, "data")
+                and hasattr(self.inner, "_bounds")):
+            from .structured.l1_dual import structured_l1_dual
+            return structured_l1_dual(self.inner, self.l1, w, dual_scale)
         return None
 
 
