@@ -150,3 +150,20 @@ def test_converged_l1_runs_are_within_tol_of_the_optimum_at_every_scale(kind, se
         assert result.converged, (scale, result.stop_reason, gap / abs(result.f))
         assert result.f - f_ref <= tol * abs(result.f), (scale, result.f, f_ref)
         assert gap <= tol * abs(result.f)
+
+
+def test_an_uncertified_l1_crf_run_warns_with_its_gap_and_names_only_l1_solvers(serial_numba):
+    from loglin.errors import ConvergenceWarning
+    problem = scaled_chain(1.0, seed=3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _, result = training.train(problem, 2.0, "owlqn", penalty="l1", tol=1e-4, max_iter=3)
+    assert not result.converged and [w.category for w in caught] == [ConvergenceWarning]
+    text = result.advice
+    assert "relative duality gap" in text and "gap_tol = 0.0001" in text
+    assert "lbfgs" not in text and "tron" not in text        # L2-only solvers would refuse penalty 'l1'
+    # the relative pseudo-gradient test met, the gap not: the advice says so instead of blaming the scale
+    from loglin.solvers.stopping import advice
+    text = advice("owlqn", "max_iter", 10, 5.0, 1.0, 2.0, 1e-3, True, rel_gap=0.1, gap_tol=1e-3, penalty="l1",
+                  kind="binary")
+    assert "duality gap" in text and "newglmnet" in text and "scale the features" not in text
