@@ -115,7 +115,13 @@ def test_the_mixture_entropy_equals_the_enumerated_one(kind, serial_numba):
 
 
 def _reference(kind, scale, C):
-    p = scaled_chain(scale, seed=3) if kind == "chain" else random_tree_problem(n_sent=5, seed=4)
+    if kind == "tree":
+        p = random_tree_problem(n_sent=5, seed=4)
+    elif kind == "chain2":
+        from loglin.structured.chain2 import SecondOrderChainProblem
+        p = SecondOrderChainProblem.from_chain(scaled_chain(scale, seed=3))
+    else:
+        p = scaled_chain(scale, seed=3)
     if kind == "tree":
         p.reg = np.full(p.n_features, 1.0 / scale)      # features times a == L1 weights over a, the same optimum
     objective = p.objective(C)
@@ -124,7 +130,7 @@ def _reference(kind, scale, C):
 
 
 @pytest.mark.parametrize("scale", SCALES)
-@pytest.mark.parametrize("kind", ["chain", "tree"])
+@pytest.mark.parametrize("kind", ["chain", "chain2", "tree"])
 def test_the_dual_bound_never_exceeds_a_primal_value_and_closes_at_the_optimum(kind, scale, serial_numba):
     _, objective, f_ref, w_ref = _reference(kind, scale, 2.0)
     F = penalized(objective, "l1")

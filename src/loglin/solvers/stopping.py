@@ -126,7 +126,7 @@ def advice(solver: str, reason: str, iterations: int, f: float, gnorm: float, g0
     sparse = penalty in ("l1", "elasticnet")
     if scale_blocked and sparse and rel_gap is not None:
         tips.append("the relative pseudo-gradient test held but the duality gap, which certifies the optimum at "
-                    "any scale of the features, is still above the tolerance: raise the iteration limit")
+                    "any scale of the features, is still above the tolerance")
     elif scale_blocked:
         tips.append("the relative gradient test held but the gradient is still large for this objective, "
                     "which happens when feature values span many orders of magnitude: scale the features "
