@@ -9,7 +9,7 @@ import pytest
 
 from loglin import training
 from loglin.parsing.problem import TreeProblem
-from loglin.penalty import penalized
+from loglin.penalty import penalized, smooth_part
 from loglin.structured import passes
 from loglin.structured.l1_dual import loss_expectation_entropy, mixture_entropy
 from test_parsing_kernels import TREES
@@ -173,3 +173,17 @@ def test_an_uncertified_l1_crf_run_warns_with_its_gap_and_names_only_l1_solvers(
     text = advice("owlqn", "max_iter", 10, 5.0, 1.0, 2.0, 1e-3, True, rel_gap=0.1, gap_tol=1e-3, penalty="l1",
                   kind="binary")
     assert "duality gap" in text and "newglmnet" in text and "scale the features" not in text
+
+
+@pytest.mark.parametrize("kind", ["chain", "tree"])
+def test_the_evaluation_that_keeps_the_entropies_is_the_objectives_own(kind, serial_numba):
+    p = problems()[kind]
+    inner = p.objective(2.0)
+    F = penalized(inner, "l1")
+    other = penalized(p.objective(2.0), "l1")
+    w = np.random.default_rng(2).normal(size=p.n_features)
+    ref_f, ref_g = smooth_part(*inner.fun_grad(w), w, F.l1)
+    s_f, s_g = F.smooth_fun_grad(w)
+    assert s_f == ref_f and np.array_equal(s_g, ref_g)                   # the same numbers, no rounding apart
+    assert F.dual_bound(w) == other.dual_bound(w)                       # kept terms == a fresh pass
+    assert F.dual_bound(w + 1.0) == other.dual_bound(w + 1.0)           # another point: not the kept terms

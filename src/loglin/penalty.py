@@ -83,6 +83,9 @@ class PenalizedObjective:
         self.kind = getattr(inner, "kind", "maxent")
         self.l1 = rho * base                 # per-weight L1 coefficients rho r_t
         self.reg = (1.0 - rho) * base        # the L2 part: mu of the stopping certificate
+        self._crf = rho == 1.0 and self.kind in STRUCTURES and _crf_objective(inner)
+        self._fused = self._crf and _plain_fun_grad(inner)
+        self._entropy_at = None              # (w, terms) of the last evaluation: its dual bound without a pass
 
     def __getattr__(self, name):
         # problem, C, loss, normalized(), ... of the inner objective; never its Hessian or dual
@@ -92,7 +95,12 @@ class PenalizedObjective:
 
     def smooth_fun_grad(self, w, keep_cache=False):
         """(s(w), grad s(w)): the inner f and gradient without rho/2 sum r_t w_t^2."""
-        f, g = self.inner.fun_grad(w, keep_cache)
+        if self._fused:
+            from .structured.l1_dual import fun_grad_with_entropy
+            f, g, terms = fun_grad_with_entropy(self.inner, w)
+            self._entropy_at = (np.array(w, dtype=np.float64), terms)
+        else:
+            f, g = self.inner.fun_grad(w, keep_cache)
         return smooth_part(f, g, w, self.l1)
 
     def smooth_fun(self, w):
@@ -126,12 +134,25 @@ class PenalizedObjective:
             grad = self.inner.C * (expect - p.emp)          # of C L(w): the whole smooth part when rho = 1
             return float(self.inner.C * maxent_dual_entropy(prob, dual_scale(grad, self.l1), p.ctx_count,
                                                             p.obs_ptr, p.obs_label, p.obs_count))
-        parts = getattr(self.inner, "parts", None)
-        if (self.kind in STRUCTURES and getattr(self.inner, "loss", "ll") == "ll" and hasattr(parts, "data")
-                and hasattr(self.inner, "_bounds")):
-            from .structured.l1_dual import structured_l1_dual
-            return structured_l1_dual(self.inner, self.l1, w, dual_scale)
+        if self._crf:
+            from .structured.l1_dual import dual_from_terms, entropy_terms
+            cached = self._entropy_at
+            terms = cached[1] if cached is not None and np.array_equal(cached[0], w) else entropy_terms(self.inner, w)
+            return dual_from_terms(self.inner, self.l1, terms, dual_scale)
         return None
+
+
+def _crf_objective(inner) -> bool:
+    """A CRF objective of loglin.structured.objective (a sharded objective holds no ``parts``)."""
+    return (getattr(inner, "loss", "ll") == "ll" and hasattr(getattr(inner, "parts", None), "data")
+            and hasattr(inner, "_bounds"))
+
+
+def _plain_fun_grad(inner) -> bool:
+    """Its fun_grad is the base class's, so l1_dual.fun_grad_with_entropy gives the same numbers."""
+    from .structured.objective import StructuredObjective
+    return (isinstance(inner, StructuredObjective) and type(inner).fun_grad is StructuredObjective.fun_grad
+            and type(inner)._pass is StructuredObjective._pass)
 
 
 def penalized(objective, penalty: str = "l2", l1_ratio: float | None = None):

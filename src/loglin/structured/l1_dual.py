@@ -96,15 +96,35 @@ def mixture_entropy(entropy, log_gold, s, weight):
 GOLD_ROUNDING = 1e-6     # log p(gold) above this: the gold labelling is not one the model can score
 
 
-def structured_l1_dual(objective, l1, w, dual_scale):
-    """C sum_i c_i H(q_i) at the feasible point built from ``w`` (module doc), for a CRF ``objective`` of
-    loglin.structured.objective; ``dual_scale(grad, l1)`` is penalty's scaling into the constraints. None when
-    some gold labelling lies outside the structure's labellings (then delta_gold is not a dual point)."""
+def fun_grad_with_entropy(objective, w):
+    """(f(w), grad f(w), terms) of a CRF ``objective`` of loglin.structured.objective, the same numbers as its
+    ``fun_grad``, with ``terms`` = (sum_i c_i E_p f, H(p_i), log p_i(y_i)) of the same pass for
+    :func:`dual_from_terms`: a solver's evaluation then also pays for the certificate at that point."""
     p = objective.parts
     w = np.ascontiguousarray(w, dtype=np.float64)
-    _, expect, entropy, log_gold = loss_expectation_entropy(p.data, w, objective._bounds, p.weight)
+    loss, expect, entropy, log_gold = loss_expectation_entropy(p.data, w, objective._bounds, p.weight)
+    objective.n_fun += 1
+    objective.n_grad += 1
+    f = objective.regularizer(w) + objective.C * loss
+    return f, objective.reg * w + objective.C * (expect - p.emp), (expect, entropy, log_gold)
+
+
+def entropy_terms(objective, w):
+    """The ``terms`` of :func:`fun_grad_with_entropy` alone."""
+    p = objective.parts
+    w = np.ascontiguousarray(w, dtype=np.float64)
+    return loss_expectation_entropy(p.data, w, objective._bounds, p.weight)[1:]
+
+
+def dual_from_terms(objective, l1, terms, dual_scale):
+    """C sum_i c_i H(q_i) at the feasible point of the module doc, from the ``terms`` at w; ``dual_scale(grad,
+    l1)`` is penalty's scaling into the constraints. None when some gold labelling lies outside the
+    structure's labellings (then delta_gold is not a dual point)."""
+    p = objective.parts
+    expect, entropy, log_gold = terms
     if np.any(log_gold > GOLD_ROUNDING):            # a gold labelling outside the structure's set (non-projective)
         return None
     grad = objective.C * (expect - p.emp)           # of C L(w): the whole smooth part when the penalty is pure L1
     s = dual_scale(grad, l1)
     return float(objective.C * mixture_entropy(entropy, log_gold, s, p.weight))
+
