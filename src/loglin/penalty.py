@@ -22,6 +22,7 @@ from numba import njit
 from .errors import InvalidInputError
 
 PENALTIES = ("l2", "l1", "elasticnet")
+STRUCTURES = ("chain", "chain2", "node", "tree")     # kinds of loglin.structured.contract's CRFs
 
 
 def l1_mixing(penalty: str = "l2", l1_ratio: float | None = None) -> float:
@@ -82,6 +83,9 @@ class PenalizedObjective:
         self.kind = getattr(inner, "kind", "maxent")
         self.l1 = rho * base                 # per-weight L1 coefficients rho r_t
         self.reg = (1.0 - rho) * base        # the L2 part: mu of the stopping certificate
+        self._crf = rho == 1.0 and self.kind in STRUCTURES and _crf_objective(inner)
+        self._fused = self._crf and _plain_fun_grad(inner)
+        self._entropy_at = None              # (w, terms) of the last evaluation: its dual bound without a pass
 
     def __getattr__(self, name):
         # problem, C, loss, normalized(), ... of the inner objective; never its Hessian or dual
@@ -91,7 +95,12 @@ class PenalizedObjective:
 
     def smooth_fun_grad(self, w, keep_cache=False):
         """(s(w), grad s(w)): the inner f and gradient without rho/2 sum r_t w_t^2."""
-        f, g = self.inner.fun_grad(w, keep_cache)
+        if self._fused:
+            from .structured.l1_dual import fun_grad_with_entropy
+            f, g, terms = fun_grad_with_entropy(self.inner, w)
+            self._entropy_at = (np.array(w, dtype=np.float64), terms)
+        else:
+            f, g = self.inner.fun_grad(w, keep_cache)
         return smooth_part(f, g, w, self.l1)
 
     def smooth_fun(self, w):
@@ -111,8 +120,9 @@ class PenalizedObjective:
 
     def dual_bound(self, w) -> float | None:
         """A lower bound on min F at ``w`` (the Fenchel dual at a feasible point), for the stopping test's
-        duality gap: pure L1 on binary LR and on Maxent; None where none is known (chains, trees, a free
-        bias: then the relative pseudo-gradient test decides alone, docs/decisions/0017 and 0035)."""
+        duality gap: pure L1 on binary LR, Maxent and the CRFs of every structure (chains, trees:
+        loglin.structured.l1_dual); None where none is known (a free bias, a sharded objective: then the
+        relative pseudo-gradient test decides alone, docs/decisions/0017, 0035 and 0046)."""
         if self.rho != 1.0 or not np.all(self.l1 > 0):
             return None
         p = getattr(self.inner, "problem", None)            # a sharded objective holds no matrix here
@@ -124,7 +134,25 @@ class PenalizedObjective:
             grad = self.inner.C * (expect - p.emp)          # of C L(w): the whole smooth part when rho = 1
             return float(self.inner.C * maxent_dual_entropy(prob, dual_scale(grad, self.l1), p.ctx_count,
                                                             p.obs_ptr, p.obs_label, p.obs_count))
+        if self._crf:
+            from .structured.l1_dual import dual_from_terms, entropy_terms
+            cached = self._entropy_at
+            terms = cached[1] if cached is not None and np.array_equal(cached[0], w) else entropy_terms(self.inner, w)
+            return dual_from_terms(self.inner, self.l1, terms, dual_scale)
         return None
+
+
+def _crf_objective(inner) -> bool:
+    """A CRF objective of loglin.structured.objective (a sharded objective holds no ``parts``)."""
+    return (getattr(inner, "loss", "ll") == "ll" and hasattr(getattr(inner, "parts", None), "data")
+            and hasattr(inner, "_bounds"))
+
+
+def _plain_fun_grad(inner) -> bool:
+    """Its fun_grad is the base class's, so l1_dual.fun_grad_with_entropy gives the same numbers."""
+    from .structured.objective import StructuredObjective
+    return (isinstance(inner, StructuredObjective) and type(inner).fun_grad is StructuredObjective.fun_grad
+            and type(inner)._pass is StructuredObjective._pass)
 
 
 def penalized(objective, penalty: str = "l2", l1_ratio: float | None = None):

@@ -31,7 +31,7 @@ from ..signals import StopOnSignal, command_elapsed, training_started
 from ..trace import Trace
 from .progress import Progress
 from .protocol import objective_kind  # noqa: F401  (the solver modules import it from here)
-from .stopping import StoppingRule, advice, safe_norm, strong_convexity
+from .stopping import L1_GAP_FLOOR, StoppingRule, advice, safe_norm, strong_convexity
 
 
 @dataclass
@@ -163,9 +163,14 @@ def minimize(objective, solver: str = "tron", w0=None, *, tol: float = 1e-3, max
         last = trace.records[-1] if trace.records else {}
         gap, f_last = last.get("duality_gap"), last.get("objective")
         rel_gap = abs(gap) / abs(f_last) if gap is not None and f_last else None
+        penalty = getattr(objective, "penalty", "l2")
+        if gap_tol is None and rel_gap is not None and strong_convexity(objective) <= 0:
+            shown_gap_tol = max(rule.f_tol, L1_GAP_FLOOR)        # what certified_by_gradient asked of the gap
+        else:
+            shown_gap_tol = gap_tol
         result.advice = advice(solver, state.reason, state.it, result.f, result.grad_norm, g0_norm, tol,
                                state.scale_blocked, result.signal, flat=kind in ("maxent", "binary"),
-                               rel_gap=rel_gap, gap_tol=gap_tol)
+                               rel_gap=rel_gap, gap_tol=shown_gap_tol, penalty=penalty, kind=kind)
         if warn:
             warnings.warn(result.advice, ConvergenceWarning, stacklevel=2)
     return result

@@ -110,9 +110,10 @@ class StoppingRule:
 
 def advice(solver: str, reason: str, iterations: int, f: float, gnorm: float, g0_norm: float, tol: float,
            scale_blocked: bool, signal_name: str | None = None, flat: bool = True, rel_gap: float | None = None,
-           gap_tol: float | None = None) -> str:
+           gap_tol: float | None = None, penalty: str = "l2", kind: str | None = None) -> str:
     """The ConvergenceWarning's text: what happened and what the user can do about it. A dual solver
-    (``rel_gap`` known) is described by its relative duality gap, and by the gradient only if tol > 0."""
+    (``rel_gap`` known) is described by its relative duality gap, and by the gradient only if tol > 0. With an
+    L1 ``penalty`` the other solvers named are those of the table that handle it for ``kind``."""
     rel = gnorm / g0_norm if g0_norm > 0 and math.isfinite(g0_norm) else float("nan")
     measures = []
     if rel_gap is not None:
@@ -122,7 +123,11 @@ def advice(solver: str, reason: str, iterations: int, f: float, gnorm: float, g0
     head = (f"{solver} stopped ({reason}) after {iterations} iterations without a verified optimum: "
             f"f = {f:.8g}, {', '.join(measures)}.")
     tips = []
-    if scale_blocked:
+    sparse = penalty in ("l1", "elasticnet")
+    if scale_blocked and sparse and rel_gap is not None:
+        tips.append("the relative pseudo-gradient test held but the duality gap, which certifies the optimum at "
+                    "any scale of the features, is still above the tolerance")
+    elif scale_blocked:
         tips.append("the relative gradient test held but the gradient is still large for this objective, "
                     "which happens when feature values span many orders of magnitude: scale the features "
                     "(e.g. to [-1, 1]) or lower the bias value")
@@ -137,7 +142,12 @@ def advice(solver: str, reason: str, iterations: int, f: float, gnorm: float, g0
                     "scale them, or lower C")
     elif reason != "callback":
         tips.append("loosen tol")
-    if solver == "tron" and reason != "interrupted":
+    if sparse and reason != "interrupted":
+        from . import serving               # the table's L1 solvers (lbfgs, tron and the dual methods are L2 only)
+        others = [s for s in serving(kind, "ll", penalty) if s != solver] if kind else []
+        if others:
+            tips.append(f"try another solver for penalty {penalty!r} ({', '.join(others)})")
+    elif solver == "tron" and reason != "interrupted":
         tips.append("try TRON with diagonal preconditioning (-O precondition=0.01), which copes with "
                     "badly scaled features, or another solver (lbfgs) as a cross-check")
     elif reason != "interrupted":
