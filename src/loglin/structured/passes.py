@@ -21,6 +21,7 @@ docs/decisions/0001-structure-contract.md).
 import numpy as np
 from numba import njit, prange
 
+from ..kernels.vector import shrunk_scale
 from .contract import (add_labelling, argmax, expected_loss, gold_labels, label_count, label_offset,
                        labelling_score, log_partition, loss_augment, max_parts, n_instances, part_scores, part_size,
                        scatter, scatter_tracked, workspace_size)
@@ -178,10 +179,7 @@ def sgd_epoch(data, v, scale, order, eta0, step0, n_total, lam, weight):
         i = order[s_]
         eta = eta0 / (1.0 + k / n_total)
         k += 1
-        scale *= (1.0 - eta * lam / n_total)
-        if scale < 1e-9:
-            v *= scale
-            scale = 1.0
+        scale = shrunk_scale(v, scale, 1.0 - eta * lam / n_total)
         if label_count(data, i) == 0:
             continue
         part_scores(data, i, v, scale, s)
