@@ -125,23 +125,23 @@ def test_reproduce_refuses_options_an_experiment_lacks(tmp_path, capsys):
 
 
 def test_reproduce_time_limit_spec(capsys):
-    from loglin.cli import _time_limit_spec
+    from loglin.cli_options import time_limit_spec
     from loglin.errors import LoglinError
-    assert _time_limit_spec("300") == (300.0, {})
-    assert _time_limit_spec("300, cd=900,scgis=900") == (300.0, {"cd": 900.0, "scgis": 900.0})
-    assert _time_limit_spec("cd=900") == (None, {"cd": 900.0})
+    assert time_limit_spec("300") == (300.0, {})
+    assert time_limit_spec("300, cd=900,scgis=900") == (300.0, {"cd": 900.0, "scgis": 900.0})
+    assert time_limit_spec("cd=900") == (None, {"cd": 900.0})
     for bad in ("cd=", "=5", "cd=x", "300,400", "cd=-1", "0"):
         with pytest.raises(LoglinError):
-            _time_limit_spec(bad)
+            time_limit_spec(bad)
     assert main(["reproduce", "huang2010-fig4", "--time-limit", "1,cd=2", "--out", "unused"]) != 0
     assert "does not take --time-limit SOLVER=SECONDS" in capsys.readouterr().err
 
 
 def test_reproduce_reference_spec():
-    from loglin.cli import _reference_spec
-    assert _reference_spec("12.5") == 12.5
-    assert _reference_spec("r.json") == "r.json"
-    assert _reference_spec("conll2000-pos=a.json, brown=3e5") == {"conll2000-pos": "a.json", "brown": 3e5}
+    from loglin.cli_options import reference_spec
+    assert reference_spec("12.5") == 12.5
+    assert reference_spec("r.json") == "r.json"
+    assert reference_spec("conll2000-pos=a.json, brown=3e5") == {"conll2000-pos": "a.json", "brown": 3e5}
 
 
 def test_reproduce_passes_a_reference_to_yu2011_fig3(tmp_path):

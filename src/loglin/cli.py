@@ -22,9 +22,9 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .cli_options import (RESUME_HELP, check_numbers, chosen_solver, keep_solver_state, keeping_best_model,
-                          regularization, report, scale_out_backend, solver_options, split_encoding_option,
-                          training_keywords, training_options, worker_data)
+from .cli_options import (add_scale_out_options, check_numbers, chosen_solver, experiment_options, keep_solver_state,
+                          keeping_best_model, regularization, report, scale_out_backend, solver_options,
+                          split_encoding_option, training_keywords, training_options, worker_data)
 from .errors import DataFormatError, LoglinError, TimeLimitBeforeTraining, about_file
 from .outputs import check_writable
 from .training import DEFAULT_C, DEFAULT_MAX_ITER
@@ -80,15 +80,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--all-pairs", action="store_true",
                    help="events: a feature for every (predicate, label) pair, not only pairs seen in training "
                         "(tagging corpora: the task's default unless given)")
-    p.add_argument("--workers", type=int, default=None, metavar="N",
-                   help="Maxent / LR with tron or lbfgs: evaluate the objective on a local Dask cluster of N worker "
-                        "processes, one shard each (the same model, to rounding); each worker reads its own part "
-                        "of the data file (with --scheduler the path must name the file on every worker); cocoa and "
-                        "ipm-sgd run their passes on the shards; tagging corpora: the tagger's contexts, built here, "
-                        "cut into shards (as `loglin tag train --model maxent --workers N`; default solver lbfgs)")
-    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                   help="as --workers, on the workers of the running Dask cluster at ADDRESS (e.g. tcp://host:8786)")
-    p.add_argument("--resume", type=Path, default=None, metavar="MODEL", help=RESUME_HELP)
+    add_scale_out_options(p, "Maxent / LR with tron or lbfgs",
+                          "; each worker reads its own part of the data file (with --scheduler the path must name the "
+                          "file on every worker); cocoa and ipm-sgd run their passes on the shards; tagging corpora: "
+                          "the tagger's contexts, built here, cut into shards (as `loglin tag train --model maxent "
+                          "--workers N`; default solver lbfgs)")
 
     p = sub.add_parser("predict", help="predict labels (or probabilities) for a data file")
     p.add_argument("model", type=Path)
@@ -455,77 +451,12 @@ def cmd_reproduce(args):
     if args.name not in REPRODUCE:
         raise LoglinError(f"unknown experiment {args.name!r}; choose from {', '.join(sorted(REPRODUCE))}")
     experiment = REPRODUCE[args.name]
-    options = _experiment_options(args, experiment)
+    options = experiment_options(args, experiment)
     out = args.out or Path("runs") / args.name
     out.mkdir(parents=True, exist_ok=True)
     experiment(out, quick=args.quick, **options)
     print(f"wrote {out}")
     return 0
-
-
-def _reference_spec(text):
-    """'DATA=FILE,DATA=1.5' -> {DATA: 'FILE', DATA: 1.5}; a lone 'FILE' or '1.5' stands for every data set."""
-    def value(v):
-        try:
-            return float(v)
-        except ValueError:
-            return v
-    items = [t.strip() for t in text.split(",") if t.strip()]
-    if len(items) == 1 and "=" not in items[0]:
-        return value(items[0])
-    spec = {}
-    for item in items:
-        data, sep, v = item.partition("=")
-        if not sep or not data.strip() or not v.strip():
-            raise LoglinError(f"--reference takes DATA=FILE or DATA=VALUE pairs, got {item!r}")
-        spec[data.strip()] = value(v.strip())
-    return spec
-
-
-def _time_limit_spec(text):
-    """'300' -> (300, {}); '300,cd=900' -> (300, {'cd': 900}); 'cd=900' -> (None, {'cd': 900})."""
-    default, per_solver = None, {}
-    for item in (t.strip() for t in str(text).split(",") if t.strip()):
-        name, sep, value = item.rpartition("=")
-        try:
-            seconds = float(value)
-        except ValueError:
-            raise LoglinError(f"--time-limit takes SECONDS or SOLVER=SECONDS, got {item!r}") from None
-        if not seconds > 0:
-            raise LoglinError(f"--time-limit must be positive, got {item!r}")
-        if sep and not name.strip():
-            raise LoglinError(f"--time-limit takes SECONDS or SOLVER=SECONDS, got {item!r}")
-        if sep:
-            per_solver[name.strip()] = seconds
-        elif default is not None:
-            raise LoglinError(f"--time-limit has two default budgets: {text!r}")
-        else:
-            default = seconds
-    return default, per_solver
-
-
-def _experiment_options(args, experiment):
-    """--datasets/--solvers/--time-limit as keyword arguments, refused by name if the experiment has no such knob."""
-    import inspect
-    options = {}
-    if args.datasets:
-        options["datasets"] = tuple(d.strip() for d in args.datasets.split(",") if d.strip())
-    if args.solvers:
-        options["solvers"] = tuple(s.strip() for s in args.solvers.split(",") if s.strip())
-    if args.time_limit is not None:
-        default, per_solver = _time_limit_spec(args.time_limit)
-        if default is not None:
-            options["time_limit"] = default
-        if per_solver:
-            options["time_limits"] = per_solver
-    if args.reference:
-        options["reference"] = _reference_spec(args.reference)
-    accepted = inspect.signature(inspect.unwrap(experiment)).parameters
-    for key in options:
-        if key not in accepted:
-            flag = "--time-limit SOLVER=SECONDS" if key == "time_limits" else f"--{key.replace('_', '-')}"
-            raise LoglinError(f"{args.name} does not take {flag}")
-    return options
 
 
 def _train_tagger(args):

@@ -2,7 +2,8 @@
 
 One argparse parent parser: every option has one meaning, one help text and one
 default; the defaults that depend on the model kind (solver, C, max-iter) are
-declared in :mod:`loglin.training` and stated in ``--help``.
+declared in :mod:`loglin.training` and stated in ``--help``. Also the scale-out options of the train
+commands and the parsing of `loglin reproduce`'s option values.
 """
 from __future__ import annotations
 
@@ -259,11 +260,12 @@ def report(args, result: dict, text: str) -> None:
         print(text)
 
 
-def add_scale_out_options(p, what: str) -> None:
-    """--workers N / --scheduler ADDRESS on a train command; ``what``: the models and solvers they serve there."""
+def add_scale_out_options(p, what: str, details: str = "") -> None:
+    """--workers N / --scheduler ADDRESS / --resume MODEL on a train command; ``what``: the models and solvers they
+    serve there; ``details``: the rest of --workers' help."""
     p.add_argument("--workers", type=int, default=None, metavar="N",
                    help=f"{what}: evaluate the objective on a local Dask cluster of N worker processes, one shard "
-                        "each (the same model, to rounding)")
+                        "each (the same model, to rounding)" + details)
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="as --workers, on the workers of the running Dask cluster at ADDRESS (e.g. tcp://host:8786)")
     p.add_argument("--resume", type=Path, default=None, metavar="MODEL", help=RESUME_HELP)
@@ -342,3 +344,68 @@ def worker_data(args, C, backend):
                         all_pairs=bool(args.all_pairs), C=C, encoding=_ENCODING.get())
     data = scan(source, backend)
     return data, "lr" if data.kind == "binary" else "maxent"
+
+
+def reference_spec(text):
+    """'DATA=FILE,DATA=1.5' -> {DATA: 'FILE', DATA: 1.5}; a lone 'FILE' or '1.5' stands for every data set."""
+    def value(v):
+        try:
+            return float(v)
+        except ValueError:
+            return v
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if len(items) == 1 and "=" not in items[0]:
+        return value(items[0])
+    spec = {}
+    for item in items:
+        data, sep, v = item.partition("=")
+        if not sep or not data.strip() or not v.strip():
+            raise LoglinError(f"--reference takes DATA=FILE or DATA=VALUE pairs, got {item!r}")
+        spec[data.strip()] = value(v.strip())
+    return spec
+
+
+def time_limit_spec(text):
+    """'300' -> (300, {}); '300,cd=900' -> (300, {'cd': 900}); 'cd=900' -> (None, {'cd': 900})."""
+    default, per_solver = None, {}
+    for item in (t.strip() for t in str(text).split(",") if t.strip()):
+        name, sep, value = item.rpartition("=")
+        try:
+            seconds = float(value)
+        except ValueError:
+            raise LoglinError(f"--time-limit takes SECONDS or SOLVER=SECONDS, got {item!r}") from None
+        if not seconds > 0:
+            raise LoglinError(f"--time-limit must be positive, got {item!r}")
+        if sep and not name.strip():
+            raise LoglinError(f"--time-limit takes SECONDS or SOLVER=SECONDS, got {item!r}")
+        if sep:
+            per_solver[name.strip()] = seconds
+        elif default is not None:
+            raise LoglinError(f"--time-limit has two default budgets: {text!r}")
+        else:
+            default = seconds
+    return default, per_solver
+
+
+def experiment_options(args, experiment):
+    """--datasets/--solvers/--time-limit as keyword arguments, refused by name if the experiment has no such knob."""
+    import inspect
+    options = {}
+    if args.datasets:
+        options["datasets"] = tuple(d.strip() for d in args.datasets.split(",") if d.strip())
+    if args.solvers:
+        options["solvers"] = tuple(s.strip() for s in args.solvers.split(",") if s.strip())
+    if args.time_limit is not None:
+        default, per_solver = time_limit_spec(args.time_limit)
+        if default is not None:
+            options["time_limit"] = default
+        if per_solver:
+            options["time_limits"] = per_solver
+    if args.reference:
+        options["reference"] = reference_spec(args.reference)
+    accepted = inspect.signature(inspect.unwrap(experiment)).parameters
+    for key in options:
+        if key not in accepted:
+            flag = "--time-limit SOLVER=SECONDS" if key == "time_limits" else f"--{key.replace('_', '-')}"
+            raise LoglinError(f"{args.name} does not take {flag}")
+    return options

@@ -326,6 +326,24 @@ def _argmax_argmin(G):
     return hi, lo
 
 
+@njit(cache=True, inline="always")
+def _block_start(x, beta, v, zhat, G):
+    """zhat = beta_x and G = log zhat - v, the gradient (49) / (46) before any pair moves; returns (argmax G,
+    argmin G)."""
+    for yy in range(v.shape[0]):
+        zhat[yy] = beta[x, yy]
+        G[yy] = np.log(zhat[yy]) - v[yy]
+    return _argmax_argmin(G)
+
+
+@njit(cache=True, inline="always")
+def _block_accept(x, zhat, beta, G):
+    """beta_x = zhat; G = the change of beta_x (for the update of w)."""
+    for yy in range(zhat.shape[0]):
+        G[yy] = zhat[yy] - beta[x, yy]
+        beta[x, yy] = zhat[yy]
+
+
 @njit(cache=True, fastmath=FAST)
 def maxent_dual_pass(order, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, beta, w,
                      inner_eps, xi, max_newton, max_pairs):
@@ -350,10 +368,7 @@ def maxent_dual_pass(order, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_
     for s_ in range(order.shape[0]):
         x = order[s_]
         context_terms(x, w, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, v, kd)
-        for yy in range(K):
-            zhat[yy] = beta[x, yy]
-            G[yy] = np.log(zhat[yy]) - v[yy]
-        hi, lo = _argmax_argmin(G)
+        hi, lo = _block_start(x, beta, v, zhat, G)
         if G[hi] - G[lo] > vmax:
             vmax = G[hi] - G[lo]
         moved = False
@@ -373,9 +388,7 @@ def maxent_dual_pass(order, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_
             hi, lo = _argmax_argmin(G)
         if moved:
             updated += 1
-            for yy in range(K):
-                G[yy] = zhat[yy] - beta[x, yy]           # reuse G as the change of beta_x
-                beta[x, yy] = zhat[yy]
+            _block_accept(x, zhat, beta, G)
             scatter_delta(x, G, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, w)
     return pairs, newton, vmax, updated
 
@@ -457,11 +470,8 @@ def maxent_dual_pass_general(order, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_lab
         x = order[s_]
         m = context_matrix(x, w, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, slot, touched, F)
         gram_and_scores(F, m, touched, w, Kmat, v)
-        for yy in range(K):
-            zhat[yy] = beta[x, yy]
-            Kz[yy] = 0.0
-            G[yy] = np.log(zhat[yy]) - v[yy]
-        hi, lo = _argmax_argmin(G)
+        Kz[:] = 0.0
+        hi, lo = _block_start(x, beta, v, zhat, G)
         if G[hi] - G[lo] > vmax:
             vmax = G[hi] - G[lo]
         moved = False
@@ -483,9 +493,7 @@ def maxent_dual_pass_general(order, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_lab
             hi, lo = _argmax_argmin(G)
         if moved:
             updated += 1
-            for yy in range(K):
-                G[yy] = zhat[yy] - beta[x, yy]
-                beta[x, yy] = zhat[yy]
+            _block_accept(x, zhat, beta, G)
             for c in range(m):
                 acc = 0.0
                 for yy in range(K):

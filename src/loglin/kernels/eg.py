@@ -141,6 +141,17 @@ def lr_eg_pass(picks, indptr, indices, data, y, cost, qdiag, alpha, alpha_c, w, 
 
 # ------------------------------------------------------------ Maxent
 @njit(cache=True, inline="always")
+def _block_gradient(x, beta, v, log_b, G):
+    """log_b = log beta_x and G = log_b - v, (53) up to a constant; returns (max G, min G)."""
+    gmax, gmin = -np.inf, np.inf
+    for yy in range(v.shape[0]):
+        log_b[yy] = np.log(beta[x, yy])
+        G[yy] = log_b[yy] - v[yy]
+        gmax, gmin = max(gmax, G[yy]), min(gmin, G[yy])
+    return gmax, gmin
+
+
+@njit(cache=True, inline="always")
 def _diagonal_eg_visit(x, total, v, kd, beta, eta, max_trial, growth, log_b, G, log_new, new, delta):
     """Algorithm 8 at context x under (48) (K^i diagonal, entries kd): trial steps until the dual improves.
 
@@ -151,11 +162,7 @@ def _diagonal_eg_visit(x, total, v, kd, beta, eta, max_trial, growth, log_b, G, 
     holds the new point and delta = new - old.
     """
     K = v.shape[0]
-    gmax, gmin = -np.inf, np.inf
-    for yy in range(K):
-        log_b[yy] = np.log(beta[x, yy])
-        G[yy] = log_b[yy] - v[yy]                        # (53) up to a constant
-        gmax, gmin = max(gmax, G[yy]), min(gmin, G[yy])
+    gmax, gmin = _block_gradient(x, beta, v, log_b, G)
     if gmax == gmin:
         return 0, False, 0.0
     log_total = np.log(total)
@@ -256,11 +263,7 @@ def maxent_eg_pass_general(picks, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label
             continue
         m = context_matrix(x, w, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, slot, touched, F)
         gram_and_scores(F, m, touched, w, Kmat, v)
-        gmax, gmin = -np.inf, np.inf
-        for yy in range(K):
-            log_b[yy] = np.log(beta[x, yy])
-            G[yy] = log_b[yy] - v[yy]
-            gmax, gmin = max(gmax, G[yy]), min(gmin, G[yy])
+        gmax, gmin = _block_gradient(x, beta, v, log_b, G)
         vmax = max(vmax, gmax - gmin)
         if gmax == gmin:
             continue

@@ -5,7 +5,7 @@ Hessian's cache is D_i = C_i sigma(y_i z_i)(1 - sigma(y_i z_i)).
 """
 import numpy as np
 from numba import njit, prange
-from .vector import sum_rows
+from .vector import shrunk_scale, sum_rows
 
 
 @njit(cache=True, inline="always")
@@ -109,11 +109,7 @@ def sgd_epoch(w_scaled, scale, order, eta0, step0, n_total, lam, weight, indptr,
         k += 1
         yz = y[i] * scale * row_dot(i, w_scaled, indptr, indices, data)
         coef = weight[i] * (sigmoid(yz) - 1.0) * y[i]
-        scale *= (1.0 - eta * lam)
-        if scale < 1e-9:
-            for t in range(w_scaled.shape[0]):
-                w_scaled[t] *= scale
-            scale = 1.0
+        scale = shrunk_scale(w_scaled, scale, 1.0 - eta * lam)
         step = -eta * coef / scale
         for kk in range(indptr[i], indptr[i + 1]):
             w_scaled[indices[kk]] += step * data[kk]

@@ -11,7 +11,7 @@ entry j (MaxentProblem.map_feat_or_empty).
 import numpy as np
 from numba import njit, prange, get_num_threads
 from .elementary import exp_v
-from .vector import sum_rows
+from .vector import shrunk_scale, sum_rows
 
 
 @njit(cache=True, inline="always")
@@ -188,11 +188,7 @@ def sgd_epoch(w_scaled, scale, order, eta0, step0, n_ctx_total, lam, weight_per_
         if total > 0:
             for o in range(obs_ptr[x], obs_ptr[x + 1]):
                 g[obs_label[o]] -= c * obs_count[o] / total
-        scale *= (1.0 - eta * lam)
-        if scale < 1e-9:
-            for t in range(w_scaled.shape[0]):
-                w_scaled[t] *= scale
-            scale = 1.0
+        scale = shrunk_scale(w_scaled, scale, 1.0 - eta * lam)
         for y in range(n_labels):
             g[y] *= -eta / scale
         _scatter_context(x, g, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, w_scaled)

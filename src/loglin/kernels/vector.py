@@ -117,6 +117,18 @@ def lbfgs_direction(g, S, Y, rho, gamma, order, d):
                 d[i] = -(d[i] + c * s_t[i])
 
 
+@njit(cache=True, inline="always")
+def shrunk_scale(w_scaled, scale, factor):
+    """SGD's decay w <- factor w in O(1), w = scale * w_scaled (Collins et al. 2008, section 7.1.3): the new
+    scale, folded into w_scaled when it nears underflow."""
+    scale *= factor
+    if scale < 1e-9:
+        for t in range(w_scaled.shape[0]):
+            w_scaled[t] *= scale
+        scale = 1.0
+    return scale
+
+
 @njit(cache=True)
 def sum_rows(acc):
     """Sum of the rows of a per-thread accumulator; the row itself (no copy) for one thread."""

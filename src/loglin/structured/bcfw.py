@@ -48,9 +48,9 @@ from ..solvers.base import Step
 from ..solvers.eg import REFRESH_EVERY, pick_order
 from .contract import (add_labelling, argmax, expected_loss, gold_labels, label_count, label_offset,
                        labelling_score, loss_augment, max_parts, n_instances, part_scores, part_size, scatter,
-                       scatter_tracked, workspace_size)
-from .contract import touch_bound as _touch_bound
+                       scatter_tracked)
 from .objective import StructuredObjective
+from .passes import decoder_workspace, touch_bound, tracked_workspace
 
 # a remainder lighter than this is not offered as an away atom (its point is mu minus the atoms, over rest)
 REST_EPS = 1e-9
@@ -60,23 +60,45 @@ STEPS = ("pairwise", "frank-wolfe")
 
 
 @njit(cache=True)
+def _block_workspace(data, n_feat, max_touch):
+    """What a pass over blocks works in: the decoder's (fws, iws); per part the scores S, the vertex's part
+    counts and the step's coefficients; the vertex's labels; scatter_tracked's (d, mark, touched)."""
+    P = max_parts(data)
+    fws, iws = decoder_workspace(data)
+    d, mark, touched = tracked_workspace(n_feat, max_touch)
+    return fws, iws, np.empty(P), np.zeros(P), np.empty(P), np.empty(P, dtype=np.int32), d, mark, touched
+
+
+@njit(cache=True)
+def _frank_wolfe_vertex(data, i, C, wu, mu_flat, base, S, fws, iws, labels):
+    """S = the loss-augmented part scores e + w.f of block i, labels = y* = their argmax (the Frank-Wolfe
+    vertex); returns (score of y*, E_mu_i of the scores), whose difference times C c_i is the block gap g_i."""
+    part_scores(data, i, wu, C, S)              # w . f(x_i, r), w = C w(u)
+    loss_augment(data, i, S, 1.0)
+    best = argmax(data, i, S, fws, iws, labels)
+    current = 0.0
+    for r in range(part_size(data, i)):
+        current += mu_flat[base + r] * S[r]
+    return best, current
+
+
+@njit(cache=True)
+def _step_curvature(data, i, C, coef, d, mark, stamp, touched):
+    """d = sum_r coef_r f(x_i, r) over the touched features; returns (their count, C^2 ||d||^2)."""
+    m = scatter_tracked(data, i, coef, d, mark, stamp, touched)
+    sq = 0.0
+    for k in range(m):
+        sq += d[touched[k]] * d[touched[k]]
+    return m, C * C * sq
+
+
+@njit(cache=True)
 def bcfw_pass(data, part_ptr, picks, C, wu, max_touch, weight, mu_flat, term):
     """Algorithm 3's inner loop over the blocks ``picks``, in that order; mu_flat, term, wu updated in place.
 
     Returns (sum of the block gaps g_i as each block was visited, blocks that moved, sum of dual changes).
     """
-    n_feat = wu.shape[0]
-    P = max_parts(data)
-    nf, ni = workspace_size(data)
-    fws = np.empty(nf)
-    iws = np.empty(ni, dtype=np.int64)
-    S = np.empty(P)
-    vertex = np.zeros(P)
-    coef = np.empty(P)
-    labels = np.empty(P, dtype=np.int32)
-    d = np.zeros(n_feat)
-    mark = np.full(n_feat, -1, dtype=np.int64)
-    touched = np.empty(max_touch, dtype=np.int64)
+    fws, iws, S, vertex, coef, labels, d, mark, touched = _block_workspace(data, wu.shape[0], max_touch)
     gaps, moved, gain = 0.0, 0, 0.0
     stamp = 0
     for p_ in range(picks.shape[0]):
@@ -86,12 +108,7 @@ def bcfw_pass(data, part_ptr, picks, C, wu, max_touch, weight, mu_flat, term):
             continue
         base = part_ptr[i]
         n_parts = part_size(data, i)
-        part_scores(data, i, wu, C, S)              # w . f(x_i, r), w = C w(u)
-        loss_augment(data, i, S, 1.0)
-        best = argmax(data, i, S, fws, iws, labels)
-        current = 0.0
-        for r in range(n_parts):
-            current += mu_flat[base + r] * S[r]
+        best, current = _frank_wolfe_vertex(data, i, C, wu, mu_flat, base, S, fws, iws, labels)
         gap = C * c * (best - current)
         gaps += gap
         if not gap > 0.0:
@@ -103,11 +120,7 @@ def bcfw_pass(data, part_ptr, picks, C, wu, max_touch, weight, mu_flat, term):
         for r in range(n_parts):
             coef[r] = c * (mu_flat[base + r] - vertex[r])
         stamp += 1
-        m = scatter_tracked(data, i, coef, d, mark, stamp, touched)
-        sq = 0.0
-        for k in range(m):
-            sq += d[touched[k]] * d[touched[k]]
-        curvature = C * C * sq
+        m, curvature = _step_curvature(data, i, C, coef, d, mark, stamp, touched)
         gamma = 1.0 if curvature <= gap else gap / curvature     # the exact maximizer on the segment, clipped
         for k in range(m):
             f = touched[k]
@@ -133,21 +146,9 @@ def pairwise_pass(data, part_ptr, picks, C, wu, max_touch, weight, mu_flat, term
     d = c_i sum_r (away_r - 1[r in y*]) f(x_i, r). Returns (sum of the Frank-Wolfe block gaps, blocks moved,
     sum of dual changes).
     """
-    n_feat = wu.shape[0]
-    P = max_parts(data)
-    V = atoms.shape[0]
-    nf, ni = workspace_size(data)
-    fws = np.empty(nf)
-    iws = np.empty(ni, dtype=np.int64)
-    S = np.empty(P)
-    vertex = np.zeros(P)
-    away = np.zeros(P)
-    coef = np.empty(P)
-    labels = np.empty(P, dtype=np.int32)
-    atom_score = np.empty(V)
-    d = np.zeros(n_feat)
-    mark = np.full(n_feat, -1, dtype=np.int64)
-    touched = np.empty(max_touch, dtype=np.int64)
+    fws, iws, S, vertex, coef, labels, d, mark, touched = _block_workspace(data, wu.shape[0], max_touch)
+    away = np.zeros(max_parts(data))
+    atom_score = np.empty(atoms.shape[0])
     gaps, moved, gain = 0.0, 0, 0.0
     stamp = 0
     for p_ in range(picks.shape[0]):
@@ -159,12 +160,7 @@ def pairwise_pass(data, part_ptr, picks, C, wu, max_touch, weight, mu_flat, term
         lo = label_offset(data, i)
         base = part_ptr[i]
         n_parts = part_size(data, i)
-        part_scores(data, i, wu, C, S)
-        loss_augment(data, i, S, 1.0)
-        best = argmax(data, i, S, fws, iws, labels)
-        current = 0.0
-        for r in range(n_parts):
-            current += mu_flat[base + r] * S[r]
+        best, current = _frank_wolfe_vertex(data, i, C, wu, mu_flat, base, S, fws, iws, labels)
         gaps += C * c * (best - current)
         # the away atom: the stored labelling or the remainder with the lowest score
         k = n_atoms[i]
@@ -192,11 +188,7 @@ def pairwise_pass(data, part_ptr, picks, C, wu, max_touch, weight, mu_flat, term
         for r in range(n_parts):
             coef[r] = c * (mu_flat[base + r] - vertex[r])
         stamp += 1
-        m = scatter_tracked(data, i, coef, d, mark, stamp, touched)
-        sq = 0.0
-        for q in range(m):
-            sq += d[touched[q]] * d[touched[q]]
-        curv_fw = C * C * sq
+        m, curv_fw = _step_curvature(data, i, C, coef, d, mark, stamp, touched)
         gamma_fw = 0.0 if not g_fw > 0.0 else 1.0 if curv_fw <= g_fw else g_fw / curv_fw
         gain_fw = gamma_fw * g_fw - 0.5 * gamma_fw * gamma_fw * curv_fw
         if a >= 0:
@@ -213,11 +205,7 @@ def pairwise_pass(data, part_ptr, picks, C, wu, max_touch, weight, mu_flat, term
         for r in range(n_parts):
             coef[r] = c * (away[r] - vertex[r])
         stamp += 1
-        m = scatter_tracked(data, i, coef, d, mark, stamp, touched)
-        sq = 0.0
-        for q in range(m):
-            sq += d[touched[q]] * d[touched[q]]
-        curvature = C * C * sq
+        m, curvature = _step_curvature(data, i, C, coef, d, mark, stamp, touched)
         gamma = mass if curvature * mass <= g_pw else g_pw / curvature
         gain_pw = gamma * g_pw - 0.5 * gamma * gamma * curvature
         took_fw = gain_fw > gain_pw
@@ -311,11 +299,6 @@ def gold_marginals(data, part_ptr, mu_flat):
             continue
         base = part_ptr[i]
         add_labelling(data, i, gold_labels(data, i), 1.0, mu_flat[base:base + part_size(data, i)])
-
-
-@njit(cache=True)
-def touch_bound(data):
-    return _touch_bound(data)
 
 
 @njit(cache=True)

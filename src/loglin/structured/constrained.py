@@ -11,7 +11,16 @@ import numpy as np
 from numba import njit
 
 from ..errors import InvalidInputError
-from .chain import _value, viterbi_into
+from .chain import unary_scores, viterbi_into
+
+
+@njit(cache=True)
+def forbid_disallowed(U, lo, hi, allowed):
+    """U[t - lo, y] = -inf where label y is not allowed at token t: no labelling through it can win."""
+    for t in range(lo, hi):
+        for y in range(U.shape[1]):
+            if not allowed[t, y]:
+                U[t - lo, y] = -np.inf
 
 
 @njit(cache=True)
@@ -24,16 +33,9 @@ def constrained_viterbi(seq_ptr, tok_ptr, tok_attr, tok_val, map_ptr, map_label,
         n = hi - lo
         if n == 0:
             continue
-        U = np.zeros((n, K))
-        for t in range(lo, hi):
-            for k in range(tok_ptr[t], tok_ptr[t + 1]):
-                a = tok_attr[k]
-                v = _value(tok_val, k)
-                for j in range(map_ptr[a], map_ptr[a + 1]):
-                    U[t - lo, map_label[j]] += v * w[map_feat[j]]
-            for y in range(K):
-                if not allowed[t, y]:
-                    U[t - lo, y] = -np.inf
+        U = np.empty((n, K))
+        unary_scores(lo, hi, w, 1.0, tok_ptr, tok_attr, tok_val, map_ptr, map_label, map_feat, U)
+        forbid_disallowed(U, lo, hi, allowed)
         viterbi_into(U, n, Tr, np.empty((n, K), dtype=np.int64), np.empty((n, K)), out, lo)
 
 

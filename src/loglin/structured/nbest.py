@@ -28,8 +28,9 @@ import numpy as np
 from numba import njit, prange
 
 from ..errors import InvalidInputError
-from .chain import _value, viterbi_into
+from .chain import unary_scores, viterbi_into
 from .chain_messages import forward, transition_tables
+from .constrained import forbid_disallowed
 
 NO_CONSTRAINT = np.ones((0, 0), dtype=np.bool_)
 HEAP_FROM_K = 5      # from this k on the merge keeps the list heads in a heap (see the decision record)
@@ -171,21 +172,12 @@ def _sentence_nbest(lo, hi, w, Tr, Tr_iob, Ecol, colmax, tok_ptr, tok_attr, tok_
                     map_feat, allowed, allowed_after, k, log_prob, out_labels, out_scores, sent, U, V, alpha, tmp,
                     chart, back_label, back_rank, count, heads):
     n, K = hi - lo, Tr.shape[0]
-    U[:n] = 0.0
-    for t in range(lo, hi):
-        for q in range(tok_ptr[t], tok_ptr[t + 1]):
-            a = tok_attr[q]
-            v = _value(tok_val, q)
-            for j in range(map_ptr[a], map_ptr[a + 1]):
-                U[t - lo, map_label[j]] += v * w[map_feat[j]]
+    unary_scores(lo, hi, w, 1.0, tok_ptr, tok_attr, tok_val, map_ptr, map_label, map_feat, U)
     log_z = 0.0
     if log_prob:                                # P(y | x) of the model: the unconstrained partition function
         log_z = forward(U, n, Tr, Ecol, colmax, alpha, tmp)
     if allowed.shape[0] > 0:
-        for t in range(n):
-            for y in range(K):
-                if not allowed[lo + t, y]:
-                    U[t, y] = -np.inf
+        forbid_disallowed(U, lo, hi, allowed)
     scores = out_scores[sent]
     found = 0
     if allowed_after.shape[0] > 0:

@@ -10,7 +10,7 @@ pass trains chains, trees and any new structure (Collins et al. 2008):
 * :func:`sgd_epoch`: SGD on P-LL (section 7.1.3);
 * :func:`eg_online_pass` / :func:`eg_batch_proposal`: part-based EG on the duals
   (Figures 1-3, Lemma 1) over flat part variables s with instance i's block at
-  ``part_ptr[i]``; :func:`touch_bound`.
+  ``part_ptr[i]``; :func:`touch_bound`, :func:`decoder_workspace`, :func:`tracked_workspace` (also BCFW's).
 
 A structure registers its contract implementations when its module is imported,
 which happens before any of its NamedTuple values exists. Numba's on-disk cache
@@ -21,6 +21,7 @@ docs/decisions/0001-structure-contract.md).
 import numpy as np
 from numba import njit, prange
 
+from ..kernels.vector import shrunk_scale
 from .contract import (add_labelling, argmax, expected_loss, gold_labels, label_count, label_offset,
                        labelling_score, log_partition, loss_augment, max_parts, n_instances, part_scores, part_size,
                        scatter, scatter_tracked, workspace_size)
@@ -28,9 +29,16 @@ from .contract import touch_bound as _touch_bound
 
 
 @njit(cache=True)
-def _workspace(data):
+def decoder_workspace(data):
+    """(floats, ints) a thread's log_partition / argmax calls work in."""
     nf, ni = workspace_size(data)
     return np.empty(nf), np.empty(ni, dtype=np.int64)
+
+
+@njit(cache=True)
+def tracked_workspace(n_feat, max_touch):
+    """(d, mark, touched) of scatter_tracked: a zero change vector, its stamps (none yet) and the touched list."""
+    return np.zeros(n_feat), np.full(n_feat, -1, dtype=np.int64), np.empty(max_touch, dtype=np.int64)
 
 
 @njit(cache=True)
@@ -69,7 +77,7 @@ def _loss_pass(mm):
         loss = np.zeros(nb)
         acc = np.zeros((nb if want_grad else 1, n_feat))
         for b in prange(nb):
-            fws, iws = _workspace(data)
+            fws, iws = decoder_workspace(data)
             s = np.empty(P)
             coef = np.zeros(P)              # P-LL: the marginals; P-MM: the counts of yhat_i
             pred = np.empty(P if mm else 0, dtype=np.int32)
@@ -111,7 +119,7 @@ def decode_all(data, w, bounds, out):
     nb = bounds.shape[0] - 1
     P = max_parts(data)
     for b in prange(nb):
-        fws, iws = _workspace(data)
+        fws, iws = decoder_workspace(data)
         s = np.empty(P)
         pred = np.empty(P, dtype=np.int32)
         for i in range(bounds[b], bounds[b + 1]):
@@ -163,7 +171,7 @@ def sgd_epoch(data, v, scale, order, eta0, step0, n_total, lam, weight):
     the shrinkage is kept in ``scale`` so a step costs O(size of instance i).
     """
     P = max_parts(data)
-    fws, iws = _workspace(data)
+    fws, iws = decoder_workspace(data)
     s = np.empty(P)
     mu = np.empty(P)
     k = step0
@@ -171,10 +179,7 @@ def sgd_epoch(data, v, scale, order, eta0, step0, n_total, lam, weight):
         i = order[s_]
         eta = eta0 / (1.0 + k / n_total)
         k += 1
-        scale *= (1.0 - eta * lam / n_total)
-        if scale < 1e-9:
-            v *= scale
-            scale = 1.0
+        scale = shrunk_scale(v, scale, 1.0 - eta * lam / n_total)
         if label_count(data, i) == 0:
             continue
         part_scores(data, i, v, scale, s)
@@ -227,16 +232,14 @@ def eg_online_pass(data, part_ptr, picks, eta, adapt, max_trial, C, mm, wu, max_
     """
     n_feat = wu.shape[0]
     P = max_parts(data)
-    fws, iws = _workspace(data)
+    fws, iws = decoder_workspace(data)
     S = np.empty(P)
     W = np.empty(P)
     mu = np.empty(P)
     stored = mu_flat.shape[0] > 0
     mu_old = mu_flat if stored else np.empty(P)
     coef = np.empty(P)
-    d = np.zeros(n_feat)
-    mark = np.full(n_feat, -1, dtype=np.int64)
-    touched = np.empty(max_touch, dtype=np.int64)
+    d, mark, touched = tracked_workspace(n_feat, max_touch)
     accepted, trials, total = 0, 0, 0.0
     stamp = 0
     sign = -1.0 if mm else 1.0
@@ -299,7 +302,7 @@ def eg_batch_proposal(data, part_ptr, eta, C, mm, wu, bounds, weight, s_flat, ou
     P = max_parts(data)
     acc = np.zeros((nb, n_feat))
     for b in prange(nb):
-        fws, iws = _workspace(data)
+        fws, iws = decoder_workspace(data)
         S = np.empty(P)
         W = np.empty(P)
         mu = np.empty(P)

@@ -18,7 +18,6 @@ lines skipped); CRF / M3N models use the task's template preset unless
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
 from pathlib import Path
@@ -29,135 +28,12 @@ from ..cli_options import (add_scale_out_options, check_numbers, chosen_solver, 
 from ..errors import DataContentError, InvalidInputError, about_file
 from ..outputs import check_writable
 from ..structured.model import MODELS as CHAIN_MODELS
+from .files import (given_labels, need_columns, other_split, read_gold, read_input, write_n_best,
+                    write_output)
 from .tagger import DEFAULT_BEAM, TASK_DEFAULTS, MaxentTaggerModel
 
 SUBCOMMANDS = ("train", "evaluate", "run")
 SPLIT_HELP = "Brown folder: only the papers' fixed-seed 4/5 of the files (train) or the other 1/5 (test)"
-
-
-def _read_gold(path, fmt: str, task: str, split: str | None = None) -> list:
-    """Gold sentences as token tuples: (word, tag) for POS, (word, pos, chunk) for chunking.
-
-    ``split`` ("train" / "test", Brown folders only): the papers' fixed-seed
-    4/5 of the files, or the other 1/5 (:func:`~loglin.tagging.datasets.brown_split_files`).
-    """
-    from ..data import brown_corpus_files, read_brown, read_columns, read_conll2000
-    if split is not None and (fmt != "brown" or not Path(path).is_dir()):
-        raise InvalidInputError("--split needs --format brown and a corpus folder")
-    if task == "ner":
-        if fmt == "brown":
-            raise InvalidInputError("the Brown corpus has POS tags only (use --task pos)")
-        sentences = read_columns(path)          # word, other columns, label last; -DOCSTART- skipped
-        if sentences and len(sentences[0][0]) < 2:
-            raise InvalidInputError(f"{path}: ner needs a word and a label column, found 1 column")
-        return sentences
-    if fmt == "brown":
-        if task != "pos":
-            raise InvalidInputError("the Brown corpus has POS tags only (use --task pos)")
-        if split is not None:
-            from .datasets import brown_split_files
-            by_name = {f.name: f for f in brown_corpus_files(path)}
-            chosen = brown_split_files(by_name)[0 if split == "train" else 1]
-            return read_brown([by_name[n] for n in chosen], simplify_tags=True)
-        return read_brown(path, simplify_tags=True)
-    sentences = read_conll2000(path) if fmt == "conll2000" else read_columns(path)
-    need = 2 if task == "pos" else 3
-    if sentences and len(sentences[0][0]) < need:
-        raise InvalidInputError(f"{path}: {task} needs {need} columns, found {len(sentences[0][0])}")
-    return [[t[:need] for t in s] for s in sentences]
-
-
-def _detect_format(path, lines, task: str, labels) -> str:
-    """'conll' or 'text' for ``--input-format auto``, decided on evidence, never on line widths alone: CoNLL
-    columns need a constant width <= 3 and either blank lines between sentences or a gold column whose values
-    are all labels of the model; "I love you" lines stay text. A -DOCSTART- line (CoNLL-2002/2003) is CoNLL."""
-    if any(line.startswith("-DOCSTART-") for line in lines):
-        return "conll"
-    rows = [line.split() for line in lines if line.strip()]
-    widths = {len(r) for r in rows}
-    if len(widths) != 1 or widths.copy().pop() > 3:
-        return "text"
-    width = widths.pop()
-    gold = 1 if task == "pos" else 2          # the column a labelled file carries the model's labels in
-    if width > gold:
-        known = set(str(y) for y in labels)
-        return "conll" if all(r[gold] in known for r in rows) else "text"
-    blank = any(not line.strip() for line in lines)
-    if blank or (width == 1 and len(rows) > 1):
-        return "conll"
-    return "text"
-
-
-def _read_input(path, fmt: str, task: str, labels=()):
-    """(token tuples for MaxentTaggerModel.tag, raw lines to echo, 'conll' or 'text')."""
-    from ..data._files import read_text_lines
-    from ..data import read_columns
-    from ..data.sniff import refuse_foreign_format
-    lines = read_text_lines(path)
-    refuse_foreign_format(path, lines, "a tagging model reads CoNLL columns (word [POS] ...) or one sentence "
-                          "per line", INSTEAD_OF_TAGGING)
-    if fmt == "auto":
-        fmt = _detect_format(path, lines, task, labels)
-    if fmt == "conll":
-        sentences = read_columns(path)
-        need = 1 if task in ("pos", "ner") else 2
-        if sentences and len(sentences[0][0]) < need:
-            raise InvalidInputError(f"{path}: chunking needs the POS tag in the second column")
-        if task == "ner":
-            return [list(s) for s in sentences], sentences, "conll"        # the templates read what they need
-        return [[t if task == "chunk" else t[0] for t in s] for s in sentences], sentences, "conll"
-    sentences = [line.split() for line in lines if line.strip()]
-    if task == "chunk":
-        pairs = []
-        for k, s in enumerate(sentences):
-            row = [tok.rpartition("/") for tok in s]
-            if any(not (w and sep and pos) for w, sep, pos in row):
-                raise InvalidInputError(f"{path}: sentence {k + 1}: chunking input tokens must be word/POS "
-                                        "(for CoNLL columns give --input-format conll)")
-            pairs.append([(w, pos) for w, _, pos in row])
-        return pairs, sentences, "text"
-    return sentences, sentences, "text"
-
-
-INSTEAD_OF_TAGGING = {"CoNLL-U": "give its FORM column, one token per line and a blank line between sentences "
-                                 "(no comment, range or empty-node lines)",
-                      "svmlight": "predict it with a model trained by `loglin train`"}
-
-
-def _given_labels(rows, column: int):
-    """Per sentence, per token: the label in ``column`` of the CoNLL rows, or None where free (_, ?)."""
-    return [[row[column] if row[column] not in FREE_LABELS else None for row in s] for s in rows]
-
-
-def _need_columns(fmt, rows, width, path):
-    """--keep-labels reads a label column: CoNLL input whose rows have at least ``width`` columns."""
-    if fmt != "conll":
-        raise InvalidInputError("--keep-labels needs CoNLL column input (--input-format conll)")
-    for k, s in enumerate(rows):
-        if any(len(row) < width for row in s):
-            raise InvalidInputError(f"{path}: sentence {k + 1}: --keep-labels needs a label column (column "
-                                    f"{width}; _ or ? leaves a token free)")
-
-
-def _write_n_best(out, raw, lists, fmt, probability):
-    for tokens, candidates in zip(raw, lists):
-        for rank, (labels, score) in enumerate(candidates):
-            out.write(f"# {rank} {math.exp(score) if probability else score:.6g}\n")
-            _write_output(out, [tokens], [labels], fmt)
-        if fmt != "conll":
-            out.write("\n")
-
-
-def _write_output(out, raw, predicted, fmt):
-    for tokens, labels in zip(raw, predicted):
-        if fmt == "conll":
-            out.write("".join(" ".join(tok) + f" {y}\n" for tok, y in zip(tokens, labels)) + "\n")
-        else:
-            out.write(" ".join(f"{tok}/{y}" for tok, y in zip(tokens, labels)) + "\n")
-
-
-def _other(split):
-    return {"train": "test", "test": "train"}.get(split)
 
 
 def _rare(value: str):
@@ -287,7 +163,7 @@ def train_tagger(args) -> int:
                 and _task_preset(args, features)):
             with about_file(args.train):         # the workers read their own sentences from the file
                 return _train_chain(args, C, None, options, features, backend)
-        sentences = _read_gold(args.train, args.format, args.task, args.split)
+        sentences = read_gold(args.train, args.format, args.task, args.split)
         if C is None:
             with about_file(args.train):
                 C = _cross_validated_C(args, kind, sentences, options, features)
@@ -313,7 +189,7 @@ def train_tagger(args) -> int:
     text = (f"trained {args.task} model: {tagger.info['features']:,} features, {tagger.info['iterations']} "
             f"iterations of {args.solver} in {tagger.info['train_seconds']:.1f} s -> {args.output}")
     if args.test is not None:
-        scores = tagger.evaluate(_read_gold(args.test, args.format, args.task, _other(args.split)))
+        scores = tagger.evaluate(read_gold(args.test, args.format, args.task, other_split(args.split)))
         scores.pop("by_type", None)
         result["test"] = scores
         text += "\n" + _score_text(args.task, scores)
@@ -446,7 +322,7 @@ def _report_trained(args, model, result, C, features, how="") -> int:
                "converged": bool(result.converged), "stop_reason": result.stop_reason}
     text = f"trained {args.task} {args.model} {how}with {args.solver} -> {args.output}"
     if args.test is not None:
-        scores = _chain_scores(model, _read_gold(args.test, args.format, args.task, _other(args.split)), args.task)
+        scores = _chain_scores(model, read_gold(args.test, args.format, args.task, other_split(args.split)), args.task)
         summary["test"] = scores
         text += "\n" + _score_text(args.task, scores)
     report(args, summary, text)
@@ -490,15 +366,15 @@ def evaluate_model(model, path, fmt="conll2000", split=None, **decoding) -> tupl
     with about_file(path):
         if isinstance(_tagging_model(model), Tagger):
             task = _estimator_task(model)
-            gold = _read_gold(path, fmt, task, split)
+            gold = read_gold(path, fmt, task, split)
             scores, labels = _chain_scores(model, gold, task), model.classes_
         elif isinstance(model, ChainModel):
             task = model.space.task
-            gold = _read_gold(path, fmt, task, split)
+            gold = read_gold(path, fmt, task, split)
             scores, labels = _chain_scores(model, gold, task), model.labels
         else:
             task = model.task
-            gold = _read_gold(path, fmt, task, split)
+            gold = read_gold(path, fmt, task, split)
             scores, labels = model.evaluate(gold, **decoding), model.labels
     # a label column the model never saw (another tag set, or the wrong column) would otherwise just score low
     unseen = sorted({str(t[-1]) for s in gold for t in s} - {str(label) for label in labels})
@@ -519,9 +395,6 @@ def _run(args) -> int:
     return 0
 
 
-FREE_LABELS = ("_", "?", "")      # --keep-labels: a label column holding one of these leaves the token free
-
-
 def run_model(model, path, input_format="auto", output=None, keep_labels=False, n_best=None, **decoding) -> None:
     """Tag the file ``path`` with a MaxentTaggerModel or ChainModel; write to ``output`` (a path) or standard output.
     ``keep_labels``: CoNLL input whose column after the inputs holds labels keeps them (chain models).
@@ -535,12 +408,12 @@ def run_model(model, path, input_format="auto", output=None, keep_labels=False, 
         if keep_labels and model.model not in CHAIN_MODELS:
             raise InvalidInputError(f"--keep-labels decodes chain models (--model crf / m3n); this tagger is a "
                                     f"{model.model} model, whose beam search does not take fixed labels")
-        tokens, raw, fmt = _read_input(path, input_format, _estimator_task(model), model.classes_)
+        tokens, raw, fmt = read_input(path, input_format, _estimator_task(model), model.classes_)
         constraints = None
         if keep_labels:
-            _need_columns(fmt, raw, 2, path)
+            need_columns(fmt, raw, 2, path)
             tokens = [[tuple(row[:-1]) for row in s] for s in raw]      # as in training: the label column last
-            constraints = _given_labels(raw, -1)
+            constraints = given_labels(raw, -1)
         t0 = time.perf_counter()
         if n_best is not None:
             predicted = model.predict_n_best(tokens, n_best, constraints=constraints,
@@ -549,12 +422,12 @@ def run_model(model, path, input_format="auto", output=None, keep_labels=False, 
             predicted = model.predict(tokens, constraints=constraints)
         probability = model.model != "m3n"
     elif isinstance(model, ChainModel):
-        tokens, raw, fmt = _read_input(path, input_format, model.space.task, model.labels)
+        tokens, raw, fmt = read_input(path, input_format, model.space.task, model.labels)
         constraints = None
         if keep_labels:
             given = 1 if model.space.task == "pos" else 2      # the column after the inputs
-            _need_columns(fmt, raw, given + 1, path)
-            constraints = _given_labels(raw, given)
+            need_columns(fmt, raw, given + 1, path)
+            constraints = given_labels(raw, given)
         t0 = time.perf_counter()
         tokens = [[(t,) if isinstance(t, str) else tuple(t) for t in s] for s in tokens]
         if n_best is not None:
@@ -567,7 +440,7 @@ def run_model(model, path, input_format="auto", output=None, keep_labels=False, 
         if keep_labels:
             raise InvalidInputError("--keep-labels decodes chain models (--model crf / m3n); a Maxent tagger's "
                                     "beam search does not take fixed labels")
-        tokens, raw, fmt = _read_input(path, input_format, model.task, model.labels)
+        tokens, raw, fmt = read_input(path, input_format, model.task, model.labels)
         t0 = time.perf_counter()
         if n_best is not None:
             decoding.pop("beam", None)              # the beam is max(K, the model's)
@@ -576,8 +449,8 @@ def run_model(model, path, input_format="auto", output=None, keep_labels=False, 
             predicted = model.tag(tokens, **decoding)
         probability = True
     seconds = time.perf_counter() - t0
-    write = _write_output if n_best is None else (
-        lambda out, raw, lists, fmt: _write_n_best(out, raw, lists, fmt, probability))
+    write = write_output if n_best is None else (
+        lambda out, raw, lists, fmt: write_n_best(out, raw, lists, fmt, probability))
     if output is None:
         write(sys.stdout, raw, predicted, fmt)
     else:

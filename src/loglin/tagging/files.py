@@ -1,0 +1,139 @@
+"""The files of ``loglin tag``: gold corpora and tagging input read, predictions and n-best lists written.
+
+Input is CoNLL columns (one token a line, word first) or plain tokenized text, one sentence a line; CoNLL
+input is written back with the prediction appended as a last column, text as ``word/LABEL``.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from ..errors import InvalidInputError
+
+
+def read_gold(path, fmt: str, task: str, split: str | None = None) -> list:
+    """Gold sentences as token tuples: (word, tag) for POS, (word, pos, chunk) for chunking.
+
+    ``split`` ("train" / "test", Brown folders only): the papers' fixed-seed
+    4/5 of the files, or the other 1/5 (:func:`~loglin.tagging.datasets.brown_split_files`).
+    """
+    from ..data import brown_corpus_files, read_brown, read_columns, read_conll2000
+    if split is not None and (fmt != "brown" or not Path(path).is_dir()):
+        raise InvalidInputError("--split needs --format brown and a corpus folder")
+    if task == "ner":
+        if fmt == "brown":
+            raise InvalidInputError("the Brown corpus has POS tags only (use --task pos)")
+        sentences = read_columns(path)          # word, other columns, label last; -DOCSTART- skipped
+        if sentences and len(sentences[0][0]) < 2:
+            raise InvalidInputError(f"{path}: ner needs a word and a label column, found 1 column")
+        return sentences
+    if fmt == "brown":
+        if task != "pos":
+            raise InvalidInputError("the Brown corpus has POS tags only (use --task pos)")
+        if split is not None:
+            from .datasets import brown_split_files
+            by_name = {f.name: f for f in brown_corpus_files(path)}
+            chosen = brown_split_files(by_name)[0 if split == "train" else 1]
+            return read_brown([by_name[n] for n in chosen], simplify_tags=True)
+        return read_brown(path, simplify_tags=True)
+    sentences = read_conll2000(path) if fmt == "conll2000" else read_columns(path)
+    need = 2 if task == "pos" else 3
+    if sentences and len(sentences[0][0]) < need:
+        raise InvalidInputError(f"{path}: {task} needs {need} columns, found {len(sentences[0][0])}")
+    return [[t[:need] for t in s] for s in sentences]
+
+
+def detect_format(path, lines, task: str, labels) -> str:
+    """'conll' or 'text' for ``--input-format auto``, decided on evidence, never on line widths alone: CoNLL
+    columns need a constant width <= 3 and either blank lines between sentences or a gold column whose values
+    are all labels of the model; "I love you" lines stay text. A -DOCSTART- line (CoNLL-2002/2003) is CoNLL."""
+    if any(line.startswith("-DOCSTART-") for line in lines):
+        return "conll"
+    rows = [line.split() for line in lines if line.strip()]
+    widths = {len(r) for r in rows}
+    if len(widths) != 1 or widths.copy().pop() > 3:
+        return "text"
+    width = widths.pop()
+    gold = 1 if task == "pos" else 2          # the column a labelled file carries the model's labels in
+    if width > gold:
+        known = set(str(y) for y in labels)
+        return "conll" if all(r[gold] in known for r in rows) else "text"
+    blank = any(not line.strip() for line in lines)
+    if blank or (width == 1 and len(rows) > 1):
+        return "conll"
+    return "text"
+
+
+def read_input(path, fmt: str, task: str, labels=()):
+    """(token tuples for MaxentTaggerModel.tag, raw lines to echo, 'conll' or 'text')."""
+    from ..data._files import read_text_lines
+    from ..data import read_columns
+    from ..data.sniff import refuse_foreign_format
+    lines = read_text_lines(path)
+    refuse_foreign_format(path, lines, "a tagging model reads CoNLL columns (word [POS] ...) or one sentence "
+                          "per line", INSTEAD_OF_TAGGING)
+    if fmt == "auto":
+        fmt = detect_format(path, lines, task, labels)
+    if fmt == "conll":
+        sentences = read_columns(path)
+        need = 1 if task in ("pos", "ner") else 2
+        if sentences and len(sentences[0][0]) < need:
+            raise InvalidInputError(f"{path}: chunking needs the POS tag in the second column")
+        if task == "ner":
+            return [list(s) for s in sentences], sentences, "conll"        # the templates read what they need
+        return [[t if task == "chunk" else t[0] for t in s] for s in sentences], sentences, "conll"
+    sentences = [line.split() for line in lines if line.strip()]
+    if task == "chunk":
+        pairs = []
+        for k, s in enumerate(sentences):
+            row = [tok.rpartition("/") for tok in s]
+            if any(not (w and sep and pos) for w, sep, pos in row):
+                raise InvalidInputError(f"{path}: sentence {k + 1}: chunking input tokens must be word/POS "
+                                        "(for CoNLL columns give --input-format conll)")
+            pairs.append([(w, pos) for w, _, pos in row])
+        return pairs, sentences, "text"
+    return sentences, sentences, "text"
+
+
+INSTEAD_OF_TAGGING = {"CoNLL-U": "give its FORM column, one token per line and a blank line between sentences "
+                                 "(no comment, range or empty-node lines)",
+                      "svmlight": "predict it with a model trained by `loglin train`"}
+
+
+FREE_LABELS = ("_", "?", "")      # --keep-labels: a label column holding one of these leaves the token free
+
+
+def given_labels(rows, column: int):
+    """Per sentence, per token: the label in ``column`` of the CoNLL rows, or None where free (_, ?)."""
+    return [[row[column] if row[column] not in FREE_LABELS else None for row in s] for s in rows]
+
+
+def need_columns(fmt, rows, width, path):
+    """--keep-labels reads a label column: CoNLL input whose rows have at least ``width`` columns."""
+    if fmt != "conll":
+        raise InvalidInputError("--keep-labels needs CoNLL column input (--input-format conll)")
+    for k, s in enumerate(rows):
+        if any(len(row) < width for row in s):
+            raise InvalidInputError(f"{path}: sentence {k + 1}: --keep-labels needs a label column (column "
+                                    f"{width}; _ or ? leaves a token free)")
+
+
+def write_n_best(out, raw, lists, fmt, probability):
+    for tokens, candidates in zip(raw, lists):
+        for rank, (labels, score) in enumerate(candidates):
+            out.write(f"# {rank} {math.exp(score) if probability else score:.6g}\n")
+            write_output(out, [tokens], [labels], fmt)
+        if fmt != "conll":
+            out.write("\n")
+
+
+def write_output(out, raw, predicted, fmt):
+    for tokens, labels in zip(raw, predicted):
+        if fmt == "conll":
+            out.write("".join(" ".join(tok) + f" {y}\n" for tok, y in zip(tokens, labels)) + "\n")
+        else:
+            out.write(" ".join(f"{tok}/{y}" for tok, y in zip(tokens, labels)) + "\n")
+
+
+def other_split(split):
+    return {"train": "test", "test": "train"}.get(split)
