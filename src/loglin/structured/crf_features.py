@@ -12,6 +12,7 @@ Transition features (label bigrams) are added by the model itself (ChainProblem)
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import chain, repeat
 
 import numpy as np
@@ -29,12 +30,18 @@ def gold_column(task):
     return 2 if task == "chunk" else 1
 
 
+@lru_cache(maxsize=None)
+def _preset(task):
+    from ..tagging.templates import template_set      # lazy: tagging imports structured
+    return template_set(task)
+
+
 def _compiled_preset(sentences, task):
     """(CompiledTemplates fitted on ``sentences``, its (seq_ptr, tok_ptr, tok_attr)) of the task's preset."""
-    from ..tagging.templates import CompiledTemplates, template_set      # tagging imports structured
+    from ..tagging.templates import CompiledTemplates
     if task not in TASKS:
         raise InvalidInputError(f"task must be one of {TASKS}, got {task!r}")
-    compiled = CompiledTemplates(template_set(task))
+    compiled = CompiledTemplates(_preset(task))
     return compiled, compiled.fit(sentences)
 
 

@@ -242,7 +242,7 @@ class TemplateSet:
 
 
 PRESETS = {
-    # CRFsuite's chunking example, attribute for attribute (loglin.structured.crf_features.chunk_attributes)
+    # CRFsuite's chunking example, attribute for attribute; loglin-chain files of task chunk use it
     "chunk": """
         w[-2..2]
         w[-1]|w[0]
@@ -258,7 +258,7 @@ PRESETS = {
         __BOS__
         __EOS__
     """,
-    # the CRF POS tagger's attributes (loglin.structured.crf_features.pos_attributes), attribute for attribute
+    # the CRF POS tagger's attributes (loglin-chain files of task pos)
     "pos": """
         bias
         w = w[0]
