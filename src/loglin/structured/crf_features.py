@@ -151,11 +151,18 @@ def build_chain_problem(sentences, task="chunk", *, all_pairs=False, labels=None
         gold = np.array([lookup[x] for x in names], dtype=np.int32)
     except KeyError as exc:
         raise InvalidInputError(f"label {exc.args[0]!r} is not among the model's labels") from None
+    return chain_problem(task, (seq_ptr, tok_ptr, tok_attr), gold, attributes, labels, all_pairs=all_pairs)
+
+
+def chain_problem(task, encoded, gold, attributes, labels, *, all_pairs=False, weight=None):
+    """(ChainProblem, ChainFeatureSpace) of encoded sentences (seq_ptr, tok_ptr, tok_attr) with gold label ids;
+    state features for the seen (attribute, label) pairs, or for all with ``all_pairs``."""
+    seq_ptr, tok_ptr, tok_attr = encoded
     map_ptr, map_label, map_feat, n_state = attribute_label_map((tok_attr, tok_ptr), gold, len(attributes),
                                                                 len(labels), all_pairs=all_pairs)
     problem = ChainProblem(seq_ptr=seq_ptr, tok_ptr=tok_ptr, tok_attr=tok_attr, tok_val=None, map_ptr=map_ptr,
                            map_label=map_label, map_feat=map_feat, n_state=n_state, labels=labels, gold=gold,
-                           attributes=attributes)
+                           weight=weight, attributes=attributes)
     space = ChainFeatureSpace(task=task, attributes=attributes, labels=labels, map_ptr=map_ptr,
                               map_label=map_label, map_feat=map_feat, n_state=n_state)
     return problem, space
