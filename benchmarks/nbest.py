@@ -2,7 +2,7 @@
 
     python -m benchmarks.nbest [--model M.npz] [--repeats 5] [--ks 1,5,10]
 
-Trains a first-order chain CRF (crf_features' chunking attributes, C = 1, L-BFGS for a fixed number of
+Trains a first-order chain CRF (the chunking preset's attributes, C = 1, L-BFGS for a fixed number of
 iterations; the decoding cost does not depend on how converged the weights are) unless ``--model`` names
 a saved ChainModel, encodes the test set once, then times in one process, alternating, on the encoded
 arrays: Viterbi of every sentence (ChainModel's decoder, loglin.structured.passes.decode_all) and

@@ -77,22 +77,20 @@ def _chunk_attributes_plain(words, tags):
     return out
 
 
-def test_chunk_attributes_match_the_template_on_real_sentences():
+def test_chunk_preset_gives_the_plain_chunk_attributes_on_real_sentences():
     from loglin.data import read_conll2000
-    from loglin.structured.crf_features import chunk_attributes
+    from loglin.structured.crf_features import token_attributes
     from loglin.tagging.datasets import bundled_conll2000_small
     sentences = read_conll2000(bundled_conll2000_small()[0])[:300]
     sentences += [s[:1] for s in sentences[:3]] + [s[:2] for s in sentences[:3]] + [s[:3] for s in sentences[:3]]
-    for s in sentences:
-        words, tags = [t[0] for t in s], [t[1] for t in s]
-        assert chunk_attributes(words, tags) == _chunk_attributes_plain(words, tags)
+    expected = [_chunk_attributes_plain([t[0] for t in s], [t[1] for t in s]) for s in sentences]
+    assert token_attributes(sentences, "chunk") == expected
 
 
 def test_predict_from_attribute_names_equals_predict():
-    from loglin.structured.crf_features import chunk_attributes
     m = train_chain_model(SENTENCES, "chunk", model="crf", solver="lbfgs", C=10.0, max_iter=50)
     test = SENTENCES[:3] + [[("Unseen", "XX", "O"), ("words", "NNS", "O")]]
-    xseqs = [chunk_attributes([t[0] for t in s], [t[1] for t in s]) for s in test]
+    xseqs = [_chunk_attributes_plain([t[0] for t in s], [t[1] for t in s]) for s in test]
     for a, b in zip(m.predict_ids_from_attributes(xseqs), m.predict_ids(test)):
         np.testing.assert_array_equal(a, b)
     assert m.predict_ids_from_attributes([]) == []

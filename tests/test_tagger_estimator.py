@@ -1,4 +1,4 @@
-"""loglin.Tagger and its feature templates: presets against crf_features, the template file format,
+"""loglin.Tagger and its feature templates: presets against plain reference features, the template file format,
 fit / predict / score / save / load, sample weights, warm starts, scikit-learn's clone and GridSearchCV."""
 from pathlib import Path
 
@@ -8,7 +8,6 @@ import pytest
 import loglin
 from loglin.data import read_columns, read_conll2000
 from loglin.errors import DataFormatError, InvalidInputError
-from loglin.structured.crf_features import chunk_attributes, pos_attributes
 from loglin.tagging.datasets import bundled_conll2000_small
 from loglin.tagging.estimator import chunk_f1
 from loglin.tagging.templates import CompiledTemplates, Template, TemplateSet, template_set
@@ -31,44 +30,80 @@ def _ner(name):
 
 # ------------------------------------------------------------------ templates
 
+def _pos_attributes_plain(words):
+    """The CRF POS tagger's attributes written out directly (reference for the "pos" preset)."""
+    n, out = len(words), []
+    for t, word in enumerate(words):
+        a = ["bias", f"w={word}", f"lw={word.lower()}"]
+        a += [f"w[{k}]={words[t + k].lower()}" for k in (-2, -1, 1, 2) if 0 <= t + k < n]
+        for m in (1, 2, 3):
+            if len(word) > m:
+                a += [f"suf{m}={word[-m:]}", f"pre{m}={word[:m]}"]
+        a += [name for name, on in (("digit", any(ch.isdigit() for ch in word)), ("hyphen", "-" in word),
+                                    ("upper" if t else "upper0", word[:1].isupper())) if on]
+        a += ["__BOS__"] * (t == 0) + ["__EOS__"] * (t == n - 1)
+        out.append(a)
+    return out
+
+
+def _reference_attributes(preset, sentence):
+    from test_structured_model import _chunk_attributes_plain
+    if preset == "chunk":
+        return _chunk_attributes_plain([t[0] for t in sentence], [t[1] for t in sentence])
+    return _pos_attributes_plain([t[0] for t in sentence])
+
+
 @pytest.mark.parametrize("preset", ["chunk", "pos"])
-def test_presets_give_crf_features_attributes_token_for_token(conll, preset):
+def test_presets_give_the_reference_attributes_token_for_token(conll, preset):
     (X, _), (Xt, _) = conll
-    reference = {"chunk": lambda s: chunk_attributes([t[0] for t in s], [t[1] for t in s]),
-                 "pos": lambda s: pos_attributes([t[0] for t in s])}[preset]
     compiled = CompiledTemplates(template_set(preset))
     compiled.fit(X[:400])
-    assert compiled.token_attribute_names(X[:400]) == [reference(s) for s in X[:400]]
+    assert compiled.token_attribute_names(X[:400]) == [_reference_attributes(preset, s) for s in X[:400]]
     # new sentences: the same attributes, less those never seen in training
     known = set(compiled.attribute_names())
-    expected = [[[a for a in tok if a in known] for tok in reference(s)] for s in Xt[:100]]
+    expected = [[[a for a in tok if a in known] for tok in _reference_attributes(preset, s)] for s in Xt[:100]]
     assert compiled.token_attribute_names(Xt[:100]) == expected
 
 
 @pytest.mark.parametrize("preset", ["chunk", "pos"])
-def test_presets_renumbered_first_seen_are_crf_features_problems(preset):
-    """The two chain feature systems differ only in attribute ids: the compiler numbers a template's attributes
-    together, crf_features in the order first seen. Renumbered first-seen, the compiler's arrays are
-    build_chain_problem's bit for bit (docs/decisions/0033)."""
+def test_chain_problems_number_attributes_first_seen_as_the_reference(preset):
+    """build_chain_problem and ChainFeatureSpace.encode (the compiler, renumbered first seen / mapped by name)
+    against the reference: attribute strings per token, ids in the order first seen, the attribute-label map
+    of those arrays; and the new sentences' attributes looked up by name, unseen ones dropped."""
     from loglin.structured.crf_features import build_chain_problem, gold_column
     from loglin.structured.problem import attribute_label_map
     column = gold_column(preset)
-    sentences = [[t[:column + 1] for t in s] for s in read_conll2000(bundled_conll2000_small()[0])]
-    problem, space = build_chain_problem(sentences, preset)
-    compiled = CompiledTemplates(template_set(preset))
-    seq_ptr, tok_ptr, tok_attr = compiled.fit([[t[:column] for t in s] for s in sentences])
-    first_seen = tok_attr[np.sort(np.unique(tok_attr, return_index=True)[1])]
-    rank = np.empty(compiled.n_attributes, dtype=np.int64)
-    rank[first_seen] = np.arange(len(first_seen))
-    renumbered = rank[tok_attr].astype(np.int32)
-    assert not np.array_equal(tok_attr, problem.tok_attr)          # the two orders do differ
-    for a, b in ((seq_ptr, problem.seq_ptr), (tok_ptr, problem.tok_ptr), (renumbered, problem.tok_attr)):
+    train, test = ([[t[:column + 1] for t in s] for s in read_conll2000(p)] for p in bundled_conll2000_small())
+    problem, space = build_chain_problem(train, preset)
+    index = {}
+
+    def reference(sentences, grow):
+        seq_ptr, tok_ptr, attr = [0], [0], []
+        for s in sentences:
+            for names in _reference_attributes(preset, s):
+                ids = [index.setdefault(a, len(index)) if grow else index.get(a) for a in names]
+                attr += [k for k in ids if k is not None]
+                tok_ptr.append(len(attr))
+            seq_ptr.append(len(tok_ptr) - 1)
+        return np.array(seq_ptr, dtype=np.int64), np.array(tok_ptr, dtype=np.int64), np.array(attr, dtype=np.int32)
+    arrays = reference(train, grow=True)
+    for a, b in zip(arrays, (problem.seq_ptr, problem.tok_ptr, problem.tok_attr)):
+        assert a.dtype == b.dtype
         np.testing.assert_array_equal(a, b)
-    names = compiled.attribute_names()
-    assert [names[a] for a in first_seen] == space.attributes
-    gold_map = attribute_label_map((renumbered, tok_ptr), problem.gold, len(names), len(problem.labels))
+    assert list(index) == space.attributes == problem.attributes
+    labels = sorted({t[column] for s in train for t in s})
+    assert space.labels.tolist() == labels
+    gold = np.array([labels.index(t[column]) for s in train for t in s], dtype=np.int32)
+    np.testing.assert_array_equal(problem.gold, gold)
+    gold_map = attribute_label_map((arrays[2], arrays[1]), gold, len(index), len(labels))
     for a, b in zip(gold_map, (problem.map_ptr, problem.map_label, problem.map_feat, problem.n_state)):
         np.testing.assert_array_equal(a, b)
+    encoded, expected = space.encode(test[:150]), reference(test[:150], grow=False)
+    assert len(index) == len(space.attributes)
+    for a, b in zip(encoded, expected):
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(a, b)
+    assert len(encoded[2]) < sum(len(a) for s in test[:150] for a in _reference_attributes(preset, s))
 
 
 def test_template_text_format(tmp_path):

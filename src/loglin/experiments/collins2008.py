@@ -398,11 +398,11 @@ def _crfsuite(train, test, C, max_iter=1000):
     """python-crfsuite's L-BFGS on the same attributes: -loglik + c2 ||w||^2 with c2 = 1/(2C) (= f/C)."""
     import tempfile
     import pycrfsuite
-    from ..structured.crf_features import chunk_attributes
+    from ..structured.crf_features import token_attributes
     from ..structured.evaluate import chunk_f1
     trainer = pycrfsuite.Trainer(verbose=False)
-    for s in train:
-        trainer.append(chunk_attributes([t[0] for t in s], [t[1] for t in s]), [t[2] for t in s])
+    for s, xseq in zip(train, token_attributes(train, "chunk")):
+        trainer.append(xseq, [t[2] for t in s])
     trainer.set_params({"c1": 0.0, "c2": 1.0 / (2.0 * C), "max_iterations": max_iter,
                         "feature.possible_transitions": True})
     with tempfile.TemporaryDirectory() as tmp:
@@ -412,7 +412,7 @@ def _crfsuite(train, test, C, max_iter=1000):
         seconds = time.process_time() - start
         tagger = pycrfsuite.Tagger()
         tagger.open(path)
-        pred = [tagger.tag(chunk_attributes([t[0] for t in s], [t[1] for t in s])) for s in test]
+        pred = [tagger.tag(xseq) for xseq in token_attributes(test, "chunk")]
     last = trainer.logparser.last_iteration
     return {"seconds": seconds, "f1": chunk_f1([[t[2] for t in s] for s in test], pred),
             "iterations": len(trainer.logparser.iterations), "objective_collins": last.get("loss"),

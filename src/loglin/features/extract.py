@@ -107,7 +107,19 @@ def intern(flat_strings) -> tuple[np.ndarray, list]:
     return ids, list(local)
 
 
-class FeatureExtractor:
+class LabelledPredicates:
+    """Sizes of a tagger's predicate index (``labels``, predicate ``keys``), as the beam decoder reads them."""
+
+    @property
+    def n_labels(self) -> int:
+        return len(self.labels)
+
+    @property
+    def n_predicates(self) -> int:
+        return len(self.keys)
+
+
+class FeatureExtractor(LabelledPredicates):
     """Templates + vocabularies + kept predicates: a fitted predicate index.
 
     ``task`` is ``"pos"`` (input: words) or ``"chunk"`` (input: words and
@@ -146,14 +158,6 @@ class FeatureExtractor:
         self.dict_label = np.zeros(0, dtype=np.int32)
 
     # ------------------------------------------------------------ encoding
-    @property
-    def n_labels(self) -> int:
-        return len(self.labels)
-
-    @property
-    def n_predicates(self) -> int:
-        return len(self.keys)
-
     def _radix(self, column: str) -> int:
         if column == "word":
             return len(self.words)

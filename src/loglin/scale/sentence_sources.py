@@ -30,22 +30,20 @@ def read_part(source, index, n):
 # ---------------------------------------------------------------- chain
 
 def count_chain(source, index, n) -> dict:
-    from ..structured.crf_features import check_sentences, gold_column, sentence_attributes
+    from ..structured.crf_features import check_sentences, first_seen_attributes, gold_column
     sentences = read_part(source, index, n)
     if not sentences:
         return {"rows": 0}
     check_sentences(sentences, source.task)
+    _, tok_ptr, tok_attr, attributes = first_seen_attributes(sentences, source.task)
     col = gold_column(source.task)
-    index_of, labels, keys = {}, {}, []
-    for s in sentences:
-        for tok, names in zip(s, sentence_attributes(s, source.task)):
-            y = labels.setdefault(tok[col], len(labels))
-            for name in names:
-                keys.append(index_of.setdefault(name, len(index_of)) * 4096 + y)
+    gold = [tok[col] for s in sentences for tok in s]
+    labels = {t: k for k, t in enumerate(dict.fromkeys(gold))}
     if len(labels) >= 4096:
         raise DataContentError("more than 4095 labels in one part of the file")
-    keys = np.unique(np.asarray(keys, dtype=np.int64))
-    return {"rows": len(sentences), "attributes": list(index_of), "labels": list(labels), "pairs": keys}
+    y = np.fromiter(map(labels.__getitem__, gold), dtype=np.int64, count=len(gold))
+    keys = np.unique(tok_attr.astype(np.int64) * 4096 + np.repeat(y, np.diff(tok_ptr)))
+    return {"rows": len(sentences), "attributes": attributes, "labels": list(labels), "pairs": keys}
 
 
 def chain_index(source, counts):

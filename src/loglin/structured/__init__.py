@@ -9,7 +9,7 @@
 * :mod:`.node`         multi-class classification (one node, K labels) as a structure
 * :mod:`.passes`       the trainer passes written once against the contract (loss, decode, SGD, EG)
 * :mod:`.problem`      ChainProblem: sentences, attributes, state + transition features as arrays
-* :mod:`.crf_features` CoNLL-2000 chunking / POS attributes (CRFsuite's chunking template)
+* :mod:`.crf_features` ChainFeatureSpace: the chunk / POS template presets, attributes numbered first seen
 * :mod:`.objective`    CRF (P-LL) and M3N (P-MM) primal objectives in LIBLINEAR scale, any structure
 * :mod:`.dual`         D-LL / D-MM over products of simplices with part variables s_i, any structure
 * :mod:`.multiclass`   the same duals on the core's MaxentProblem, and the multi-class hinge

@@ -1,102 +1,83 @@
-"""Attributes of CRF chunkers and taggers, indexed into the arrays of a ChainProblem.
+"""The feature space of chain models of a task preset (CoNLL-2000 chunking, POS tagging), as ChainProblem arrays.
 
-Chunking (CoNLL-2000) uses the template of CRFsuite's chunking example, so
-that training time and accuracy can be compared with CRFsuite on the very
-same features: words w[-2..2], word bigrams w[-1]|w[0], w[0]|w[1], POS
-tags pos[-2..2], POS bigrams and trigrams inside the +-2 window, and
-__BOS__ / __EOS__ at the sentence edges. A window position outside the
-sentence gives no attribute. Transition features (label bigrams) are added
-by the model itself (ChainProblem).
-
-POS tagging (task "pos", input ``(word, tag)`` tokens) uses words in a +-2
-window, the lower-cased word, suffixes and prefixes up to 3 characters and
-simple shape flags.
+The attributes are those of the template presets "chunk" (CRFsuite's chunking
+example: words w[-2..2], word bigrams, POS tags pos[-2..2], POS bigrams and
+trigrams, __BOS__ / __EOS__) and "pos" (words in a +-2 window, lower case,
+affixes, shape flags) of :mod:`loglin.tagging.templates`, made by its compiler.
+Here attribute ids follow the order in which the attributes are first seen in
+the corpus, the numbering of ``loglin-chain`` model files, which store the
+attribute names; new sentences are compiled and mapped through those names.
+Transition features (label bigrams) are added by the model itself (ChainProblem).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import repeat
+from functools import lru_cache
+from itertools import chain, repeat
 
 import numpy as np
+from numba import njit
 
+from ..csr import offsets
 from ..errors import DataContentError, InvalidInputError
 from .problem import ChainProblem, attribute_label_map
 
 TASKS = ("chunk", "pos")
 
 
-def chunk_attributes(words, tags):
-    """CRFsuite's chunking attributes of every token of one sentence.
-
-    Written for speed (it is most of a tagger's time per token): the window
-    is read from lists padded with None, and each bigram / trigram string is
-    built once per sentence position and shared by the tokens whose window
-    contains it.
-    """
-    n = len(words)
-    W = [None, None, *words, None, None]            # W[t + 2 + k] is w[k] of token t
-    P = [None, None, *tags, None, None]
-    # POS n-grams starting at each padded position (None when a member is outside the sentence)
-    bi = [f"{P[i]}|{P[i + 1]}" if P[i] is not None and P[i + 1] is not None else None for i in range(n + 3)]
-    tri = [f"{bi[i]}|{P[i + 2]}" if bi[i] is not None and P[i + 2] is not None else None for i in range(n + 2)]
-    out = []
-    for t in range(n):
-        c = t + 2
-        a = [f"w[{k}]={W[c + k]}" for k in (-2, -1, 0, 1, 2) if W[c + k] is not None]
-        if t > 0:
-            a.append(f"w[-1]|w[0]={W[c - 1]}|{W[c]}")
-        if t < n - 1:
-            a.append(f"w[0]|w[1]={W[c]}|{W[c + 1]}")
-        a.extend(f"pos[{k}]={P[c + k]}" for k in (-2, -1, 0, 1, 2) if P[c + k] is not None)
-        a.extend(f"pos[{k}]|pos[{k + 1}]={bi[c + k]}" for k in (-2, -1, 0, 1) if bi[c + k] is not None)
-        a.extend(f"pos[{k}]|pos[{k + 1}]|pos[{k + 2}]={tri[c + k]}" for k in (-2, -1, 0) if tri[c + k] is not None)
-        if t == 0:
-            a.append("__BOS__")
-        if t == n - 1:
-            a.append("__EOS__")
-        out.append(a)
-    return out
-
-
-def pos_attributes(words):
-    """Word-window and spelling attributes for a CRF POS tagger."""
-    n = len(words)
-    out = []
-    for t, word in enumerate(words):
-        a = ["bias", f"w={word}", f"lw={word.lower()}"]
-        for k in (-2, -1, 1, 2):
-            if 0 <= t + k < n:
-                a.append(f"w[{k}]={words[t + k].lower()}")
-        for m in (1, 2, 3):
-            if len(word) > m:
-                a.append(f"suf{m}={word[-m:]}")
-                a.append(f"pre{m}={word[:m]}")
-        if any(ch.isdigit() for ch in word):
-            a.append("digit")
-        if "-" in word:
-            a.append("hyphen")
-        if word[:1].isupper():
-            a.append("upper" if t else "upper0")
-        if t == 0:
-            a.append("__BOS__")
-        if t == n - 1:
-            a.append("__EOS__")
-        out.append(a)
-    return out
-
-
-def sentence_attributes(sentence, task):
-    """Attributes of the tokens of one sentence given as tuples (word, pos[, chunk]) or (word, tag)."""
-    if task == "chunk":
-        return chunk_attributes([tok[0] for tok in sentence], [tok[1] for tok in sentence])
-    if task == "pos":
-        return pos_attributes([tok[0] for tok in sentence])
-    raise InvalidInputError(f"task must be one of {TASKS}, got {task!r}")
-
-
 def gold_column(task):
     """Which column of a token tuple holds the label to predict."""
     return 2 if task == "chunk" else 1
+
+
+@lru_cache(maxsize=None)
+def _preset(task):
+    from ..tagging.templates import template_set      # lazy: tagging imports structured
+    return template_set(task)
+
+
+def _compiled_preset(sentences, task):
+    """(CompiledTemplates fitted on ``sentences``, its (seq_ptr, tok_ptr, tok_attr)) of the task's preset."""
+    from ..tagging.templates import CompiledTemplates
+    if task not in TASKS:
+        raise InvalidInputError(f"task must be one of {TASKS}, got {task!r}")
+    compiled = CompiledTemplates(_preset(task))
+    return compiled, compiled.fit(sentences)
+
+
+@njit(cache=True)
+def _first_seen_ranks(tok_attr, n_attributes):
+    """(rank of every attribute id in order of first occurrence, the ids in that order)."""
+    rank = np.full(n_attributes, -1, dtype=np.int32)
+    order = np.empty(n_attributes, dtype=np.int64)
+    k = 0
+    for a in tok_attr:
+        if rank[a] < 0:
+            rank[a] = k
+            order[k] = a
+            k += 1
+    return rank, order[:k]
+
+
+def first_seen_attributes(sentences, task):
+    """(seq_ptr, tok_ptr, tok_attr, attribute names) of the task preset, ids in the order first seen."""
+    compiled, (seq_ptr, tok_ptr, tok_attr) = _compiled_preset(sentences, task)
+    rank, order = _first_seen_ranks(tok_attr, compiled.n_attributes)
+    names = compiled.attribute_names()
+    return seq_ptr, tok_ptr, rank[tok_attr], [names[k] for k in order.tolist()]
+
+
+def token_attributes(sentences, task):
+    """Per sentence, per token: the task preset's attribute names (CRFsuite's xseq)."""
+    compiled, _ = _compiled_preset(sentences, task)
+    return compiled.token_attribute_names(sentences)
+
+
+def _drop_unseen(seq_ptr, tok_ptr, ids):
+    """CSR arrays without the entries whose id is negative (attributes unseen in training)."""
+    seen = ids >= 0
+    kept = np.concatenate(([0], np.cumsum(seen)))
+    return seq_ptr, kept[tok_ptr], ids[seen].astype(np.int32)
 
 
 @dataclass
@@ -121,12 +102,18 @@ class ChainFeatureSpace:
 
     def encode(self, sentences):
         """(seq_ptr, tok_ptr, tok_attr) of sentences; attributes unseen in training are dropped."""
-        return self.encode_attributes([sentence_attributes(s, self.task) for s in sentences])
+        compiled, (seq_ptr, tok_ptr, local) = _compiled_preset(sentences, self.task)
+        index = self.attribute_index()
+        to_space = np.fromiter(map(index.get, compiled.attribute_names(), repeat(-1)), dtype=np.int64,
+                               count=compiled.n_attributes)
+        return _drop_unseen(seq_ptr, tok_ptr, to_space[local])
 
     def encode_attributes(self, attribute_sequences):
         """encode() for sentences given as their tokens' attribute names (CRFsuite's xseq: one list of
         names per token), e.g. made by a caller's own template; names unseen in training are dropped."""
-        return _encode(attribute_sequences, self.attribute_index())
+        tokens = [names for sentence in attribute_sequences for names in sentence]
+        ids = np.fromiter(map(self.attribute_index().get, chain.from_iterable(tokens), repeat(-1)), dtype=np.int64)
+        return _drop_unseen(offsets([len(s) for s in attribute_sequences]), offsets([len(t) for t in tokens]), ids)
 
     def attribute_index(self) -> dict:
         """attribute -> id, built on first use and kept (rebuilt if ``attributes`` was replaced)."""
@@ -135,33 +122,6 @@ class ChainFeatureSpace:
             cached = (self.attributes, {a: i for i, a in enumerate(self.attributes)})
             self.__dict__["_index"] = cached
         return cached[1]
-
-
-def _encode(attribute_sequences, index, grow=False):
-    """CSR arrays of attribute ids; ``grow`` adds unseen names to ``index`` (training), else drops them."""
-    seq_ptr = np.zeros(len(attribute_sequences) + 1, dtype=np.int64)
-    tok_ptr = [0]
-    attr = []
-    get = index.get
-    unseen = repeat(-1)
-    for s, tokens in enumerate(attribute_sequences):
-        for names in tokens:
-            if grow:
-                for name in names:
-                    k = get(name)
-                    if k is None:
-                        k = index[name] = len(index)
-                    attr.append(k)
-            else:
-                attr.extend(map(get, names, unseen))       # -1: unseen in training, dropped below
-            tok_ptr.append(len(attr))
-        seq_ptr[s + 1] = len(tok_ptr) - 1
-    attr = np.asarray(attr, dtype=np.int32)
-    tok_ptr = np.asarray(tok_ptr, dtype=np.int64)
-    if not grow:
-        kept = np.concatenate(([0], np.cumsum(attr >= 0)))
-        tok_ptr, attr = kept[tok_ptr], attr[attr >= 0]
-    return seq_ptr, tok_ptr, attr
 
 
 def check_sentences(sentences, task):
@@ -182,8 +142,7 @@ def build_chain_problem(sentences, task="chunk", *, all_pairs=False, labels=None
     """(ChainProblem, ChainFeatureSpace) from labelled sentences."""
     check_sentences(sentences, task)
     col = gold_column(task)
-    index = {}
-    seq_ptr, tok_ptr, tok_attr = _encode([sentence_attributes(s, task) for s in sentences], index, grow=True)
+    seq_ptr, tok_ptr, tok_attr, attributes = first_seen_attributes(sentences, task)
     names = [tok[col] for sentence in sentences for tok in sentence]
     if labels is None:
         labels = np.array(sorted(set(names)))
@@ -192,14 +151,18 @@ def build_chain_problem(sentences, task="chunk", *, all_pairs=False, labels=None
         gold = np.array([lookup[x] for x in names], dtype=np.int32)
     except KeyError as exc:
         raise InvalidInputError(f"label {exc.args[0]!r} is not among the model's labels") from None
-    attributes = [None] * len(index)
-    for name, k in index.items():
-        attributes[k] = name
+    return chain_problem(task, (seq_ptr, tok_ptr, tok_attr), gold, attributes, labels, all_pairs=all_pairs)
+
+
+def chain_problem(task, encoded, gold, attributes, labels, *, all_pairs=False, weight=None):
+    """(ChainProblem, ChainFeatureSpace) of encoded sentences (seq_ptr, tok_ptr, tok_attr) with gold label ids;
+    state features for the seen (attribute, label) pairs, or for all with ``all_pairs``."""
+    seq_ptr, tok_ptr, tok_attr = encoded
     map_ptr, map_label, map_feat, n_state = attribute_label_map((tok_attr, tok_ptr), gold, len(attributes),
                                                                 len(labels), all_pairs=all_pairs)
     problem = ChainProblem(seq_ptr=seq_ptr, tok_ptr=tok_ptr, tok_attr=tok_attr, tok_val=None, map_ptr=map_ptr,
                            map_label=map_label, map_feat=map_feat, n_state=n_state, labels=labels, gold=gold,
-                           attributes=attributes)
+                           weight=weight, attributes=attributes)
     space = ChainFeatureSpace(task=task, attributes=attributes, labels=labels, map_ptr=map_ptr,
                               map_label=map_label, map_feat=map_feat, n_state=n_state)
     return problem, space

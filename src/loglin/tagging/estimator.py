@@ -218,30 +218,24 @@ class Tagger(_BaseEstimator):
 
     def _fit_chain(self, X, y, labels, weight, X_dev, y_dev, train_options):
         from ..solvers import canonical
-        from ..structured.crf_features import ChainFeatureSpace
+        from ..structured.crf_features import chain_problem
         from ..structured.model import ChainModel
-        from ..structured.problem import ChainProblem, attribute_label_map
         from ..training import train
         start = time.perf_counter()
         compiled = CompiledTemplates(template_set(self.features))
-        seq_ptr, tok_ptr, tok_attr = compiled.fit(X)
+        encoded = compiled.fit(X)
         lookup = {label: k for k, label in enumerate(labels)}
-        gold = np.fromiter((lookup[label] for ys in y for label in ys), dtype=np.int32, count=int(seq_ptr[-1]))
+        gold = np.fromiter((lookup[label] for ys in y for label in ys), dtype=np.int32, count=int(encoded[0][-1]))
         classes = np.asarray(labels)
-        map_ptr, map_label, map_feat, n_state = attribute_label_map(
-            (tok_attr, tok_ptr), gold, compiled.n_attributes, len(labels), all_pairs=bool(self.all_pairs))
-        problem = ChainProblem(seq_ptr=seq_ptr, tok_ptr=tok_ptr, tok_attr=tok_attr, tok_val=None, map_ptr=map_ptr,
-                               map_label=map_label, map_feat=map_feat, n_state=n_state, labels=classes, gold=gold,
-                               weight=weight)
-        space = ChainFeatureSpace(task="templates", attributes=compiled.attribute_names(), labels=classes,
-                                  map_ptr=map_ptr, map_label=map_label, map_feat=map_feat, n_state=n_state)
+        problem, space = chain_problem("templates", encoded, gold, compiled.attribute_names(), classes,
+                                       all_pairs=bool(self.all_pairs), weight=weight)
         extract_seconds = time.perf_counter() - start
         keywords = sequence_train_keywords(self, train_options)
         previous = getattr(self, "model_", None)
         if (self.warm_start and getattr(self, "templates_", None) is not None and previous is not None
                 and len(previous.w) == space.n_features and np.array_equal(previous.labels, classes)
-                and _same_compiled(self.templates_, compiled) and np.array_equal(previous.space.map_ptr, map_ptr)
-                and np.array_equal(previous.space.map_label, map_label)):
+                and _same_compiled(self.templates_, compiled) and np.array_equal(previous.space.map_ptr, space.map_ptr)
+                and np.array_equal(previous.space.map_label, space.map_label)):
             keywords["w0"] = previous.w
         evaluate = None
         if X_dev is not None:

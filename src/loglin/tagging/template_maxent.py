@@ -18,6 +18,7 @@ import scipy.sparse as sp
 
 from ..csr import offsets
 from ..errors import ModelFormatError
+from ..features.extract import LabelledPredicates
 from .beam import DecodeInput, beam_decode
 from .templates import CompiledTemplates
 
@@ -35,7 +36,7 @@ def history_codes(seq_ptr, y, K) -> np.ndarray:
     return np.stack([prev1, prev2 * (K + 1) + prev1], axis=1)
 
 
-class TemplateHistoryFeatures:
+class TemplateHistoryFeatures(LabelledPredicates):
     """The predicate index of a template Maxent tagger: compiled templates + seen history codes + labels.
     Has what :func:`~loglin.tagging.beam.beam_decode` reads of an extractor (labels, keys, tables, dictionary)."""
 
@@ -49,14 +50,6 @@ class TemplateHistoryFeatures:
         self.keys = np.concatenate([np.zeros(A, dtype=np.int64)] + self.history_keys)
         self.dict_ptr = np.zeros(1, dtype=np.int64)           # no tag dictionary
         self.dict_label = np.zeros(0, dtype=np.int32)
-
-    @property
-    def n_labels(self) -> int:
-        return len(self.labels)
-
-    @property
-    def n_predicates(self) -> int:
-        return len(self.keys)
 
     @classmethod
     def fit(cls, compiled: CompiledTemplates, X, gold, labels, token_weight=None, all_pairs=False):

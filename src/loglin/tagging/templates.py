@@ -242,7 +242,7 @@ class TemplateSet:
 
 
 PRESETS = {
-    # CRFsuite's chunking example, attribute for attribute (loglin.structured.crf_features.chunk_attributes)
+    # CRFsuite's chunking example, attribute for attribute; loglin-chain files of task chunk use it
     "chunk": """
         w[-2..2]
         w[-1]|w[0]
@@ -258,7 +258,7 @@ PRESETS = {
         __BOS__
         __EOS__
     """,
-    # the CRF POS tagger's attributes (loglin.structured.crf_features.pos_attributes), attribute for attribute
+    # the CRF POS tagger's attributes (loglin-chain files of task pos)
     "pos": """
         bias
         w = w[0]
@@ -346,6 +346,21 @@ def token_columns(token):
     return tuple(token)
 
 
+def _distinct_pairs(column, at_start):
+    """(values, is-start flags) of the distinct (value, sentence start) pairs of a column in the order first
+    seen, and each token's pair number."""
+    seen = {}
+    value_id = np.fromiter((seen.setdefault(v, len(seen)) for v in column), dtype=np.int64, count=len(column))
+    pair = value_id * 2 + at_start
+    unique, first, inverse = np.unique(pair, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    values = list(seen)
+    ordered = unique[order]
+    return [values[i] for i in (ordered >> 1).tolist()], (ordered & 1).astype(bool).tolist(), rank[inverse]
+
+
 class CompiledTemplates:
     """A template set with the vocabularies and attribute keys of one training corpus.
 
@@ -393,17 +408,22 @@ class CompiledTemplates:
         return seq_ptr, columns, tpos, tlen
 
     def _codes(self, columns, tpos, grow):
-        starts = (tpos == 0).tolist()
-        out = {}
+        """Each observable's code at every token, -1 for no value. Values are made and looked up once per
+        distinct (column value, sentence start) pair, the pairs taken in the order first seen, so each
+        vocabulary grows in the order its values are first seen in the corpus."""
+        out, distinct = {}, {}
         for name in self.observables:
             k, f = _column_of(name)
-            values = columns[k] if f is None else f(columns[k], starts)
+            if k not in distinct:
+                distinct[k] = _distinct_pairs(columns[k], tpos == 0)
+            words, starts, token_pair = distinct[k]
+            values = words if f is None else f(words, starts)
             vocab = self.vocab[name]
             if grow:
                 codes = [-1 if v is None else vocab.setdefault(v, len(vocab)) for v in values]
             else:
                 codes = list(map(vocab.get, values, repeat(-1)))
-            out[name] = np.asarray(codes, dtype=np.int64)
+            out[name] = np.asarray(codes, dtype=np.int64)[token_pair]
         return out
 
     def _template_keys(self, template, codes, tpos, tlen):
