@@ -8,7 +8,8 @@
 Files are CoNLL-X or CoNLL-U (detected from the lines themselves). The output
 repeats the input line for line (comments, multiword tokens and empty nodes
 of CoNLL-U included) with the HEAD and DEPREL columns replaced by the prediction
-(DEPREL "_" from a parser trained without labels: never the input's own).
+(DEPREL "_" from a parser trained without labels: never the input's own) and "_" in the
+syntax columns it does not predict (PHEAD, PDEPREL, DEPS).
 Training builds and fits a :class:`loglin.Parser`.
 """
 from __future__ import annotations
@@ -51,8 +52,11 @@ def conll_flavour(path) -> str:
 
 def write_with_heads(path, out, heads, labels=None) -> None:
     """Echo the CoNLL file at ``path`` into ``out``, HEAD column replaced by ``heads`` (one array per sentence)
-    and DEPREL by ``labels`` (one list per sentence; None: "_", so that no gold label sits beside a predicted head)."""
+    and DEPREL by ``labels`` (one list per sentence; None: "_", so that no gold label sits beside a predicted head).
+    The other syntax columns, which the parser does not predict, become "_" too: PHEAD / PDEPREL of CoNLL-X,
+    DEPS of CoNLL-U (on words and empty nodes); CoNLL-U's MISC is kept."""
     from ..data._files import read_text_lines
+    blank = (8,) if conll_flavour(path) == "conllu" else (8, 9)
     k, in_sentence = 0, False
     for line in read_text_lines(path):
         if not line.strip():
@@ -65,6 +69,11 @@ def write_with_heads(path, out, heads, labels=None) -> None:
             in_sentence = True
             fields[6] = str(int(heads[k][int(fields[0]) - 1]))
             fields[7] = "_" if labels is None else labels[k][int(fields[0]) - 1]
+            for column in blank:
+                fields[column] = "_"
+            line = "\t".join(fields)
+        elif not line.startswith("#") and "." in fields[0] and len(fields) > 8:      # an empty node: its DEPS
+            fields[8] = "_"
             line = "\t".join(fields)
         out.write(line.rstrip("\r\n") + "\n")
 
@@ -220,7 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("test", type=Path)
     p.add_argument("--json", action="store_true")
     text = ("parse a CoNLL-X / CoNLL-U file (HEAD and DEPREL columns replaced; DEPREL '_' from a parser trained "
-            "without labels, e.g. a model file written before arc labelling)")
+            "without labels, e.g. a model file written before arc labelling; PHEAD, PDEPREL and DEPS '_')")
     p = sub.add_parser("run", help=text, description=text)
     p.add_argument("model", type=Path)
     p.add_argument("input", type=Path)
