@@ -195,3 +195,56 @@ def test_run_writes_no_input_column_it_does_not_predict(tmp_path, capsys, serial
     assert [r[8] for r in rows] == ["_"] * 4
     assert [r[9] for r in rows] == ["_", "SpaceAfter=No", "_", "_"]
     assert printed[0] == "# text = A dog barks" and rows[3][:8] == "3.1 barks bark VERB _ _ _ _".split()
+
+
+def _parse_train_stopped_in_labeller(tmp_path, monkeypatch, capsys, act, *extra):
+    """`parse train` with ``act`` run right after the arc labeller's features are extracted: (exit code, stderr,
+    model file)."""
+    from loglin.parsing.labeller import ArcLabeller
+    original = ArcLabeller.training_problem.__func__
+
+    def then_act(cls, *args, **kwargs):
+        built = original(cls, *args, **kwargs)
+        act()
+        return built
+    monkeypatch.setattr(ArcLabeller, "training_problem", classmethod(then_act))
+    model = tmp_path / "p.npz"
+    code = main(["parse", "train", str(EN), "-o", str(model), "--solver", "lbfgs", "-C", "1", "--max-iter", "5",
+                 "--quiet", *extra])
+    return code, capsys.readouterr().err, model
+
+
+def test_time_limit_covers_the_labeller(tmp_path, monkeypatch, capsys, serial_numba):
+    """The labeller trains in what the parser leaves of --time-limit; used up before it starts, the parser
+    is saved without one and one warning line says so."""
+    import time as clock
+    from loglin.parsing.model import ParserModel
+    from loglin.signals import command_elapsed
+    limit = 3.0
+
+    def wait_past_limit():
+        while command_elapsed() <= limit:
+            clock.sleep(0.05)
+    code, err, model = _parse_train_stopped_in_labeller(tmp_path, monkeypatch, capsys, wait_past_limit,
+                                                        "--time-limit", str(limit))
+    assert code == 0, err
+    lines = [line for line in err.splitlines() if "arc labeller" in line]
+    assert len(lines) == 1 and "time limit" in lines[0] and "Traceback" not in err
+    assert ParserModel.load(model).labeller is None
+    assert main(["parse", "evaluate", str(model), str(EN), "--json"]) == 0
+    assert "las" not in json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("signum", ["SIGINT", "SIGTERM"])
+def test_signal_during_the_labeller_keeps_the_parser(tmp_path, monkeypatch, capsys, serial_numba, signum):
+    import os
+    import signal
+    from loglin.parsing.model import ParserModel
+    number = getattr(signal, signum)
+    code, err, model = _parse_train_stopped_in_labeller(tmp_path, monkeypatch, capsys,
+                                                        lambda: os.kill(os.getpid(), number))
+    assert code == 128 + number and "Traceback" not in err
+    assert f"{signum} arrived before the arc labeller's training" in err
+    parser = ParserModel.load(model)
+    assert parser.labeller is None and len(parser.w) > 0
+    assert {p.name for p in tmp_path.iterdir()} <= {"p.npz", "p.solver.npz"}    # atomic: no temporary left

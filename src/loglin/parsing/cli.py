@@ -213,8 +213,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="loglin parse", description="arc-factored dependency parsing "
                                      "(CRF / M3N trained by EG, L-BFGS, SGD or cutting planes)")
     sub = parser.add_subparsers(dest="command")
-    p = sub.add_parser("train", help="train a parser on a CoNLL-X / CoNLL-U treebank (and an arc labeller "
-                       "when it has DEPREL labels)", parents=[training_options()])
+    text = "train a parser on a CoNLL-X / CoNLL-U treebank (and an arc labeller when it has DEPREL labels)"
+    p = sub.add_parser("train", help=text, parents=[training_options()], description=text + (
+        ". --time-limit bounds the whole command: the arc labeller, trained after the parser (also with --workers, "
+        "in this process), gets the time the parser leaves. With none left, or after Ctrl-C / SIGTERM, the parser "
+        "is saved without a labeller and a warning says so; a labeller cut short by the limit is its best so far."))
     p.add_argument("train", type=Path)
     p.add_argument("-o", "--output", type=Path, required=True, help="model file to write")
     p.add_argument("--model", choices=("crf", "m3n"), default="crf")
