@@ -135,6 +135,7 @@ def _train_on_workers(args, solver, C, dev, backend, keywords):
     from ..data._files import _ENCODING
     from ..scale.sources import FileSource, scan
     from ..training import train
+    from .estimator import labeller_after_parser
     from .model import dev_uas_metric, training_info
     if not Path(args.train).exists():
         raise InvalidInputError(f"{args.train}: no such file")
@@ -143,8 +144,15 @@ def _train_on_workers(args, solver, C, dev, backend, keywords):
     space = data.glob.space
     keywords.setdefault("random_state", 0)
     info = training_info(sum(data.rows), data.glob.skipped, space, time.perf_counter() - start)
-    return train(data, C, solver, loss="ll", space=space, evaluate=dev_uas_metric(dev, space), info=info,
-                 backend=backend, **keywords)
+    model, result = train(data, C, solver, loss="ll", space=space, evaluate=dev_uas_metric(dev, space), info=info,
+                          backend=backend, **keywords)
+    # the arc labeller as the one-process path trains it (a Maxent over the gold arcs: cheap in this process)
+    model.labeller = labeller_after_parser(lambda: _read(args.train), result, started=start, C=C, cutoff=args.cutoff,
+                                           **{k: keywords[k] for k in LABELLER_KEYWORDS})
+    return model, result
+
+
+LABELLER_KEYWORDS = ("tol", "penalty", "l1_ratio", "random_state", "time_limit", "clock")
 
 
 def _evaluate(args):
