@@ -105,7 +105,7 @@ class Parser(_BaseEstimator):
     (dev UAS in percent per iteration as ``metric`` when a dev set is given), ``n_skipped_`` (non-projective trees),
     ``labels_`` (the DEPREL labels of the arc labeller, None when the training data had none). The labeller is a
     Maxent trained with the same ``C``, ``tol``, ``penalty``, ``l1_ratio`` and ``random_state`` by the automatic
-    Maxent solver.
+    Maxent solver, after the parser and within what is left of ``time_limit`` (:func:`labeller_after_parser`).
     """
 
     def __init__(self, model="crf", C=DEFAULT_C["tree"], *, penalty="l2", l1_ratio=None, solver="auto",
