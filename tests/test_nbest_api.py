@@ -184,3 +184,42 @@ def test_tag_run_nbest_writes_crfpp_style_candidates(tmp_path, capsys, model, ta
         assert [row[-1] for row in rows] == tags
     assert main(["tag", "run", str(tmp_path / "m.npz"), str(tmp_path / "in.txt"), "--nbest", "0"]) != 0
     assert "number of best labellings" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ n out of range: one clear error everywhere
+BAD_N = [0, -2, 2.5, "3", True, None]
+
+
+@pytest.mark.parametrize("n", BAD_N)
+def test_every_n_best_entry_point_refuses_a_bad_n(conll, chain_models, n):
+    from loglin.crfsuite import CRF
+    from loglin.tagging.tagger import MaxentTaggerModel
+    (X, y), (Xt, _) = conll
+    sentences = [list(zip(words, tags)) for words, tags in zip(X[:60], y[:60])]
+    sentences = [[(w, p, c) for (w, p), c in s] for s in sentences]
+    maxent = MaxentTaggerModel.train(sentences, "chunk", cutoff=1, max_iter=5)
+    with pytest.raises(InvalidInputError, match="number of best labellings"):
+        maxent.tag_n_best(Xt[:2], n)
+    crf = chain_models[0]
+    with pytest.raises(InvalidInputError, match="number of best labellings"):
+        crf.tag_n_best([[t[:2] for t in CHUNKS[0]]], n)
+    tagger = loglin.Tagger(model="crf", features="chunk", max_iter=5).fit(X[:60], y[:60])
+    with pytest.raises(InvalidInputError, match="number of best labellings"):
+        tagger.predict_n_best(Xt[:2], n)
+    suite = CRF(max_iterations=5).fit(MIXED, MIXED_Y)
+    with pytest.raises(InvalidInputError, match="number of best labellings"):
+        suite.predict_n_best(MIXED, n)
+
+
+@pytest.mark.parametrize("nbest", ["0", "-1"])
+def test_tag_run_refuses_a_bad_nbest_in_one_line(tmp_path, capsys, nbest):
+    from loglin.cli import main
+    text = "\n\n".join("\n".join(" ".join(t) for t in s) for s in CLI_SENTENCES * 4) + "\n"
+    (tmp_path / "train.txt").write_text(text)
+    assert main(["tag", "train", "--task", "chunk", "--model", "maxent", "--cutoff", "1", str(tmp_path / "train.txt"),
+                 "-o", str(tmp_path / "m.npz"), "--max-iter", "5", "--quiet"]) == 0
+    (tmp_path / "in.txt").write_text("The DT\ncat NN\n")
+    capsys.readouterr()
+    assert main(["tag", "run", str(tmp_path / "m.npz"), str(tmp_path / "in.txt"), "--nbest", nbest]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1 and "best labellings" in err

@@ -172,3 +172,79 @@ def test_cli_estimator_and_train_parser_are_one_path(tmp_path, options, serial_n
     assert last == pytest.approx(uas(sentences, parser.predict(sentences))["uas"]) and last > 1.0
     cli_trace = [r["metric"] for r in json.loads(trace_file.read_text())["records"] if "metric" in r]
     assert cli_trace[-1] == pytest.approx(last)
+
+
+def test_run_writes_no_input_column_it_does_not_predict(tmp_path, capsys, serial_numba):
+    """PHEAD / PDEPREL (CoNLL-X) and DEPS (CoNLL-U, words and empty nodes) are gold syntax the parser does not
+    predict: `parse run` writes "_" there, never the input's own; CoNLL-U's MISC (not syntax) is kept."""
+    old = Path(__file__).parent / "data" / "models" / "parser-crf.npz"
+    conllx = tmp_path / "in.conll"
+    conllx.write_text("1\tA\ta\tDET\tDT\t_\t2\tdet\t2\tdet\n2\tdog\tdog\tNOUN\tNN\t_\t0\troot\t0\troot\n\n")
+    out = tmp_path / "out.conll"
+    assert main(["parse", "run", str(old), str(conllx), "-o", str(out)]) == 0
+    rows = [line.split("\t") for line in out.read_text().splitlines() if line]
+    assert [r[:6] for r in rows] == [line.split("\t")[:6] for line in conllx.read_text().splitlines() if line]
+    assert {r[8] for r in rows} == {r[9] for r in rows} == {"_"}
+    conllu = tmp_path / "in.conllu"
+    conllu.write_text("# text = A dog barks\n1\tA\ta\tDET\t_\t_\t2\tdet\t2:det\t_\n"
+                      "2\tdog\tdog\tNOUN\t_\t_\t3\tnsubj\t3:nsubj|3.1:nsubj\tSpaceAfter=No\n"
+                      "3\tbarks\tbark\tVERB\t_\t_\t0\troot\t0:root\t_\n3.1\tbarks\tbark\tVERB\t_\t_\t_\t_\t0:root\t_\n\n")
+    assert main(["parse", "run", str(old), str(conllu)]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    rows = [line.split("\t") for line in printed if line and not line.startswith("#")]
+    assert [r[8] for r in rows] == ["_"] * 4
+    assert [r[9] for r in rows] == ["_", "SpaceAfter=No", "_", "_"]
+    assert printed[0] == "# text = A dog barks" and rows[3][:8] == "3.1 barks bark VERB _ _ _ _".split()
+
+
+def _parse_train_stopped_in_labeller(tmp_path, monkeypatch, capsys, act, *extra):
+    """`parse train` with ``act`` run right after the arc labeller's features are extracted: (exit code, stderr,
+    model file)."""
+    from loglin.parsing.labeller import ArcLabeller
+    original = ArcLabeller.training_problem.__func__
+
+    def then_act(cls, *args, **kwargs):
+        built = original(cls, *args, **kwargs)
+        act()
+        return built
+    monkeypatch.setattr(ArcLabeller, "training_problem", classmethod(then_act))
+    model = tmp_path / "p.npz"
+    code = main(["parse", "train", str(EN), "-o", str(model), "--solver", "lbfgs", "-C", "1", "--max-iter", "5",
+                 "--quiet", *extra])
+    return code, capsys.readouterr().err, model
+
+
+def test_time_limit_covers_the_labeller(tmp_path, monkeypatch, capsys, serial_numba):
+    """The labeller trains in what the parser leaves of --time-limit; used up before it starts, the parser
+    is saved without one and one warning line says so."""
+    import time as clock
+    from loglin.parsing.model import ParserModel
+    from loglin.signals import command_elapsed
+    limit = 3.0
+
+    def wait_past_limit():
+        while command_elapsed() <= limit:
+            clock.sleep(0.05)
+    code, err, model = _parse_train_stopped_in_labeller(tmp_path, monkeypatch, capsys, wait_past_limit,
+                                                        "--time-limit", str(limit))
+    assert code == 0, err
+    lines = [line for line in err.splitlines() if "arc labeller" in line]
+    assert len(lines) == 1 and "time limit" in lines[0] and "Traceback" not in err
+    assert ParserModel.load(model).labeller is None
+    assert main(["parse", "evaluate", str(model), str(EN), "--json"]) == 0
+    assert "las" not in json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("signum", ["SIGINT", "SIGTERM"])
+def test_signal_during_the_labeller_keeps_the_parser(tmp_path, monkeypatch, capsys, serial_numba, signum):
+    import os
+    import signal
+    from loglin.parsing.model import ParserModel
+    number = getattr(signal, signum)
+    code, err, model = _parse_train_stopped_in_labeller(tmp_path, monkeypatch, capsys,
+                                                        lambda: os.kill(os.getpid(), number))
+    assert code == 128 + number and "Traceback" not in err
+    assert f"{signum} arrived before the arc labeller's training" in err
+    parser = ParserModel.load(model)
+    assert parser.labeller is None and len(parser.w) > 0
+    assert {p.name for p in tmp_path.iterdir()} <= {"p.npz", "p.solver.npz"}    # atomic: no temporary left

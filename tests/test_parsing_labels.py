@@ -164,3 +164,17 @@ def test_spanish_treebank_las_beats_the_majority_label(serial_numba):
     assert scores["las"] == pytest.approx(_brute_force_las(test, heads, parser.predict_labels(test), False))
     assert scores["las"] <= scores["uas"] and scores["las"] > baseline + 15
     assert scores["label_accuracy"] > 80
+
+
+def test_time_limit_bounds_parser_and_labeller_together(english, serial_numba):
+    """The parser's solver stops at the limit, so the fit has used all of it: no time is left for the labeller,
+    which is left out with a warning (no labeller trained on weights 0 or past the limit)."""
+    import warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        parser = loglin.Parser(solver="lbfgs", C=1.0, max_iter=1000, tol=1e-12, time_limit=1e-9).fit(english)
+    assert parser.model_.labeller is None and parser.labels_ is None
+    assert any("without an arc labeller" in str(w.message) and "time limit" in str(w.message) for w in caught)
+    assert parser.predict(english[:2])                    # the parser itself is kept
+    plenty = loglin.Parser(solver="lbfgs", C=1.0, max_iter=20, time_limit=600).fit(english)
+    assert plenty.labels_ is not None and plenty.model_.labeller.info["iterations"] > 0

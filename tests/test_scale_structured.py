@@ -153,5 +153,9 @@ def test_cli_parse_train_workers_and_refusals(tmp_path):
     dev_uas = [r["metric"] for r in json.loads((tmp_path / "two.json").read_text())["records"] if "metric" in r]
     assert dev_uas[-1] == pytest.approx(two.evaluate(read_conllx(EN))["uas"])       # in percent, as in-process
     assert np.linalg.norm(two.w - one.w) <= 1e-6 * np.linalg.norm(one.w)
+    # the arc labeller too: the one-process path's, from the same gold arcs and options
+    assert one.labeller is not None and two.labeller is not None and two.labeller.labels == one.labeller.labels
+    np.testing.assert_allclose(two.labeller.model.w, one.labeller.model.w, rtol=1e-9, atol=1e-12)
+    assert "las" in two.evaluate(read_conllx(EN))
     assert main(common + ["-o", str(tmp_path / "m3n.npz"), "--model", "m3n", "--workers", "2"]) == 2
     assert main(common + ["-o", str(tmp_path / "eg.npz"), "--solver", "eg", "--workers", "2"]) == 2

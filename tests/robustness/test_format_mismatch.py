@@ -56,3 +56,35 @@ def test_a_conll_2003_file_with_docstart_is_read_as_columns(tmp_path, capsys):
     assert code == 0, err
     rows = [line.split() for line in out.splitlines() if line.strip()]
     assert [r[0] for r in rows] == ["The", "cat", "sleeps", "A", "dog"] and all(len(r) == 5 for r in rows)
+
+
+CONLL_2003 = ("The DT B-NP O\ncat NN I-NP O\nsleeps VBZ B-VP O\n\n"
+              "A DT B-NP O\ndog NN I-NP O\n\n")
+
+
+@pytest.mark.parametrize("model", TAGGING_MODELS)
+@pytest.mark.parametrize("command", [["predict"], ["tag", "run"]])
+def test_a_conll_2003_file_without_docstart_is_read_as_columns(model, command, tmp_path, capsys):
+    data = tmp_path / "ner.txt"
+    data.write_text(CONLL_2003)
+    code, out, err = run(capsys, *command, MODELS / model, data)
+    assert code == 0, err
+    rows = [line.split() for line in out.splitlines() if line.strip()]
+    assert [r[0] for r in rows] == ["The", "cat", "sleeps", "A", "dog"] and all(len(r) == 5 for r in rows)
+    assert [r[:4] for r in rows] == [line.split() for line in CONLL_2003.splitlines() if line]
+    assert out.count("\n\n") == 2                         # the sentence breaks are kept
+
+
+@pytest.mark.parametrize("text", [
+    "the cat sat down\n\na dog ran off\n\nthen it rained hard\n",     # one-line paragraphs of one width
+    "the cat sat down\na dog ran off\nthen it rained hard\n",         # one width, no sentence breaks
+    "the cat sat down\na dog ran off quickly\n\nthen it rained hard\nand we went home\n",   # widths differ
+])
+def test_text_of_even_lines_stays_text(text, tmp_path, capsys):
+    data = tmp_path / "plain.txt"
+    data.write_text(text)
+    code, out, err = run(capsys, "tag", "run", MODELS / "tagger-pos.npz", data)
+    assert code == 0, err
+    written = [line.split() for line in out.splitlines() if line.strip()]
+    assert [len(r) for r in written] == [len(line.split()) for line in text.splitlines() if line.strip()]
+    assert all(token.count("/") == 1 for r in written for token in r)       # word/TAG: read as text

@@ -3,6 +3,7 @@
 A tagger reads one sentence per line, so any text file "works": an svmlight file or a CoNLL-U treebank
 would be tagged token by token and give garbage without a word of warning. The test is strict (every
 content line of the file's head must have the other format's shape), so ordinary text is never refused.
+:func:`token_columns` recognises wide CoNLL token columns (CoNLL-2003) that have no ``-DOCSTART-`` line.
 """
 from __future__ import annotations
 
@@ -47,6 +48,32 @@ def foreign_format(lines) -> str | None:
     return None
 
 
+MIN_COLUMNS = 4                 # narrower files are told from text by other evidence (the model's labels)
+
+
+def token_columns(lines) -> bool:
+    """Whether the lines are CoNLL token columns without a ``-DOCSTART-`` line (e.g. CoNLL-2003's word POS
+    chunk NE): every content line of the head has the same number (>= MIN_COLUMNS) of whitespace-separated fields, blank
+    lines separate the sentences, and the sentences have two lines or more on average. Text written one
+    sentence a line never passes: its lines differ in width, or it has no blank lines, or its blank lines
+    separate single lines (double spacing)."""
+    widths, sentences, content, in_sentence = set(), 0, 0, False
+    for line in lines:
+        if not line.strip():
+            in_sentence = False
+            continue
+        sentences += not in_sentence
+        in_sentence = True
+        content += 1
+        widths.add(len(line.split()))
+        if len(widths) > 1:
+            return False
+        if content >= HEAD_LINES:
+            break
+    return (len(widths) == 1 and widths.pop() >= MIN_COLUMNS and sentences >= 2
+            and content >= 2 * sentences)
+
+
 def refuse_foreign_format(path, lines, reads: str, instead: dict) -> None:
     """Raise :class:`DataFormatError` naming ``path`` if its lines are in a format the command does not read.
     ``reads``: what the command reads; ``instead``: per format, the command that takes it."""
@@ -57,4 +84,4 @@ def refuse_foreign_format(path, lines, reads: str, instead: dict) -> None:
         raise DataFormatError(path, None, f"this looks like {what}, but {reads}; {instead[found]}")
 
 
-__all__ = ["foreign_format", "refuse_foreign_format"]
+__all__ = ["foreign_format", "refuse_foreign_format", "token_columns"]

@@ -8,7 +8,8 @@
 Files are CoNLL-X or CoNLL-U (detected from the lines themselves). The output
 repeats the input line for line (comments, multiword tokens and empty nodes
 of CoNLL-U included) with the HEAD and DEPREL columns replaced by the prediction
-(DEPREL "_" from a parser trained without labels: never the input's own).
+(DEPREL "_" from a parser trained without labels: never the input's own) and "_" in the
+syntax columns it does not predict (PHEAD, PDEPREL, DEPS).
 With ``--nbest K`` every sentence is written once per tree of its K best (:func:`write_n_best`).
 Training builds and fits a :class:`loglin.Parser`.
 """
@@ -52,8 +53,11 @@ def conll_flavour(path) -> str:
 
 def write_with_heads(path, out, heads, labels=None) -> None:
     """Echo the CoNLL file at ``path`` into ``out``, HEAD column replaced by ``heads`` (one array per sentence)
-    and DEPREL by ``labels`` (one list per sentence; None: "_", so that no gold label sits beside a predicted head)."""
+    and DEPREL by ``labels`` (one list per sentence; None: "_", so that no gold label sits beside a predicted head).
+    The other syntax columns, which the parser does not predict, become "_" too: PHEAD / PDEPREL of CoNLL-X,
+    DEPS of CoNLL-U (on words and empty nodes); CoNLL-U's MISC is kept."""
     from ..data._files import read_text_lines
+    blank = (8,) if conll_flavour(path) == "conllu" else (8, 9)
     k, in_sentence = 0, False
     for line in read_text_lines(path):
         if not line.strip():
@@ -66,6 +70,11 @@ def write_with_heads(path, out, heads, labels=None) -> None:
             in_sentence = True
             fields[6] = str(int(heads[k][int(fields[0]) - 1]))
             fields[7] = "_" if labels is None else labels[k][int(fields[0]) - 1]
+            for column in blank:
+                fields[column] = "_"
+            line = "\t".join(fields)
+        elif not line.startswith("#") and "." in fields[0] and len(fields) > 8:      # an empty node: its DEPS
+            fields[8] = "_"
             line = "\t".join(fields)
         out.write(line.rstrip("\r\n") + "\n")
 
@@ -165,6 +174,7 @@ def _train_on_workers(args, solver, C, dev, backend, keywords):
     from ..data._files import _ENCODING
     from ..scale.sources import FileSource, scan
     from ..training import train
+    from .estimator import labeller_after_parser
     from .model import dev_uas_metric, training_info
     if not Path(args.train).exists():
         raise InvalidInputError(f"{args.train}: no such file")
@@ -173,8 +183,15 @@ def _train_on_workers(args, solver, C, dev, backend, keywords):
     space = data.glob.space
     keywords.setdefault("random_state", 0)
     info = training_info(sum(data.rows), data.glob.skipped, space, time.perf_counter() - start)
-    return train(data, C, solver, loss="ll", space=space, evaluate=dev_uas_metric(dev, space), info=info,
-                 backend=backend, **keywords)
+    model, result = train(data, C, solver, loss="ll", space=space, evaluate=dev_uas_metric(dev, space), info=info,
+                          backend=backend, **keywords)
+    # the arc labeller as the one-process path trains it (a Maxent over the gold arcs: cheap in this process)
+    model.labeller = labeller_after_parser(lambda: _read(args.train), result, started=start, C=C, cutoff=args.cutoff,
+                                           **{k: keywords[k] for k in LABELLER_KEYWORDS})
+    return model, result
+
+
+LABELLER_KEYWORDS = ("tol", "penalty", "l1_ratio", "random_state", "time_limit", "clock")
 
 
 def _evaluate(args):
@@ -251,8 +268,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="loglin parse", description="arc-factored dependency parsing "
                                      "(CRF / M3N trained by EG, L-BFGS, SGD or cutting planes)")
     sub = parser.add_subparsers(dest="command")
-    p = sub.add_parser("train", help="train a parser on a CoNLL-X / CoNLL-U treebank (and an arc labeller "
-                       "when it has DEPREL labels)", parents=[training_options()])
+    text = "train a parser on a CoNLL-X / CoNLL-U treebank (and an arc labeller when it has DEPREL labels)"
+    p = sub.add_parser("train", help=text, parents=[training_options()], description=text + (
+        ". --time-limit bounds the whole command: the arc labeller, trained after the parser (also with --workers, "
+        "in this process), gets the time the parser leaves. With none left, or after Ctrl-C / SIGTERM, the parser "
+        "is saved without a labeller and a warning says so; a labeller cut short by the limit is its best so far."))
     p.add_argument("train", type=Path)
     p.add_argument("-o", "--output", type=Path, required=True, help="model file to write")
     p.add_argument("--model", choices=("crf", "m3n"), default="crf")
@@ -267,7 +287,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("test", type=Path)
     p.add_argument("--json", action="store_true")
     text = ("parse a CoNLL-X / CoNLL-U file (HEAD and DEPREL columns replaced; DEPREL '_' from a parser trained "
-            "without labels, e.g. a model file written before arc labelling)")
+            "without labels, e.g. a model file written before arc labelling; PHEAD, PDEPREL and DEPS '_')")
     p = sub.add_parser("run", help=text, description=text)
     p.add_argument("model", type=Path)
     p.add_argument("input", type=Path)

@@ -21,6 +21,7 @@ trace's ``metric`` is the dev UAS in percent, as :func:`~loglin.parsing.model.ua
 from __future__ import annotations
 
 import time
+import warnings
 
 import numpy as np
 
@@ -28,7 +29,7 @@ from ..data.conll import Sentence
 from ..estimators import _BaseEstimator, _check_sample_weight, _plain, fitted_model
 from ..params import (check_training_params, deprecated_fit_options, sequence_estimator_params,
                       sequence_train_keywords)
-from ..errors import DataContentError, InvalidInputError, ModelFormatError
+from ..errors import ConvergenceWarning, DataContentError, InvalidInputError, ModelFormatError
 from ..training import DEFAULT_C, DEFAULT_MAX_ITER, DEFAULT_TOL
 from .labeller import ArcLabeller, has_labels
 from .model import MODELS, ParserModel, check_options, dev_uas_metric, training_info
@@ -105,7 +106,7 @@ class Parser(_BaseEstimator):
     (dev UAS in percent per iteration as ``metric`` when a dev set is given), ``n_skipped_`` (non-projective trees),
     ``labels_`` (the DEPREL labels of the arc labeller, None when the training data had none). The labeller is a
     Maxent trained with the same ``C``, ``tol``, ``penalty``, ``l1_ratio`` and ``random_state`` by the automatic
-    Maxent solver.
+    Maxent solver, after the parser and within what is left of ``time_limit`` (:func:`labeller_after_parser`).
     """
 
     def __init__(self, model="crf", C=DEFAULT_C["tree"], *, penalty="l2", l1_ratio=None, solver="auto",
@@ -159,10 +160,11 @@ class Parser(_BaseEstimator):
         model, result = train(problem, float(self.C), self.solver, loss="ll" if self.model == "crf" else "mm",
                               space=space, evaluate=dev_uas_metric(dev, space),
                               info=training_info(problem.n_sentences, skipped, space, build_seconds), **keywords)
-        if has_labels(sentences):
-            model.labeller = ArcLabeller.fit(sentences, C=float(self.C), cutoff=int(self.cutoff), sample_weight=weight,
-                                             tol=float(self.tol), penalty=self.penalty, l1_ratio=self.l1_ratio,
-                                             random_state=keywords["random_state"])[0]
+        model.labeller = labeller_after_parser(sentences, result, started=start, C=float(self.C),
+                                               cutoff=int(self.cutoff), sample_weight=weight, tol=float(self.tol),
+                                               penalty=self.penalty, l1_ratio=self.l1_ratio,
+                                               random_state=keywords["random_state"], time_limit=self.time_limit,
+                                               clock=self.clock)
         self.model_, self.coef_ = model, model.w
         self.n_iter_, self.objective_, self.trace_ = int(result.iterations), float(result.f), result.trace
         self.result_, self.n_skipped_ = result, skipped
@@ -247,6 +249,57 @@ class Parser(_BaseEstimator):
         return parser
 
 
+def labeller_after_parser(sentences, parser_result, *, started, C, cutoff=1, sample_weight=None, time_limit=None,
+                          clock="wall", **train_options):
+    """The arc labeller of a treebank with DEPREL labels, trained after the parser, or None (no labels, or no
+    labeller worth keeping: a warning says why). ``sentences``: the treebank, or a function reading it (read
+    only when the labeller is trained, under the same signal guard). ``time_limit`` bounds parser and labeller
+    together: with the wall clock it counts from the command's start (:func:`loglin.signals.command_clock`),
+    in a library call from ``started`` (the fit's start); with the CPU clock the labeller gets what the
+    parser's solver left. When nothing is left, after a SIGINT / SIGTERM, or when the labeller stops before
+    its first iteration (weights 0), the parser is kept without one; a labeller cut short later is its best
+    iterate so far."""
+    from contextlib import nullcontext
+
+    from ..signals import StopOnSignal, command_clock, command_elapsed
+    if not callable(sentences) and not has_labels(sentences):
+        return None
+    if getattr(parser_result, "signal", None):
+        return _without_labeller(f"{parser_result.signal} stopped the parser's training")
+
+    def time_left() -> bool:
+        used = command_elapsed() if clock == "wall" else parser_result.train_seconds
+        return time_limit is None or used < time_limit
+    # a library call's wall limit counts from the fit's start, as a command's from the command's start
+    with StopOnSignal() as stop, (nullcontext() if command_elapsed() else command_clock(started)):
+        if not time_left():
+            return _without_labeller(f"the time limit ({time_limit:g} s) was used up by the parser")
+        if callable(sentences):
+            sentences = sentences()
+            if not has_labels(sentences):
+                return None
+        labeller, problem = ArcLabeller.training_problem(sentences, cutoff=cutoff, sample_weight=sample_weight)
+        if stop.requested:                  # while reading or extracting features: no labeller
+            return _without_labeller(f"{stop.name} arrived before the arc labeller's training")
+        if not time_left():
+            return _without_labeller(f"the time limit ({time_limit:g} s) ran out while the arc labeller's "
+                                     "features were extracted")
+        if time_limit is not None:
+            left = time_limit if clock == "wall" else time_limit - parser_result.train_seconds
+            train_options.update(time_limit=left, clock=clock)      # minimize counts the wall from the start
+        labeller, result = labeller.train(problem, C, **train_options)
+    if result.iterations == 0 and not result.converged:
+        return _without_labeller(f"the arc labeller's training stopped before its first iteration "
+                                 f"({result.stop_reason})")
+    return labeller
+
+
+def _without_labeller(why):
+    warnings.warn(f"{why}: the parser is kept without an arc labeller (DEPREL is written as _ and no LAS is "
+                  "reported)", ConvergenceWarning, stacklevel=3)
+    return None
+
+
 def train_parser(train_sentences, model="crf", solver="auto", C=DEFAULT_C["tree"], *, cutoff=1,
                  dev_sentences=None, return_result=False, **options):
     """``Parser(...).fit(train_sentences, X_dev=dev_sentences)`` in one call: the trained
@@ -259,4 +312,4 @@ def train_parser(train_sentences, model="crf", solver="auto", C=DEFAULT_C["tree"
     return (parser.model_, parser.result_) if return_result else parser.model_
 
 
-__all__ = ["Parser", "as_sentence", "train_parser"]
+__all__ = ["Parser", "as_sentence", "labeller_after_parser", "train_parser"]

@@ -149,15 +149,19 @@ class ArcLabeller:
         """(labeller, the driver's Result): trained on the gold arcs of ``sentences`` (every tree, projective or
         not) by :func:`loglin.training.train` with the automatic Maxent solver; ``sample_weight``: one loss
         multiplier per sentence, given to each of its arcs; ``train_options``: tol, max_iter, penalty, ..."""
-        from ..training import train
         labeller, problem = cls.training_problem(sentences, cutoff=cutoff, sample_weight=sample_weight)
-        labeller.model, result = train(problem, C, "auto", **train_options)
-        labeller.info = {"n_predicates": int(len(labeller.keys)), "n_weights": int(problem.n_features),
-                         "n_labels": int(problem.n_labels), "train_arcs": labeller.info["train_arcs"],
-                         "solver": labeller.model.info.get("solver"), "C": float(C),
-                         "iterations": int(result.iterations), "converged": bool(result.converged),
-                         "objective": float(result.f), "train_seconds": float(result.train_seconds)}
-        return labeller, result
+        return labeller.train(problem, C, **train_options)
+
+    def train(self, problem, C, **train_options):
+        """(self, the driver's Result): the Maxent weights of :meth:`training_problem`'s ``problem``."""
+        from ..training import train
+        self.model, result = train(problem, C, "auto", **train_options)
+        self.info = {"n_predicates": int(len(self.keys)), "n_weights": int(problem.n_features),
+                     "n_labels": int(problem.n_labels), "train_arcs": self.info["train_arcs"],
+                     "solver": self.model.info.get("solver"), "C": float(C),
+                     "iterations": int(result.iterations), "converged": bool(result.converged),
+                     "objective": float(result.f), "train_seconds": float(result.train_seconds)}
+        return self, result
 
     @classmethod
     def training_problem(cls, sentences, *, cutoff=1, sample_weight=None):

@@ -96,6 +96,8 @@ class ChainModel:
         :mod:`loglin.structured.nbest`); fewer when the sentence has fewer labellings. CRF: the score is
         log P(labels | sentence); M3N: the raw score w . f. ``constraints`` as in :meth:`tag`;
         ``iob_constraint`` allows I-X only after B-X / I-X (the Maxent tagger's rule)."""
+        from .nbest import check_n
+        n = check_n(n)
         for i, s in enumerate(sentences):
             if len(s) == 0:
                 raise InvalidInputError(f"sentence {i} is empty")

@@ -46,8 +46,10 @@ def read_gold(path, fmt: str, task: str, split: str | None = None) -> list:
 def detect_format(path, lines, task: str, labels) -> str:
     """'conll' or 'text' for ``--input-format auto``, decided on evidence, never on line widths alone: CoNLL
     columns need a constant width <= 3 and either blank lines between sentences or a gold column whose values
-    are all labels of the model; "I love you" lines stay text. A -DOCSTART- line (CoNLL-2002/2003) is CoNLL."""
-    if any(line.startswith("-DOCSTART-") for line in lines):
+    are all labels of the model; "I love you" lines stay text. A -DOCSTART- line (CoNLL-2002/2003) is CoNLL, and
+    so are wider columns with blank-line sentence breaks (:func:`~loglin.data.sniff.token_columns`)."""
+    from ..data.sniff import token_columns
+    if any(line.startswith("-DOCSTART-") for line in lines) or token_columns(lines):
         return "conll"
     rows = [line.split() for line in lines if line.strip()]
     widths = {len(r) for r in rows}

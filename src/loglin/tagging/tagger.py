@@ -183,6 +183,8 @@ class MaxentTaggerModel:
                    iob_constraint: bool | None = None) -> list:
         """Per sentence the n best label sequences the beam search keeps (a beam of max(n, the model's)), as
         [(labels, log-probability), ...], best first (fewer when the sentence allows fewer)."""
+        from ..structured.nbest import check_n
+        n = check_n(n)
         sentences = list(sentences)
         if not sentences:
             return []
@@ -190,14 +192,14 @@ class MaxentTaggerModel:
         tokens = self.extractor.encode(words, tags)
         data = DecodeInput.build(self.extractor, tokens)
         _, labels, scores = beam_decode(
-            self.extractor, self.w, self.map_ptr, self.map_label, self.map_feat, data, beam=max(int(n), self.beam),
+            self.extractor, self.w, self.map_ptr, self.map_label, self.map_feat, data, beam=max(n, self.beam),
             tag_dictionary=self.tag_dictionary if tag_dictionary is None else tag_dictionary,
-            iob_constraint=self.iob_constraint if iob_constraint is None else iob_constraint, n_best=int(n))
+            iob_constraint=self.iob_constraint if iob_constraint is None else iob_constraint, n_best=n)
         names = np.asarray(self.extractor.labels, dtype=object)
         out, at = [], 0
         for i, s in enumerate(words):
             block = labels[at:at + len(s)]
-            out.append([(list(names[block[:, r]]), float(scores[i, r])) for r in range(int(n))
+            out.append([(list(names[block[:, r]]), float(scores[i, r])) for r in range(n)
                         if np.isfinite(scores[i, r])])
             at += len(s)
         return out
