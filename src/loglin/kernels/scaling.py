@@ -262,7 +262,7 @@ def sequential_pass(method, order, w, reg, C, emp, newton_tol, gamma, beta, use_
         local_ptr[1] = hi - lo
         local_cols = (local_ptr, local_ctx[:hi - lo], col_val[lo:hi])
         link = (S, R, ctx, label)
-        pending, t_old, z_old = False, 0, 0.0
+        pending, t_old, z_old = False, order[i], 0.0      # t_old: read only once pending
         for q in range(i, run):
             t = order[q]
             if col_val.shape[0] > 0:
