@@ -61,7 +61,8 @@ HEAVY_MODULES = ("matplotlib", "distributed", "dask", "sklearn", "scipy.optimize
 
 
 @pytest.mark.parametrize("argv", [["parse", "train", "--help"],
-                                  ["parse", "train", str(PARSER_TREEBANK), "--max-iter", "2", "-o", "{out}", "--quiet"]])
+                                  ["parse", "train", str(PARSER_TREEBANK), "--max-iter", "2", "-o", "{out}",
+                                   "--quiet"]])
 def test_parse_train_imports_no_plotting_cluster_or_sklearn(tmp_path, argv):
     argv = [a.format(out=tmp_path / "p.npz") for a in argv]
     probe = ("import sys, loglin.cli\n"
