@@ -58,10 +58,13 @@ class PeakMemory:
             self.base = None
         self.mb = None
         self.peaks = []
+        self.retained = 0            # kB an excluded evaluation left resident (the allocator kept its freed pages)
         return self
 
     def __exit__(self, *exc):
-        peak = max([p for p in self.peaks + [_status_kb("VmHWM")] if p is not None], default=None)
+        last = _status_kb("VmHWM")
+        peak = max([p for p in self.peaks + [None if last is None else last - self.retained] if p is not None],
+                   default=None)
         if self.base is not None and peak is not None:
             self.mb = max(0.0, (peak - self.base) / 1024.0)
         return False
@@ -69,12 +72,18 @@ class PeakMemory:
     @contextlib.contextmanager
     def excluded(self):
         """``with m.excluded(): ...``: what runs inside (the benchmark's own evaluation of a trace point) does not
-        count: the high-water mark so far is kept and the kernel's counter reset after it."""
-        self.peaks.append(_status_kb("VmHWM"))
+        count: the high-water mark so far is kept and the kernel's counter reset after it; what it leaves
+        resident (freed pages the allocator keeps in a heap fragmented by the benchmark's own objects) is taken
+        off the later high-water marks."""
+        hwm, rss = _status_kb("VmHWM"), _status_kb("VmRSS")
+        self.peaks.append(None if hwm is None else hwm - self.retained)
         try:
             yield
         finally:
             if self.base is not None:
+                after = _status_kb("VmRSS")
+                if rss is not None and after is not None:
+                    self.retained += max(0, after - rss)
                 Path("/proc/self/clear_refs").write_text("5")
 
 

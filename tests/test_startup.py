@@ -2,6 +2,7 @@
 command does not import scikit-learn."""
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -53,3 +54,23 @@ def test_library_use_keeps_sklearn_bases():
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split()[-1] == "True"
+
+
+PARSER_TREEBANK = Path(__file__).parent / "data" / "parse_en.conllu"
+HEAVY_MODULES = ("matplotlib", "distributed", "dask", "sklearn", "scipy.optimize")
+
+
+@pytest.mark.parametrize("argv", [["parse", "train", "--help"],
+                                  ["parse", "train", str(PARSER_TREEBANK), "--max-iter", "2", "-o", "{out}",
+                                   "--quiet"]])
+def test_parse_train_imports_no_plotting_cluster_or_sklearn(tmp_path, argv):
+    argv = [a.format(out=tmp_path / "p.npz") for a in argv]
+    probe = ("import sys, loglin.cli\n"
+             "sys.argv = ['loglin'] + sys.argv[1:]\n"
+             "try:\n    code = loglin.cli.main()\nexcept SystemExit as exc:\n    code = exc.code or 0\n"
+             f"heavy = [m for m in sys.modules if m.split('.')[0] in {HEAVY_MODULES!r} or m in {HEAVY_MODULES!r}]\n"
+             "print(code, sorted(set(m.split('.')[0] for m in heavy)) or 'none')\n")
+    out = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[-2:] == ["0", "none"], out.stdout[-500:]
+

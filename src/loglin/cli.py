@@ -11,7 +11,9 @@ Reported objectives are in the -C scale.
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
+import gc
 import json
 import signal
 import sys
@@ -485,6 +487,8 @@ def main(argv=None) -> int:
     if argv is None:                            # the command itself (not a call from Python): no scikit-learn
         import loglin
         loglin.SKLEARN_BASES = False
+        gc.freeze()                             # the imported modules live as long as the process: not scanned
+        atexit.register(gc.freeze)              # nor the rest at exit (docs/decisions/0047)
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         argv, encoding = split_encoding_option(argv)

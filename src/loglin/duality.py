@@ -43,6 +43,7 @@ from .errors import InvalidInputError
 from .kernels import dual_cd as dk
 from .kernels import logistic as lk
 from .kernels import maxent as mk
+from .kernels import vector as vk
 
 LR_EPS1, LR_EPS2 = 1e-3, 1e-8     # initial alpha_i = min(eps1 C_i, eps2), eq. (36)
 ME_INIT_EPS = 1e-10               # eq. (51)
@@ -97,7 +98,7 @@ def lr_dual_objective(problem, alpha, alpha_c=None, w=None) -> float:
     alpha = np.asarray(alpha, dtype=np.float64)
     alpha_c = problem.cost - alpha if alpha_c is None else np.asarray(alpha_c, dtype=np.float64)
     w = lr_w_of_alpha(problem, alpha) if w is None else w
-    return -0.5 * float(w @ w) + float(dk.lr_entropy(alpha, alpha_c, problem.cost))
+    return -0.5 * float(vk.dot(w, w)) + float(dk.lr_entropy(alpha, alpha_c, problem.cost))
 
 
 # ====================================================================== Maxent
@@ -131,7 +132,7 @@ def maxent_w_of_beta(problem, C, beta):
 def maxent_dual_objective(problem, C, beta, w=None) -> float:
     """D(beta) in the primal's scale; see the module docstring."""
     w = maxent_w_of_beta(problem, C, beta) if w is None else w
-    return -0.5 * float(w @ w) + float(dk.maxent_entropy(beta, float(C), problem.ctx_count))
+    return -0.5 * float(vk.dot(w, w)) + float(dk.maxent_entropy(beta, float(C), problem.ctx_count))
 
 
 def label_orthogonal(problem) -> bool:

@@ -197,7 +197,7 @@ def _solve_feature(method, t, p, y, w, reg, C, emp, newton_tol, gamma, beta, use
             _update_column(t, z, w, rows, cols, S, R, scores, counters, p, y, link)
     else:
         cd_step(t, p, y, w, r, C, emp[t], gamma, beta, use_bound, f_max, omega, rows, cols, S, R, saved, sums,
-                scores, counters, link, False)
+                scores, counters, link, np.bool_(False))
 
 
 @njit(cache=True)
@@ -230,6 +230,8 @@ def sequential_pass(method, order, w, reg, C, emp, newton_tol, gamma, beta, use_
     local_ctx = np.arange(longest).astype(col_ctx.dtype)
     whole = (S, R, col_ctx[:0], labels[:0])
     run_of_label = np.full(n_labels, -1, dtype=np.int64)     # a block holds each label once
+    # typed, not literal: a literal 0 or True would compile every callee once more (Literal[int], Literal[bool])
+    block_column, fused = np.int64(0), np.bool_(True)
     i = 0
     while i < order.shape[0]:
         t = order[i]
@@ -260,11 +262,11 @@ def sequential_pass(method, order, w, reg, C, emp, newton_tol, gamma, beta, use_
         local_ptr[1] = hi - lo
         local_cols = (local_ptr, local_ctx[:hi - lo], col_val[lo:hi])
         link = (S, R, ctx, label)
-        pending, t_old, z_old = False, 0, 0.0
+        pending, t_old, z_old = False, order[i], 0.0      # t_old: read only once pending
         for q in range(i, run):
             t = order[q]
             if col_val.shape[0] > 0:
-                _solve_feature(method, t, 0, q - i, w, reg, C, emp, newton_tol, gamma, beta, use_bound,
+                _solve_feature(method, t, block_column, q - i, w, reg, C, emp, newton_tol, gamma, beta, use_bound,
                                pred_max[p], pred_count[p], rows, local_cols, S_block, R_block, saved, sums, scores,
                                counters, link)
                 continue
@@ -273,20 +275,20 @@ def sequential_pass(method, order, w, reg, C, emp, newton_tol, gamma, beta, use_
                 update_and_sums(t_old, z_old, q - i - 1, q - i, w, rows, local_cols, S_block, R_block, scores,
                                 counters, link, sums, method == CD)
             elif method == CD:
-                _column_power_sums(0, q - i, local_cols, S_block, R_block, sums)
+                _column_power_sums(block_column, q - i, local_cols, S_block, R_block, sums)
             else:
-                sums[0] = _column_moments(0, q - i, local_cols, S_block, R_block)[0]
+                sums[0] = _column_moments(block_column, q - i, local_cols, S_block, R_block)[0]
             if method == SCGIS:
                 z = minimize_surrogate(t, reg[t], w[t], C, emp[t], sums[0], pred_max[p], newton_tol, None, counters)
                 pending = z != 0.0 and math.isfinite(z)
             else:
-                z, pending = cd_step(t, 0, q - i, w, reg[t], C, emp[t], gamma, beta, use_bound, pred_max[p],
-                                     pred_count[p], rows, local_cols, S_block, R_block, saved, sums, scores,
-                                     counters, link, True)
+                z, pending = cd_step(t, block_column, q - i, w, reg[t], C, emp[t], gamma, beta, use_bound,
+                                     pred_max[p], pred_count[p], rows, local_cols, S_block, R_block, saved, sums,
+                                     scores, counters, link, fused)
             t_old, z_old = t, z
         if pending:
-            _update_column(t_old, z_old, w, rows, local_cols, S_block, R_block, scores, counters, 0, run - i - 1,
-                           link)
+            _update_column(t_old, z_old, w, rows, local_cols, S_block, R_block, scores, counters, block_column,
+                           run - i - 1, link)
         store_block(ctx, label, S_block, R_block, S, R)
         i = run
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InvalidInputError
+from ..kernels import vector as vk
 from ..kernels.maxent import _blocks
 from . import passes
 
@@ -131,12 +132,12 @@ class PartDualState:
 
     # ------------------------------------------------------------ objective values
     def terms_total(self) -> float:
-        total = float(self.problem.weight @ self.term)
+        total = float(vk.dot(self.problem.weight, self.term))     # Numba's: np.dot would wake BLAS threads
         return -total if self.mm else total
 
     def Q(self, C) -> float:
         """Collins' dual Q(u) with C' = 1/C (eq. 4 or 5)."""
-        return self.terms_total() + 0.5 * C * float(self.wu @ self.wu)
+        return self.terms_total() + 0.5 * C * float(vk.dot(self.wu, self.wu))
 
     def dual(self, C) -> float:
         """D(u) = -C Q(u), the lower bound on the primal f in LIBLINEAR scale."""

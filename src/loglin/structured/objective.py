@@ -20,6 +20,7 @@ import numpy as np
 
 from ..errors import InvalidInputError
 from . import passes
+from ..kernels import vector as vk
 from ..kernels.maxent import _blocks
 
 LOSSES = ("ll", "mm")
@@ -80,7 +81,7 @@ class StructuredObjective:
                                   "use lbfgs, sgd or EG")
 
     def regularizer(self, w):
-        return 0.5 * float(np.dot(self.reg * w, w))
+        return vk.half_weighted_sq_norm(self.reg, w)           # Numba's: np.dot would wake BLAS threads
 
     def grad_norm(self, w) -> float:
         return float(np.linalg.norm(self.fun_grad(w, keep_cache=False)[1]))
