@@ -118,7 +118,7 @@ class Sentence:
 
 
 @takes_encoding
-def read_conllx(path: PathLike, heads_required: bool = True) -> list[Sentence]:
+def read_conllx(path: PathLike, heads_required: bool = True, partial_heads: bool = False) -> list[Sentence]:
     """Read a CoNLL-X or CoNLL-U dependency file.
 
     Lines have 10 columns, split on tabs when the line has any (CoNLL-U forms
@@ -127,13 +127,16 @@ def read_conllx(path: PathLike, heads_required: bool = True) -> list[Sentence]:
     empty nodes (``5.1``) are skipped. Token ids must run 1, 2, ..., n and
     every head must be an integer in [0, n]. ``heads_required=False`` (text to be
     parsed) also accepts HEAD ``_`` on every token of a sentence; its heads are then -1.
+    ``partial_heads`` (heads given as constraints) accepts ``_`` on any tokens (-1) and
+    leaves the given ones unchecked for cycles (the constrained decoder reports them).
     """
-    return conllx_from_lines(None, path, heads_required)
+    return conllx_from_lines(None, path, heads_required, partial_heads)
 
 
-def conllx_from_lines(lines, path: PathLike, heads_required: bool = True) -> list[Sentence]:
+def conllx_from_lines(lines, path: PathLike, heads_required: bool = True,
+                      partial_heads: bool = False) -> list[Sentence]:
     """:func:`read_conllx` of decoded ``lines`` (None: read ``path``, which names them in errors)."""
-    return [_parse_sentence(path, block, heads_required)
+    return [_parse_sentence(path, block, heads_required, partial_heads)
             for block in _blocks(path, lambda line: line.startswith("#"), lines)]
 
 
@@ -154,7 +157,8 @@ def _check_acyclic(path, heads: list[int], lines: list[int]) -> None:
             state[k] = 2
 
 
-def _parse_sentence(path: PathLike, block: _Block, heads_required: bool = True) -> Sentence:
+def _parse_sentence(path: PathLike, block: _Block, heads_required: bool = True,
+                    partial_heads: bool = False) -> Sentence:
     rows: list[list[str]] = []
     head_lines: list[int] = []
     for lineno, line in block:
@@ -176,7 +180,7 @@ def _parse_sentence(path: PathLike, block: _Block, heads_required: bool = True) 
         raise DataFormatError(path, block[0][0], "expected at least one token line with an integer id")
     n = len(rows)
     missing = [fields[6] == "_" for fields in rows]
-    if any(missing) and not all(missing):
+    if any(missing) and not all(missing) and not partial_heads:
         bad = missing.index(not missing[0])
         raise DataFormatError(path, head_lines[bad], "expected HEAD '_' on every token of the sentence or on none")
     # checked as Python ints before any array: a HEAD of 2**40 is an error, not an overflow
@@ -184,7 +188,7 @@ def _parse_sentence(path: PathLike, block: _Block, heads_required: bool = True) 
     for value, lineno in zip(values, head_lines):
         if value > n:
             raise DataFormatError(path, lineno, f"expected a head in [0, {n}], got {value}")
-    if not missing[0]:
+    if not any(missing) and not partial_heads:
         _check_acyclic(path, values, head_lines)
     heads = np.array(values, dtype=np.int32)
     columns = list(zip(*rows))

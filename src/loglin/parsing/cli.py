@@ -31,11 +31,11 @@ DEFAULT_CUTOFF = 1
 _TOKEN_ID = re.compile(r"\d+")
 
 
-def _read(path, heads_required=True):
+def _read(path, heads_required=True, partial_heads=False):
     from ..data.conll import read_conllx
     if not Path(path).exists():
         raise InvalidInputError(f"{path}: no such file")
-    sentences = read_conllx(path, heads_required=heads_required)
+    sentences = read_conllx(path, heads_required=heads_required, partial_heads=partial_heads)
     if not sentences:
         raise InvalidInputError(f"{path}: no sentences")
     return sentences
@@ -230,21 +230,25 @@ def labeller_line(info) -> str:
 def _run(args):
     check_writable(args.output)
     from ..model_io import load_model
-    run_model(load_model(args.model), args.input, args.output, n_best=args.nbest)
+    run_model(load_model(args.model), args.input, args.output, n_best=args.nbest, keep_heads=args.keep_heads)
     return 0
 
 
-def run_model(model, path, output=None, n_best=None) -> None:
+def run_model(model, path, output=None, n_best=None, keep_heads=False) -> None:
     """Parse the CoNLL file ``path``; write it with the predicted heads and labels to ``output`` or standard output.
-    ``n_best``: write each sentence once per tree of its n best (see ``--nbest``)."""
+    ``n_best``: write each sentence once per tree of its n best (see ``--nbest``). ``keep_heads``: the input's
+    HEAD values are constraints (see ``--keep-heads``)."""
     from ..data._files import open_text_for_write
     model = _parser_model(model)
     if n_best is not None:
         from ..structured.tree_nbest import check_n_trees
         n_best = check_n_trees(n_best)
-    sentences = _read(path, heads_required=False)                  # text to parse: HEAD may be _
+    sentences = _read(path, heads_required=False, partial_heads=keep_heads)   # text to parse: HEAD may be _
+    if keep_heads and n_best is not None:
+        raise InvalidInputError("--keep-heads decodes the best tree only; it does not combine with --nbest")
     if n_best is None:
-        write, heads = write_with_heads, model.parse(sentences)
+        constraints = [s.heads for s in sentences] if keep_heads else None
+        write, heads = write_with_heads, model.parse(sentences, constraints)
         labels = model.label(sentences, heads)
     else:
         write, heads = write_n_best, model.parse_n_best(sentences, n_best)
@@ -297,6 +301,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "each a comment line '# nbest RANK score SCORE' (RANK from 0; SCORE log P(tree | sentence) "
                         "for a CRF parser, w.f for an M3N parser), the sentence with that tree's HEAD and DEPREL, "
                         "a blank line; fewer when a sentence has fewer trees")
+    p.add_argument("--keep-heads", action="store_true",
+                   help="keep the heads the input's HEAD column gives (any token; '_' = free) and parse the rest: "
+                        "the best projective tree with those arcs (an error names a sentence none can keep)")
     return parser
 
 

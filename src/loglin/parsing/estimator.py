@@ -174,12 +174,14 @@ class Parser(_BaseEstimator):
     def _fitted(self) -> ParserModel:
         return fitted_model(self)
 
-    def predict(self, X):
-        """The best projective tree of every sentence: an int array of heads (0 = root) per sentence."""
+    def predict(self, X, constraints=None):
+        """The best projective tree of every sentence: an int array of heads (0 = root) per sentence.
+        ``constraints``: per sentence None or, per word, None (free) or the head id it must keep; the best
+        projective tree keeping them (InvalidInputError naming a sentence whose fixed heads no tree keeps)."""
         model = self._fitted()
         X = list(X)
         return model.parse([s if isinstance(s, Sentence) else as_sentence(s, None, f"sentence {i}")
-                            for i, s in enumerate(X)])
+                            for i, s in enumerate(X)], constraints)
 
     def predict_n_best(self, X, n=3):
         """Per sentence the n best projective trees as [(heads, score), ...], best first (fewer when a sentence

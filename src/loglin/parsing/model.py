@@ -111,16 +111,32 @@ class ParserModel:
         """The DEPREL of every arc of the given trees (lists of strings), None for a parser without labeller."""
         return None if self.labeller is None else self.labeller.label(sentences, heads)
 
-    def parse(self, sentences) -> list[np.ndarray]:
-        """Best projective tree of every sentence (Eisner): heads[m - 1] = head of word m, 0 = root."""
+    def parse(self, sentences, constraints=None) -> list[np.ndarray]:
+        """Best projective tree of every sentence (Eisner): heads[m - 1] = head of word m, 0 = root.
+        ``constraints``: per sentence None or, per word, None / -1 (free) or the head it must keep; the best
+        tree keeping them (:mod:`loglin.structured.tree_constrained`), an error naming the sentence if none can."""
         if len(sentences) == 0:
             return []
         for i, s in enumerate(sentences):
             if len(s) == 0:
                 raise InvalidInputError(f"sentence {i + 1} is empty")
+        fixed = None
+        if constraints is not None:
+            from ..structured.tree_constrained import fixed_heads
+            fixed = fixed_heads(list(constraints), [len(s) for s in sentences])
         sent_ptr, arc_off, feat_ptr, feat_idx = self.space.encode(sentences)
         out = np.zeros(int(sent_ptr[-1]), dtype=np.int32)
-        decode_all(tree_data(sent_ptr, arc_off, feat_ptr, feat_idx), self.w, _blocks(len(sentences)), out)
+        if fixed is None or not np.any(fixed >= 0):
+            decode_all(tree_data(sent_ptr, arc_off, feat_ptr, feat_idx), self.w, _blocks(len(sentences)), out)
+        else:
+            from ..structured.tree_constrained import constrained_parse_kernel
+            scores = np.zeros(len(sentences))
+            constrained_parse_kernel(sent_ptr, arc_off, feat_ptr, feat_idx, np.ascontiguousarray(self.w), fixed,
+                                     _blocks(len(sentences)), out, scores)
+            impossible = np.flatnonzero(~np.isfinite(scores))
+            if impossible.size:
+                raise InvalidInputError(f"sentence {impossible[0] + 1}: no projective tree keeps its fixed heads "
+                                        "(they cross or form a cycle)")
         return [out[sent_ptr[i]:sent_ptr[i + 1]].copy() for i in range(len(sentences))]
 
     def parse_n_best(self, sentences, n: int = 3) -> list:
