@@ -64,6 +64,15 @@ def arc_scores(w, scale, i, arc_off, sent_ptr, feat_ptr, feat_idx, S):
 
 
 @njit(cache=True)
+def longest_sentence(sent_ptr):
+    """1 + the most words of any sentence: the side of a score matrix that holds every sentence's arcs."""
+    longest = 1
+    for i in range(sent_ptr.shape[0] - 1):
+        longest = max(longest, sent_ptr[i + 1] - sent_ptr[i])
+    return longest + 1
+
+
+@njit(cache=True)
 def inside(S, n, IL, IR, CL, CR, B):
     """log Z of the arc-factored distribution over projective trees rooted at 0.
 

@@ -9,7 +9,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..errors import InvalidInputError
-from .tree import NEG_INF, _charts, _check, arc_scores, eisner_into
+from .tree import NEG_INF, _charts, _check, arc_scores, eisner_into, longest_sentence
 
 
 @njit(cache=True)
@@ -27,10 +27,7 @@ def fix_heads(S, n, fixed, lo):
 def constrained_parse_kernel(sent_ptr, arc_off, feat_ptr, feat_idx, w, fixed, bounds, out, scores):
     """The best tree of every sentence with its fixed heads kept (fixed[word] = head, -1 free) into
     out[sent_ptr[i]:sent_ptr[i + 1]]; scores[i] = its score, -inf when no projective tree keeps them."""
-    L = 1
-    for i in range(sent_ptr.shape[0] - 1):
-        L = max(L, sent_ptr[i + 1] - sent_ptr[i])
-    L += 1
+    L = longest_sentence(sent_ptr)
     for b in prange(bounds.shape[0] - 1):
         S = np.empty((L, L))
         IL, IR, CL, CR = np.empty((L, L)), np.empty((L, L)), np.empty((L, L)), np.empty((L, L))

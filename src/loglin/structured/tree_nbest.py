@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..errors import InvalidInputError
-from .tree import _check, arc_scores, eisner_into, inside
+from .tree import _check, arc_scores, eisner_into, inside, longest_sentence
 
 B_ITEM, CL_ITEM, CR_ITEM = 0, 1, 2          # the item lists kept; IL / IR are B plus an arc score
 
@@ -236,10 +236,7 @@ def kbest_eisner(S, k):
 def tree_nbest_kernel(sent_ptr, arc_off, feat_ptr, feat_idx, w, k, log_prob, bounds, out_heads, out_scores):
     """The k best trees of every sentence (arc features as tree.TreeData's); sentences bounds[b]..bounds[b+1]
     share one thread's workspace. ``log_prob``: scores minus log Z (a CRF's log P(tree | x))."""
-    L = 1
-    for i in range(sent_ptr.shape[0] - 1):
-        L = max(L, sent_ptr[i + 1] - sent_ptr[i])
-    L += 1
+    L = longest_sentence(sent_ptr)
     for b in prange(bounds.shape[0] - 1):
         val, cnt, split, rank_l, rank_r, zeros, arc_row, hv, hr, hi, hj, stack, chart, back = workspace(L, k)
         S = np.empty((L, L))
