@@ -60,6 +60,14 @@ def check_command_time(doing: str) -> None:
         raise TimeLimitBeforeTraining(_command_budget[-1]["limit"], elapsed, doing)
 
 
+def command_time_left() -> float | None:
+    """Wall seconds left of the running command's time limit (never below 0); None outside a command with a
+    limit (library calls)."""
+    if not _command_budget or _command_budget[-1]["limit"] is None:
+        return None
+    return max(0.0, _command_budget[-1]["limit"] - command_elapsed())
+
+
 def command_elapsed() -> float:
     """Wall seconds since the running training command started; 0 outside one (library calls)."""
     return time.perf_counter() - _command_started[-1] if _command_started else 0.0

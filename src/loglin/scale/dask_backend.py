@@ -5,9 +5,16 @@ Actors answer in about a millisecond-scale round trip and keep state between cal
 every round waits at most ``timeout`` seconds (a shard's start or a pass over its part of a file:
 ``start_timeout``) and then raises :class:`ShardError` naming the shard; a scheduler address that
 does not answer within ``connect_timeout`` raises :class:`SchedulerUnreachable` before any work.
+
+Inside a training command with a wall-clock ``--time-limit`` (loglin.signals.command_clock) the cluster's
+start, the shards' start and the counting pass count against the limit: a wait that would outlast it
+stops there with :class:`~loglin.errors.TimeLimitBeforeTraining` (no model). ``close`` waits at most
+``CLOSE_WAIT`` seconds, then abandons the cluster and kills its worker processes (docs/decisions/0051).
 """
 from __future__ import annotations
 
+import multiprocessing
+import threading
 import time
 
 from ..errors import InvalidInputError
@@ -17,6 +24,8 @@ DEFAULT_TIMEOUT = 600.0          # seconds one round may take on every shard
 DEFAULT_CONNECT_TIMEOUT = 10.0
 PING_WAIT = 5.0                  # seconds a shard may take to answer a ping after a round could not be sent
 DEFAULT_START_TIMEOUT = 600.0    # a shard's start builds its arrays and warms (on a cold cache, compiles) its kernels
+CLOSE_WAIT = 3.0                 # seconds a closing cluster may take before its worker processes are killed
+CLOSE_WAIT_PAST_LIMIT = 0.5      # the same once the command's time limit is used up: no graceful shutdown then
 
 
 class ShardActor:
@@ -63,14 +72,30 @@ def _distributed():
     return distributed
 
 
-def _collect(futures, workers, deadline, seconds, what):
+def _start_wait(seconds):
+    """(seconds a start-up wait may take, whether the command's time limit is what bounds it)."""
+    from ..signals import command_time_left
+    left = command_time_left()
+    return (seconds, False) if left is None or left >= seconds else (left, True)
+
+
+def _check_limit(doing):
+    """TimeLimitBeforeTraining when the command's time limit ran out while ``doing``."""
+    from ..signals import check_command_time
+    check_command_time(doing)
+
+
+def _collect(futures, workers, deadline, seconds, what, limited=False):
     """The results of futures[i] (running on workers[i]) in order, all by ``deadline``; a ShardError
-    naming the shard and its worker when one fails or does not answer in time."""
+    naming the shard and its worker when one fails or does not answer in time (``limited``: the deadline is
+    the command's time limit, then TimeLimitBeforeTraining)."""
     results = []
     for i, future in enumerate(futures):
         try:
             results.append(future.result(timeout=max(0.0, deadline - time.monotonic())))
         except TimeoutError:
+            if limited:
+                _check_limit(f"waiting for {what} on the workers")
             raise ShardError(i, f"no answer to {what} from worker {workers[i]} within {seconds:g} s "
                                 "(the worker died or is stuck)") from None
         except Exception as exc:
@@ -122,24 +147,41 @@ class DaskBackend(Backend):
         self.timeout = float(timeout)
         self.start_timeout = max(float(start_timeout), self.timeout)
         self.cluster = None
+        self.client = None
         self.own_client = client is None
+        self.actors = []
+        self.workers = []
+        self._children_before = None      # pids of this process's children before the LocalCluster started
         if client is not None:
             self.client = client
         elif address is not None:
+            wait, limited = _start_wait(float(connect_timeout))
             try:
-                self.client = distributed.Client(address, timeout=connect_timeout, direct_to_workers=True)
+                self.client = distributed.Client(address, timeout=max(wait, 0.1), direct_to_workers=True,
+                                                 set_as_default=False)
             except (OSError, TimeoutError) as exc:
+                if limited:
+                    _check_limit(f"connecting to the Dask scheduler at {address}")
                 raise SchedulerUnreachable(f"the Dask scheduler at {address} did not answer within "
                                            f"{connect_timeout:g} s ({type(exc).__name__}: {exc})") from None
         else:
             n_workers = 2 if n_workers is None else int(n_workers)
             if n_workers < 1:
                 raise InvalidInputError(f"workers must be at least 1, got {n_workers}")
+            self._children_before = {p.pid for p in multiprocessing.active_children()}
+            # the start itself is not interruptible (it is a few seconds); the limit is checked right after it
             self.cluster = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
                                                     dashboard_address=":0", memory_limit=memory_limit)
-            self.client = distributed.Client(self.cluster, direct_to_workers=True)
-        self.actors = []
-        self.workers = []
+            try:
+                self.client = distributed.Client(self.cluster, direct_to_workers=True, set_as_default=False)
+            except BaseException:
+                self.close()
+                raise
+        try:
+            _check_limit("starting the Dask cluster" if self.cluster is not None else "connecting to Dask")
+        except BaseException:
+            self.close()
+            raise
 
     def default_shards(self) -> int:
         """One shard per worker."""
@@ -158,10 +200,16 @@ class DaskBackend(Backend):
                                       allow_other_workers=False, pure=False)
                    for arrays, worker in zip(shards, self.workers)]
         self.actors = []
+        wait, limited = _start_wait(self.start_timeout)
+        deadline = time.monotonic() + wait
         for i, future in enumerate(futures):
             try:
                 with self.client.as_current():      # the actor proxy binds to the current client, not another one
-                    self.actors.append(future.result(timeout=self.start_timeout))
+                    self.actors.append(future.result(timeout=max(0.0, deadline - time.monotonic())))
+            except TimeoutError as exc:
+                if limited:
+                    _check_limit("starting the shards on the workers")
+                raise ShardError(i, f"could not start on worker {self.workers[i]} within {wait:g} s") from exc
             except Exception as exc:
                 raise ShardError(i, f"could not start on worker {self.workers[i]}: {_text(exc)}") from exc
         self.n_shards = len(self.actors)
@@ -170,10 +218,11 @@ class DaskBackend(Backend):
         """function(*args) of call i as a task on the worker that shard i will live on, in order."""
         workers = self._live_workers()
         placed = [workers[i % len(workers)] for i in range(len(calls))]
-        deadline = time.monotonic() + self.start_timeout      # reading a part of a file, like a start
+        wait, limited = _start_wait(self.start_timeout)      # reading a part of a file, like a start
+        deadline = time.monotonic() + wait
         futures = [self.client.submit(function, *args, workers=[worker], allow_other_workers=False, pure=False)
                    for args, worker in zip(calls, placed)]
-        return _collect(futures, placed, deadline, self.start_timeout, getattr(function, "__name__", "task"))
+        return _collect(futures, placed, deadline, wait, getattr(function, "__name__", "task"), limited)
 
     def map(self, method, *args):
         return self.map_each(method, [args] * len(self.actors))
@@ -242,11 +291,51 @@ class DaskBackend(Backend):
             return ShardError(exc.shard, f"{message}; {str(exc).partition(': ')[2]}")
         return ShardError(0, message)
 
-    def close(self):
+    def close(self, wait: float | None = None):
+        """Close the client made here and the LocalCluster, waiting at most ``wait`` seconds (default
+        :data:`CLOSE_WAIT`, :data:`CLOSE_WAIT_PAST_LIMIT` when the command's time limit is used up): a cluster
+        that has not closed by then (a worker stuck in a kernel, or still compiling) is abandoned, its processes
+        killed."""
+        from ..signals import command_time_left
+        if wait is None:
+            left = command_time_left()
+            wait = CLOSE_WAIT if left is None or left > 0 else CLOSE_WAIT_PAST_LIMIT
         self.actors = []
-        if self.own_client and getattr(self, "client", None) is not None:
-            self.client.close()
-            self.client = None
-        if self.cluster is not None:
-            self.cluster.close()
-            self.cluster = None
+        client = self.client if self.own_client else None
+        cluster, before = self.cluster, self._children_before
+        self.client = None if self.own_client else self.client
+        self.cluster = None
+        if client is None and cluster is None:
+            return
+        closed = threading.Event()
+
+        def shut_down():
+            try:
+                if client is not None:
+                    client.close(timeout=wait)
+                if cluster is not None:
+                    cluster.close(timeout=wait)
+            except Exception:                 # a timeout or a closed loop: the wait below decides
+                pass
+            else:
+                closed.set()
+        threading.Thread(target=shut_down, name="loglin-dask-close", daemon=True).start()
+        if not closed.wait(wait) and cluster is not None:
+            _abandon(cluster, before)
+
+
+def _abandon(cluster, children_before):
+    """Kill the worker processes this LocalCluster started (this process's children that were not there before
+    it) and keep distributed's exit handler from waiting on the cluster again."""
+    cluster.shutdown_on_close = False
+    for nanny in list(getattr(cluster, "workers", {}).values()):
+        try:
+            nanny.close_gracefully()      # a nanny that sees its worker die must not start another
+        except Exception:                 # not a nanny (processes=False), or already gone
+            pass
+    for process in multiprocessing.active_children():
+        if children_before is not None and process.pid not in children_before:
+            process.kill()
+    for process in multiprocessing.active_children():
+        if children_before is not None and process.pid not in children_before:
+            process.join(1.0)
