@@ -120,9 +120,9 @@ class PenalizedObjective:
 
     def dual_bound(self, w) -> float | None:
         """A lower bound on min F at ``w`` (the Fenchel dual at a feasible point), for the stopping test's
-        duality gap: pure L1 on binary LR, Maxent and the CRFs of every structure (chains, trees:
-        loglin.structured.l1_dual); None where none is known (a free bias, a sharded objective: then the
-        relative pseudo-gradient test decides alone, docs/decisions/0017, 0035 and 0046)."""
+        duality gap: pure L1 on binary LR, Maxent and the CRFs of every structure (chains, trees, sharded or not:
+        loglin.structured.l1_dual); None where none is known (a free bias, a sharded Maxent or LR: then the
+        relative pseudo-gradient test decides alone, docs/decisions/0017, 0035, 0046 and 0051)."""
         if self.rho != 1.0 or not np.all(self.l1 > 0):
             return None
         p = getattr(self.inner, "problem", None)            # a sharded objective holds no matrix here
@@ -143,14 +143,20 @@ class PenalizedObjective:
 
 
 def _crf_objective(inner) -> bool:
-    """A CRF objective of loglin.structured.objective (a sharded objective holds no ``parts``)."""
-    return (getattr(inner, "loss", "ll") == "ll" and hasattr(getattr(inner, "parts", None), "data")
-            and hasattr(inner, "_bounds"))
+    """A CRF objective of loglin.structured.objective, or a sharded one that computes the dual terms itself
+    (loglin.scale: its shards hold the ``parts``)."""
+    if getattr(inner, "loss", "ll") != "ll":
+        return False
+    return (hasattr(getattr(inner, "parts", None), "data") and hasattr(inner, "_bounds")) or \
+        hasattr(inner, "dual_from_terms")
 
 
 def _plain_fun_grad(inner) -> bool:
-    """Its fun_grad is the base class's, so l1_dual.fun_grad_with_entropy gives the same numbers."""
+    """Its fun_grad is the base class's, so l1_dual.fun_grad_with_entropy gives the same numbers (a sharded
+    objective's own fun_grad_with_entropy gives its fun_grad's)."""
     from .structured.objective import StructuredObjective
+    if hasattr(inner, "fun_grad_with_entropy"):
+        return True
     return (isinstance(inner, StructuredObjective) and type(inner).fun_grad is StructuredObjective.fun_grad
             and type(inner)._pass is StructuredObjective._pass)
 

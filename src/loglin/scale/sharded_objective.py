@@ -179,9 +179,45 @@ class StructuredShardedObjective(ShardedObjective):
             g[self.pinned] = 0.0
         return f, g
 
+    # the pure-L1 duality gap (loglin.structured.l1_dual): the shards' terms, joined in shard order, give the
+    # certificate of one process (docs/decisions/0051)
+    def fun_grad_with_entropy(self, w):
+        """(f, grad, terms) with the same f and grad as :meth:`fun_grad` (the same sums in the same order) and
+        ``terms`` for :meth:`dual_from_terms`, from the same pass on every shard."""
+        if self.reduction == "tree":          # the tree adds parts of equal shape: the terms need their own round
+            f, g = self.fun_grad(w)
+            return f, g, self.entropy_terms(w)
+        self.n_fun += 1
+        self.n_grad += 1
+        f, g = self.regularizer(w), self.reg * w
+        parts = []
+        for f_s, g_s, terms in self.backend.map("fun_grad_entropy", w):
+            f += f_s
+            g += g_s
+            parts.append(terms)
+        if self.pinned is not None:
+            g[self.pinned] = 0.0
+        return f, g, _joined(parts)
+
+    def entropy_terms(self, w):
+        return _joined(self.backend.map("entropy_terms", w))
+
+    def dual_from_terms(self, l1, terms, dual_scale):
+        from ..structured.l1_dual import dual_from_parts
+        return dual_from_parts(self.C, *terms, l1, dual_scale)
+
     def collins(self, f):
         """Collins et al.'s objective sum loss + C'/2 ||w||^2 (C' = 1/C) from f."""
         return f / self.C
+
+
+def _joined(parts):
+    """The shards' dual terms [(loss gradient part, H(p_i), log p_i(y_i), c_i), ...] as one: the gradient parts added
+    and the per-sentence arrays joined, both in shard order."""
+    loss_grad = parts[0][0].copy()
+    for part in parts[1:]:
+        loss_grad += part[0]
+    return (loss_grad, *(np.concatenate([part[k] for part in parts]) for k in (1, 2, 3)))
 
 
 def sharded(problem, C=None, shards: int | None = None, backend="inprocess", *, bounds=None, threads_per_shard: int = 1,

@@ -184,6 +184,17 @@ class ShardPart:
     def ping(self):
         return self.rows
 
+    # the pure-L1 certificate of a CRF chain or parser (loglin.structured.l1_dual, docs/decisions/0051)
+    def fun_grad_entropy(self, w):
+        """(f, grad, this shard's dual terms) in one inference pass: :func:`~loglin.structured.l1_dual.shard_terms`."""
+        from ..structured.l1_dual import shard_terms
+        return shard_terms(self.objective, w, True)
+
+    def entropy_terms(self, w):
+        """This shard's dual terms alone."""
+        from ..structured.l1_dual import shard_terms
+        return shard_terms(self.objective, w, False)
+
     # sparse exchange: only the coordinates this shard's loss depends on travel, both ways
     def touched_coordinates(self):
         """The sorted coordinates of w that this shard's loss part reads (its gradient is 0 elsewhere), or None."""

@@ -99,7 +99,11 @@ GOLD_ROUNDING = 1e-6     # log p(gold) above this: the gold labelling is not one
 def fun_grad_with_entropy(objective, w):
     """(f(w), grad f(w), terms) of a CRF ``objective`` of loglin.structured.objective, the same numbers as its
     ``fun_grad``, with ``terms`` = (sum_i c_i E_p f, H(p_i), log p_i(y_i)) of the same pass for
-    :func:`dual_from_terms`: a solver's evaluation then also pays for the certificate at that point."""
+    :func:`dual_from_terms`: a solver's evaluation then also pays for the certificate at that point. An objective
+    with its own ``fun_grad_with_entropy`` (loglin.scale's sharded one) computes them itself."""
+    own = getattr(objective, "fun_grad_with_entropy", None)
+    if own is not None:
+        return own(w)
     p = objective.parts
     w = np.ascontiguousarray(w, dtype=np.float64)
     loss, expect, entropy, log_gold = loss_expectation_entropy(p.data, w, objective._bounds, p.weight)
@@ -111,6 +115,9 @@ def fun_grad_with_entropy(objective, w):
 
 def entropy_terms(objective, w):
     """The ``terms`` of :func:`fun_grad_with_entropy` alone."""
+    own = getattr(objective, "entropy_terms", None)
+    if own is not None:
+        return own(w)
     p = objective.parts
     w = np.ascontiguousarray(w, dtype=np.float64)
     return loss_expectation_entropy(p.data, w, objective._bounds, p.weight)[1:]
@@ -120,11 +127,32 @@ def dual_from_terms(objective, l1, terms, dual_scale):
     """C sum_i c_i H(q_i) at the feasible point of the module doc, from the ``terms`` at w; ``dual_scale(grad,
     l1)`` is penalty's scaling into the constraints. None when some gold labelling lies outside the
     structure's labellings (then delta_gold is not a dual point)."""
+    own = getattr(objective, "dual_from_terms", None)
+    if own is not None:
+        return own(l1, terms, dual_scale)
     p = objective.parts
     expect, entropy, log_gold = terms
+    # of C L(w): the whole smooth part when the penalty is pure L1
+    return dual_from_parts(objective.C, objective.C * (expect - p.emp), entropy, log_gold, p.weight, l1, dual_scale)
+
+
+def dual_from_parts(C, loss_grad, entropy, log_gold, weight, l1, dual_scale):
+    """C sum_i c_i H(q_i) from the loss gradient C sum_i c_i (E_p f - f(x_i, y_i)) and H(p_i), log p_i(y_i), c_i per
+    instance (in instance order, however they were computed); None as :func:`dual_from_terms`."""
     if np.any(log_gold > GOLD_ROUNDING):            # a gold labelling outside the structure's set (non-projective)
         return None
-    grad = objective.C * (expect - p.emp)           # of C L(w): the whole smooth part when the penalty is pure L1
-    s = dual_scale(grad, l1)
-    return float(objective.C * mixture_entropy(entropy, log_gold, s, p.weight))
+    s = dual_scale(loss_grad, l1)
+    return float(C * mixture_entropy(entropy, log_gold, s, weight))
+
+
+def shard_terms(objective, w, with_fun_grad):
+    """A shard's part of the certificate (loglin.scale.shards.ShardPart): (f, grad,)? (loss gradient part, H(p_i),
+    log p_i(y_i), c_i) of its sentences, for :func:`dual_from_parts` after the driver adds and joins them in shard
+    order."""
+    p = objective.parts
+    if with_fun_grad:
+        f, g, (expect, entropy, log_gold) = fun_grad_with_entropy(objective, w)
+        return f, g, (objective.C * (expect - p.emp), entropy, log_gold, p.weight)
+    expect, entropy, log_gold = entropy_terms(objective, w)
+    return objective.C * (expect - p.emp), entropy, log_gold, p.weight
 
