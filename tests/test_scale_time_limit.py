@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -83,6 +84,35 @@ def test_chain_crf_with_workers_ends_within_the_limit(files, tmp_path):
                                     "--json"], CHAIN_LIMIT), model)
     if summary is not None:
         assert summary["stop_reason"] == "time limit" and not summary["converged"]
+
+
+def test_parser_with_workers_ends_within_the_limit(tmp_path):
+    model = tmp_path / "p.npz"
+    treebank = Path(__file__).parent / "data" / "parse_en.conllu"
+    summary = _check_bounded(*_run(["parse", "train", treebank, "-o", model, "--workers", 2, "-C", 1000,
+                                    "--tol", 1e-15, "--max-iter", 10 ** 6, "--json"], LIMIT), model)
+    if summary is not None:
+        assert not summary["converged"]
+
+
+def test_an_estimators_time_limit_counts_from_its_clusters_start(files):
+    from loglin.data import read_svmlight
+    from loglin.errors import TimeLimitBeforeTraining
+    from loglin.estimators import MaxentClassifier
+    X, y = read_svmlight(files / "multi.svm")
+    limit = 6.0
+    estimator = MaxentClassifier(C=1000.0, solver="lbfgs", tol=1e-15, max_iter=10 ** 6, time_limit=limit, n_workers=2)
+    started = time.perf_counter()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            estimator.fit(X, y)
+    except TimeLimitBeforeTraining:      # a loaded machine can spend the limit starting the cluster
+        assert not hasattr(estimator, "model_")
+    else:
+        assert not estimator.model_.info["converged"]
+    # the last solver step and the bounded shutdown (no interpreter start or exit here)
+    assert time.perf_counter() - started <= limit + MARGIN - 1.0
 
 
 def test_a_cluster_that_does_not_close_is_abandoned_and_its_workers_killed():

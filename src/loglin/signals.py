@@ -60,6 +60,11 @@ def check_command_time(doing: str) -> None:
         raise TimeLimitBeforeTraining(_command_budget[-1]["limit"], elapsed, doing)
 
 
+def in_command() -> bool:
+    """Whether a command clock (:func:`command_clock`) is running."""
+    return bool(_command_started)
+
+
 def command_time_left() -> float | None:
     """Wall seconds left of the running command's time limit (never below 0); None outside a command with a
     limit (library calls)."""

@@ -211,6 +211,15 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
     their state after every iteration; when it holds this solver's state, the run continues from it (its
     iterate replaces ``w0``) exactly as the stopped run would have. Other solvers leave it empty.
     """
+    if _counts_from_cluster_start(backend, time_limit, clock):
+        # a LocalCluster made for this call (an estimator's n_workers=): its start and the shards' count (0051)
+        from .signals import command_clock, limit_command
+        with command_clock(backend.started):
+            limit_command(time_limit)
+            return train(problem, C, solver, loss=loss, space=space, w0=w0, tol=tol, gap_tol=gap_tol,
+                         max_iter=max_iter, time_limit=time_limit, random_state=random_state, progress=progress,
+                         evaluate=evaluate, callback=callback, clock=clock, warn=warn, info=info, penalty=penalty,
+                         l1_ratio=l1_ratio, backend=backend, shards=shards, checkpoint=checkpoint, **options)
     kind = problem_kind(problem)
     on_workers = hasattr(problem, "recipes")       # ShardedData (loglin.scale.sources): rows read by the workers
     on_shards = backend is not None or shards is not None or on_workers
@@ -276,6 +285,14 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
         if scaled:
             objective.close()
     return _model(indexed, kind, objective, result, solver, C, loss, space, info), result
+
+
+def _counts_from_cluster_start(backend, time_limit, clock) -> bool:
+    """A wall-clock ``time_limit`` of a library call handed a cluster made for it: the limit then counts from the
+    cluster's start, as ``--time-limit`` counts from the command's (inside a command, the command's clock rules)."""
+    from .signals import in_command
+    return (isinstance(time_limit, (int, float)) and time_limit >= 0 and clock == "wall" and not in_command()
+            and getattr(backend, "close_with_objective", False) and getattr(backend, "started", None) is not None)
 
 
 def _objective(problem, kind, C, loss):

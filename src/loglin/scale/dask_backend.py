@@ -13,6 +13,7 @@ stops there with :class:`~loglin.errors.TimeLimitBeforeTraining` (no model). ``c
 """
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import threading
 import time
@@ -152,6 +153,8 @@ class DaskBackend(Backend):
         self.actors = []
         self.workers = []
         self._children_before = None      # pids of this process's children before the LocalCluster started
+        # a LocalCluster made for one call: train() counts its time_limit from here (docs/decisions/0051)
+        self.started = time.perf_counter() if client is None and address is None else None
         if client is not None:
             self.client = client
         elif address is not None:
@@ -170,8 +173,11 @@ class DaskBackend(Backend):
                 raise InvalidInputError(f"workers must be at least 1, got {n_workers}")
             self._children_before = {p.pid for p in multiprocessing.active_children()}
             # the start itself is not interruptible (it is a few seconds); the limit is checked right after it
+            # silence_logs: the workers' warnings about tasks cancelled by a close after a time limit are noise;
+            # a worker that dies still raises ShardError naming it
             self.cluster = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                                                    dashboard_address=":0", memory_limit=memory_limit)
+                                                    dashboard_address=":0", memory_limit=memory_limit,
+                                                    silence_logs=logging.ERROR)
             try:
                 self.client = distributed.Client(self.cluster, direct_to_workers=True, set_as_default=False)
             except BaseException:
