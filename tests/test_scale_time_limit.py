@@ -115,10 +115,19 @@ def test_an_estimators_time_limit_counts_from_its_clusters_start(files):
     assert time.perf_counter() - started <= limit + MARGIN - 1.0
 
 
-def test_a_cluster_that_does_not_close_is_abandoned_and_its_workers_killed():
+def _hangs(timeout=None):
+    time.sleep(30)
+
+
+def _fails(timeout=None):
+    raise TimeoutError("the cluster did not close")
+
+
+@pytest.mark.parametrize("shutdown", [_hangs, _fails])
+def test_a_cluster_that_does_not_close_is_abandoned_and_its_workers_killed(shutdown):
     backend = DaskBackend(n_workers=2)
     pids = list(backend.client.run(os.getpid).values())
-    backend.cluster.close = lambda timeout=None: time.sleep(30)       # a shutdown that hangs
+    backend.cluster.close = shutdown
     started = time.perf_counter()
     backend.close(wait=CLOSE_WAIT_PAST_LIMIT)
     assert time.perf_counter() - started < CLOSE_WAIT_PAST_LIMIT + 2.0

@@ -313,7 +313,7 @@ class DaskBackend(Backend):
         self.cluster = None
         if client is None and cluster is None:
             return
-        closed = threading.Event()
+        finished, closed = threading.Event(), []
 
         def shut_down():
             try:
@@ -321,12 +321,13 @@ class DaskBackend(Backend):
                     client.close(timeout=wait)
                 if cluster is not None:
                     cluster.close(timeout=wait)
-            except Exception:                 # a timeout or a closed loop: the wait below decides
+                closed.append(True)
+            except Exception:                 # a timeout or a closed loop: abandoned below
                 pass
-            else:
-                closed.set()
+            finally:
+                finished.set()
         threading.Thread(target=shut_down, name="loglin-dask-close", daemon=True).start()
-        if not closed.wait(wait) and cluster is not None:
+        if not (finished.wait(wait) and closed) and cluster is not None:
             _abandon(cluster, before)
 
 
