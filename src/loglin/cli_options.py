@@ -73,7 +73,9 @@ def training_options() -> argparse.ArgumentParser:
     g.add_argument("--max-iter", type=int, default=None,
                    help=f"maximum outer iterations (passes / epochs); default per model kind: "
                         f"{_per_kind(DEFAULT_MAX_ITER)}")
-    g.add_argument("--time-limit", type=float, default=None, help="stop after this many training seconds")
+    g.add_argument("--time-limit", type=float, default=None, help="wall seconds for the whole command (reading, features, with --workers the "
+                        "cluster's start, and training): training stops with its best model; a limit reached "
+                        "before training writes no model (exit 124). With --clock cpu: the solver's CPU seconds")
     g.add_argument("--clock", choices=("wall", "cpu"), default="wall",
                    help="what --time-limit and the trace's seconds measure; default %(default)s")
     g.add_argument("--trace", type=Path, default=None,
@@ -265,7 +267,7 @@ def add_scale_out_options(p, what: str, details: str = "") -> None:
     serve there; ``details``: the rest of --workers' help."""
     p.add_argument("--workers", type=int, default=None, metavar="N",
                    help=f"{what}: evaluate the objective on a local Dask cluster of N worker processes, one shard "
-                        "each (the same model, to rounding)" + details)
+                        "each (the same model, to rounding; --time-limit counts the cluster's start)" + details)
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="as --workers, on the workers of the running Dask cluster at ADDRESS (e.g. tcp://host:8786)")
     p.add_argument("--resume", type=Path, default=None, metavar="MODEL", help=RESUME_HELP)
