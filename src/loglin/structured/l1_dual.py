@@ -146,9 +146,9 @@ def dual_from_parts(C, loss_grad, entropy, log_gold, weight, l1, dual_scale):
 
 
 def shard_terms(objective, w, with_fun_grad):
-    """A shard's part of the certificate (loglin.scale.shards.ShardPart): (f, grad,)? (loss gradient part, H(p_i),
-    log p_i(y_i), c_i) of its sentences, for :func:`dual_from_parts` after the driver adds and joins them in shard
-    order."""
+    """A shard's part of the certificate (loglin.scale.shards.ShardPart): terms = (loss gradient part, H(p_i),
+    log p_i(y_i), c_i) of its sentences, for :func:`dual_from_parts` once the driver has added and joined the
+    shards' terms in shard order; (f, grad, terms) of one pass ``with_fun_grad``, else terms alone."""
     p = objective.parts
     if with_fun_grad:
         f, g, (expect, entropy, log_gold) = fun_grad_with_entropy(objective, w)
