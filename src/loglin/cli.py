@@ -24,9 +24,9 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .cli_options import (add_scale_out_options, check_numbers, chosen_solver, experiment_options, keep_solver_state,
-                          keeping_best_model, regularization, report, scale_out_backend, solver_options,
-                          split_encoding_option, training_keywords, training_options, worker_data)
+from .cli_options import (EMPTY_INPUT_RULE, add_scale_out_options, check_numbers, chosen_solver, experiment_options,
+                          keep_solver_state, keeping_best_model, regularization, report, scale_out_backend,
+                          solver_options, split_encoding_option, training_keywords, training_options, worker_data)
 from .errors import DataFormatError, LoglinError, TimeLimitBeforeTraining, about_file
 from .outputs import check_writable
 from .training import DEFAULT_C, DEFAULT_MAX_ITER
@@ -88,7 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "the tagger's contexts, built here, cut into shards (as `loglin tag train --model maxent "
                           "--workers N`; default solver lbfgs)")
 
-    p = sub.add_parser("predict", help="predict labels (or probabilities) for a data file")
+    p = sub.add_parser("predict", help="predict labels (or probabilities) for a data file",
+                       description="Predict with any model kind. " + EMPTY_INPUT_RULE)
     p.add_argument("model", type=Path)
     p.add_argument("data", type=Path)
     p.add_argument("-o", "--output", type=Path, default=None, help="output file (default: standard output)")
@@ -96,7 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("svmlight", "events"), default=None,
                    help="input format (default: the training format stored in the model)")
 
-    p = sub.add_parser("evaluate", help="accuracy of a model on labelled data (chunk P/R/F1 for chunkers)")
+    p = sub.add_parser("evaluate", help="accuracy of a model on labelled data (chunk P/R/F1 for chunkers)",
+                       description="Score any model kind on labelled data. " + EMPTY_INPUT_RULE)
     p.add_argument("model", type=Path)
     p.add_argument("data", type=Path)
     p.add_argument("--format", choices=("svmlight", "events"), default=None)
@@ -345,7 +347,7 @@ def cmd_predict(args):
             lines.append(f"{p} " + " ".join(f"{v:.6g}" for v in row))
     else:
         lines = [str(p) for p in pred]
-    text = "\n".join(lines) + "\n"
+    text = "".join(line + "\n" for line in lines)       # empty input: empty output (the header alone with --proba)
     if args.output:
         args.output.write_text(text)
     else:

@@ -31,13 +31,15 @@ DEFAULT_CUTOFF = 1
 _TOKEN_ID = re.compile(r"\d+")
 
 
-def _read(path, heads_required=True, partial_heads=False):
+def _read(path, heads_required=True, partial_heads=False, purpose="to train on"):
+    """The sentences of ``path``; none is an error naming the file (``purpose``: "to evaluate", ...), or an
+    empty list when ``purpose`` is None (text to parse: empty input, empty output)."""
     from ..data.conll import read_conllx
     if not Path(path).exists():
         raise InvalidInputError(f"{path}: no such file")
     sentences = read_conllx(path, heads_required=heads_required, partial_heads=partial_heads)
-    if not sentences:
-        raise InvalidInputError(f"{path}: no sentences")
+    if not sentences and purpose is not None:
+        raise InvalidInputError(f"{path}: no sentences {purpose}")
     return sentences
 
 
@@ -131,7 +133,7 @@ def _train(args):
     options = solver_options(args, solver, ("tree",))              # before the treebank is read
     backend = scale_out_backend(args, refusal)     # before the data is read: an unreachable scheduler fails first
     try:
-        dev = _read(args.dev) if args.dev else None
+        dev = _read(args.dev, purpose="to evaluate") if args.dev else None
         start = time.perf_counter()
         keywords = training_keywords(args, "tree", options)
         parser = None
@@ -205,7 +207,7 @@ def evaluate_model(model, path) -> tuple[dict, str]:
     """(scores, one line of text) of a ParserModel on the gold treebank ``path``: UAS, and LAS, label accuracy
     and per-label scores when the parser labels arcs and the treebank has DEPREL labels."""
     with about_file(path):
-        result = _parser_model(model).evaluate(_read(path))
+        result = _parser_model(model).evaluate(_read(path, purpose="to evaluate"))
     return result, (f"{scores_line(result)}  ({result['sentences']} sentences, {result['tokens']} tokens, "
                     f"{result['sentences_per_second']:.0f} sentences/s)")
 
@@ -243,10 +245,12 @@ def run_model(model, path, output=None, n_best=None, keep_heads=False) -> None:
     if n_best is not None:
         from ..structured.tree_nbest import check_n_trees
         n_best = check_n_trees(n_best)
-    sentences = _read(path, heads_required=False, partial_heads=keep_heads)   # text to parse: HEAD may be _
+    sentences = _read(path, heads_required=False, partial_heads=keep_heads, purpose=None)   # HEAD may be _
     if keep_heads and n_best is not None:
         raise InvalidInputError("--keep-heads decodes the best tree only; it does not combine with --nbest")
-    if n_best is None:
+    if not sentences:                       # empty input, empty output: its comment lines only
+        write, heads, labels = write_with_heads, [], []
+    elif n_best is None:
         constraints = [s.heads for s in sentences] if keep_heads else None
         write, heads = write_with_heads, model.parse(sentences, constraints)
         labels = model.label(sentences, heads)
@@ -285,14 +289,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="keep features seen on >= K gold arcs; default %(default)s")
     from ..cli_options import add_scale_out_options
     add_scale_out_options(p, "--model crf with lbfgs (the default with --workers) or owlqn")
-    p = sub.add_parser("evaluate", help="attachment scores on a gold treebank: UAS, and LAS and label accuracy "
-                       "when the parser labels arcs (with and without punctuation)")
+    from ..cli_options import EMPTY_INPUT_RULE
+    text = ("attachment scores on a gold treebank: UAS, and LAS and label accuracy when the parser labels arcs "
+            "(with and without punctuation)")
+    p = sub.add_parser("evaluate", help=text, description=text + ". " + EMPTY_INPUT_RULE)
     p.add_argument("model", type=Path)
     p.add_argument("test", type=Path)
     p.add_argument("--json", action="store_true")
     text = ("parse a CoNLL-X / CoNLL-U file (HEAD and DEPREL columns replaced; DEPREL '_' from a parser trained "
             "without labels, e.g. a model file written before arc labelling; PHEAD, PDEPREL and DEPS '_')")
-    p = sub.add_parser("run", help=text, description=text)
+    p = sub.add_parser("run", help=text, description=text + ". " + EMPTY_INPUT_RULE)
     p.add_argument("model", type=Path)
     p.add_argument("input", type=Path)
     p.add_argument("-o", "--output", type=Path, default=None)

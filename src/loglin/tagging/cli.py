@@ -22,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..cli_options import (add_scale_out_options, check_numbers, chosen_solver, keep_solver_state,
+from ..cli_options import (EMPTY_INPUT_RULE, add_scale_out_options, check_numbers, chosen_solver, keep_solver_state,
                            keeping_best_model, regularization, report, scale_out_backend, scaled_structured_solver,
                            solver_options, training_keywords, training_options)
 from ..errors import DataContentError, InvalidInputError, about_file
@@ -88,7 +88,7 @@ def add_tag_commands(subparsers) -> argparse.ArgumentParser:
     add_scale_out_options(p, "--model crf with lbfgs (the default) or owlqn")
 
     for name, helptext in (("evaluate", "score a model on gold data"), ("run", "tag a file")):
-        p = sub.add_parser(name, help=helptext)
+        p = sub.add_parser(name, help=helptext, description=helptext + ". " + EMPTY_INPUT_RULE)
         p.add_argument("model", type=Path)
         p.add_argument("input", type=Path)
         p.add_argument("--beam", type=int, default=None, help="override the model's beam size")

@@ -111,8 +111,9 @@ def given_labels(rows, column: int):
 
 
 def need_columns(fmt, rows, width, path):
-    """--keep-labels reads a label column: CoNLL input whose rows have at least ``width`` columns."""
-    if fmt != "conll":
+    """--keep-labels reads a label column: CoNLL input whose rows have at least ``width`` columns (no sentence
+    at all: nothing to keep, empty output)."""
+    if fmt != "conll" and rows:
         raise InvalidInputError("--keep-labels needs CoNLL column input (--input-format conll)")
     for k, s in enumerate(rows):
         if any(len(row) < width for row in s):
