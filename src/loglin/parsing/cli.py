@@ -254,6 +254,8 @@ def run_model(model, path, output=None, n_best=None, keep_heads=False) -> None:
         constraints = [s.heads for s in sentences] if keep_heads else None
         write, heads = write_with_heads, model.parse(sentences, constraints)
         labels = model.label(sentences, heads)
+        if keep_heads:
+            labels = _given_deprels_kept(sentences, labels)
     else:
         write, heads = write_n_best, model.parse_n_best(sentences, n_best)
         labels = model.label_n_best(sentences, heads)
@@ -262,6 +264,16 @@ def run_model(model, path, output=None, n_best=None, keep_heads=False) -> None:
     else:
         with open_text_for_write(output) as out:
             write(path, out, heads, labels)
+
+
+def _given_deprels_kept(sentences, labels):
+    """--keep-heads: the DEPREL the input gives beside a given HEAD replaces the predicted one (a kept arc keeps
+    its label); other words keep the prediction ("_" from a parser without labeller)."""
+    out = []
+    for k, s in enumerate(sentences):
+        predicted = ["_"] * len(s) if labels is None else labels[k]
+        out.append([d if h >= 0 and d != "_" else y for h, d, y in zip(s.heads, s.deprels, predicted)])
+    return out
 
 
 def _parser_model(model):
@@ -309,7 +321,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "a blank line; fewer when a sentence has fewer trees")
     p.add_argument("--keep-heads", action="store_true",
                    help="keep the heads the input's HEAD column gives (any token; '_' = free) and parse the rest: "
-                        "the best projective tree with those arcs (an error names a sentence none can keep)")
+                        "the best projective tree with those arcs (an error names a sentence none can keep); a "
+                        "DEPREL given beside a given HEAD is kept too, the other words are labelled")
     return parser
 
 
