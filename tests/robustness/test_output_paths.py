@@ -25,6 +25,12 @@ COMMANDS = {
                                       "-o", "/tmp/unused.npz", "--trace", out],
     "tag run": lambda out: ["tag", "run", "/nonexistent-model.npz", MISSING_DATA, "-o", out],
     "parse train": lambda out: ["parse", "train", MISSING_DATA, "-o", out],
+    "parse train --trace": lambda out: ["parse", "train", MISSING_DATA, "-o", "/tmp/unused.npz", "--trace", out],
+    "train --cv-plot": lambda out: ["train", MISSING_DATA, "-o", "/tmp/unused.npz", "-C", "auto", "--cv-plot", out],
+    "train (tagging corpus)": lambda out: ["train", MISSING_DATA, "--format", "conll2000-pos", "-o", out],
+    "tag train --task ner": lambda out: ["tag", "train", "--task", "ner", MISSING_DATA, "-o", out],
+    "tag train --cv-plot": lambda out: ["tag", "train", "--task", "pos", MISSING_DATA, "-o", "/tmp/unused.npz",
+                                        "-C", "auto", "--cv-plot", out],
     "parse run": lambda out: ["parse", "run", "/nonexistent-model.npz", MISSING_DATA, "-o", out],
 }
 

@@ -120,7 +120,7 @@ def _is_token_line(line) -> bool:
 
 
 def _train(args):
-    check_writable(args.output)
+    check_writable(args.output, args.trace)
     from ..cli_options import (chosen_solver, keep_solver_state, keeping_best_model, regularization, report,
                                scale_out_backend, scaled_structured_solver, solver_options, training_keywords)
     from ..params import sequence_estimator_params
