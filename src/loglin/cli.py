@@ -347,11 +347,9 @@ def cmd_predict(args):
             lines.append(f"{p} " + " ".join(f"{v:.6g}" for v in row))
     else:
         lines = [str(p) for p in pred]
-    text = "".join(line + "\n" for line in lines)       # empty input: empty output (the header alone with --proba)
-    if args.output:
-        args.output.write_text(text)
-    else:
-        sys.stdout.write(text)
+    from .data._files import echo_output
+    with echo_output(args.output) as out:          # in the input's encoding, as tag run and parse run
+        out.write("".join(line + "\n" for line in lines))    # empty input: no line (--proba: the header)
     return 0
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
 import time
 from pathlib import Path
 
@@ -240,7 +239,7 @@ def run_model(model, path, output=None, n_best=None, keep_heads=False) -> None:
     """Parse the CoNLL file ``path``; write it with the predicted heads and labels to ``output`` or standard output.
     ``n_best``: write each sentence once per tree of its n best (see ``--nbest``). ``keep_heads``: the input's
     HEAD values are constraints (see ``--keep-heads``)."""
-    from ..data._files import open_text_for_write
+    from ..data._files import echo_output
     model = _parser_model(model)
     if n_best is not None:
         from ..structured.tree_nbest import check_n_trees
@@ -259,11 +258,8 @@ def run_model(model, path, output=None, n_best=None, keep_heads=False) -> None:
     else:
         write, heads = write_n_best, model.parse_n_best(sentences, n_best)
         labels = model.label_n_best(sentences, heads)
-    if output is None:
-        write(path, sys.stdout, heads, labels)
-    else:
-        with open_text_for_write(output) as out:
-            write(path, out, heads, labels)
+    with echo_output(output) as out:
+        write(path, out, heads, labels)
 
 
 def _given_deprels_kept(sentences, labels):

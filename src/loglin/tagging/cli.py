@@ -455,11 +455,10 @@ def run_model(model, path, input_format="auto", output=None, keep_labels=False, 
     seconds = time.perf_counter() - t0
     write = write_output if n_best is None else (
         lambda out, raw, lists, fmt: write_n_best(out, raw, lists, fmt, probability))
-    if output is None:
-        write(sys.stdout, raw, predicted, fmt)
-    else:
-        with open(output, "w", encoding="utf-8", newline="\n") as out:
-            write(out, raw, predicted, fmt)
+    from ..data._files import echo_output
+    with echo_output(output) as out:
+        write(out, raw, predicted, fmt)
+    if output is not None:
         n = sum(len(s) for s in tokens)
         print(f"tagged {n:,} tokens in {seconds:.2f} s -> {output}", file=sys.stderr)
 
