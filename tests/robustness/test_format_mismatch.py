@@ -88,3 +88,23 @@ def test_text_of_even_lines_stays_text(text, tmp_path, capsys):
     written = [line.split() for line in out.splitlines() if line.strip()]
     assert [len(r) for r in written] == [len(line.split()) for line in text.splitlines() if line.strip()]
     assert all(token.count("/") == 1 for r in written for token in r)       # word/TAG: read as text
+
+
+@pytest.mark.parametrize("task", ["pos", "chunk", "ner"])
+@pytest.mark.parametrize("foreign", ["svmlight", "CoNLL-U"])
+def test_a_foreign_file_given_to_tag_train_is_refused_not_learnt(task, foreign, tmp_path, capsys):
+    """An svmlight file has lines of one width, so it read as columns: a NER model learnt its last column."""
+    data = svmlight_rows(tmp_path / "rows.svm", n=30) if foreign == "svmlight" else conllu(tmp_path / "bank.conllu")
+    model = tmp_path / "m.npz"
+    code, out, err = run(capsys, "tag", "train", "--task", task, "--format", "columns", data, "-o", model)
+    one_error(code, err, str(data), foreign)
+    assert not model.exists()
+
+
+@pytest.mark.parametrize("model", TAGGING_MODELS)
+@pytest.mark.parametrize("command", [["evaluate"], ["tag", "evaluate"]])
+@pytest.mark.parametrize("foreign", ["svmlight", "CoNLL-U"])
+def test_a_foreign_file_given_to_tag_evaluate_is_refused(model, command, foreign, tmp_path, capsys):
+    data = svmlight_rows(tmp_path / "rows.svm", n=6) if foreign == "svmlight" else conllu(tmp_path / "bank.conllu")
+    code, out, err = run(capsys, *command, MODELS / model, data)
+    one_error(code, err, str(data), foreign)

@@ -20,6 +20,11 @@ def read_gold(path, fmt: str, task: str, split: str | None = None) -> list:
     from ..data import brown_corpus_files, read_brown, read_columns, read_conll2000
     if split is not None and (fmt != "brown" or not Path(path).is_dir()):
         raise InvalidInputError("--split needs --format brown and a corpus folder")
+    if fmt != "brown":          # an svmlight file has lines of one width: it would read as columns and be learnt
+        from ..data._files import read_text_lines
+        from ..data.sniff import refuse_foreign_format
+        refuse_foreign_format(path, read_text_lines(path), "a tagging corpus is CoNLL columns (word [POS ...] "
+                              "label, a blank line between sentences)", INSTEAD_OF_TAGGING_CORPUS)
     if task == "ner":
         if fmt == "brown":
             raise InvalidInputError("the Brown corpus has POS tags only (use --task pos)")
@@ -118,6 +123,11 @@ def read_input(path, fmt: str, task: str, labels=()):
 INSTEAD_OF_TAGGING = {"CoNLL-U": "give its FORM column, one token per line and a blank line between sentences "
                                  "(no comment, range or empty-node lines)",
                       "svmlight": "predict it with a model trained by `loglin train`"}
+
+
+INSTEAD_OF_TAGGING_CORPUS = {"CoNLL-U": "train a parser on it with `loglin parse train`, or give its FORM and a label "
+                                        "column, one token per line",
+                             "svmlight": "train and evaluate it with `loglin train` / `loglin evaluate`"}
 
 
 FREE_LABELS = ("_", "?", "")      # --keep-labels: a label column holding one of these leaves the token free
