@@ -72,3 +72,29 @@ def test_comments_anywhere_on_a_line_are_ignored(tmp_path, capsys):
     assert np.array_equal(load_model(tmp_path / "c.npz").w, load_model(tmp_path / "p.npz").w)
     code, out, err = run(capsys, "predict", tmp_path / "c.npz", commented)
     assert code == 0 and len(out.splitlines()) == 4, err
+
+
+def iobes_chunks(path, sentences=40, seed=1):
+    """word POS chunk columns with IOBES chunk tags (S-X single, B-X I-X E-X longer chunks)."""
+    rng = random.Random(seed)
+    phrases = [([("the", "DT"), ("big", "JJ"), ("dog", "NN")], "NP"), ([("John", "NNP")], "NP"),
+               ([("sees", "VBZ")], "VP"), ([("has", "VBZ"), ("eaten", "VBN")], "VP")]
+    with open(path, "w") as out:
+        for _ in range(sentences):
+            for words, kind in (rng.choice(phrases[:2]), rng.choice(phrases[2:]), rng.choice(phrases[:2])):
+                n = len(words)
+                tags = [f"S-{kind}"] if n == 1 else [f"B-{kind}"] + [f"I-{kind}"] * (n - 2) + [f"E-{kind}"]
+                out.writelines(f"{w} {p} {t}\n" for (w, p), t in zip(words, tags))
+            out.write(". . O\n\n")
+    return path
+
+
+def test_iobes_chunks_in_the_conll2000_format_point_to_columns(tmp_path, capsys):
+    data = iobes_chunks(tmp_path / "iobes.txt")
+    code, _, err = run(capsys, "tag", "train", "--task", "chunk", data, "-o", tmp_path / "m.npz")
+    one_error(code, err, f"{data}:", "E-NP", "--format columns")
+    code, out, err = run(capsys, "tag", "train", "--task", "chunk", "--format", "columns", data, "-o",
+                         tmp_path / "m.npz", "--quiet")
+    assert code == 0, err
+    code, out, err = run(capsys, "tag", "evaluate", tmp_path / "m.npz", data, "--format", "columns", "--json")
+    assert code == 0, err
