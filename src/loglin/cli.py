@@ -45,7 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Train log-linear models (Maxent, logistic regression, linear-chain CRF / M3N taggers, "
                     "dependency parsers) with IS, CD, dual CD, EG, Newton, TRON, L-BFGS, OWL-QN and SGD; "
                     "without --solver each picks the fast solver for the problem.\n\n" + SCALE_HELP + "\n\nEvery command takes --encoding ENC: the text "
-                    "encoding of its input files (default UTF-8; e.g. latin-1).",
+                    "encoding of its input files (default UTF-8; e.g. latin-1), also that of what predict, tag run "
+                    "and parse run write.",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"loglin {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -103,3 +103,15 @@ def test_predict_to_a_file_on_empty_input_writes_an_empty_file(empty, tmp_path, 
         code, _, err = run(capsys, "predict", MODELS / model, empty, "-o", output)
         assert code == 0, err
         assert output.read_text() == nothing_predicted(model, empty)
+
+
+@pytest.mark.parametrize("options", [["--task", "chunk"], ["--task", "chunk", "--model", "crf"],
+                                     ["--task", "pos", "--model", "maxent", "--features", "ner"]])
+def test_tag_train_test_file_empty_or_missing_fails_before_training_naming_it(options, empty, tmp_path, capsys):
+    from .cli_helpers import chunk_corpus
+    corpus = chunk_corpus(tmp_path / "train.txt")
+    model = tmp_path / "m.npz"
+    for test in (empty, tmp_path / "missing.txt"):
+        code, out, err = run(capsys, "tag", "train", *options, corpus, "--test", test, "-o", model, "--max-iter", "3")
+        one_error(code, err, str(test))
+        assert not model.exists()

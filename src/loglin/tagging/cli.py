@@ -161,6 +161,7 @@ def train_tagger(args) -> int:
     solver = chosen_solver(args, kind, "mm" if args.model == "m3n" else "ll")
     args.solver, refusal = scaled_structured_solver(args, args.model, solver, "loglin tag train")
     options = solver_options(args, args.solver, ("maxent" if kind == "tagger" else "chain",))   # before reading
+    args.test_sentences = _test_sentences(args)     # a --test file that cannot be scored fails before training
     backend = scale_out_backend(args, refusal)      # before the data is read: an unreachable scheduler fails first
     try:
         if (kind == "chain" and backend is not None and C is not None and args.format == "conll2000"
@@ -193,12 +194,23 @@ def train_tagger(args) -> int:
     text = (f"trained {args.task} model: {tagger.info['features']:,} features, {tagger.info['iterations']} "
             f"iterations of {args.solver} in {tagger.info['train_seconds']:.1f} s -> {args.output}")
     if args.test is not None:
-        scores = tagger.evaluate(read_gold(args.test, args.format, args.task, other_split(args.split)))
+        scores = tagger.evaluate(args.test_sentences)
         scores.pop("by_type", None)
         result["test"] = scores
         text += "\n" + _score_text(args.task, scores)
     report(args, result, text)
     return 0
+
+
+def _test_sentences(args):
+    """The gold sentences of --test (None without it); an error naming the file if it has none."""
+    if args.test is None:
+        return None
+    with about_file(args.test):
+        sentences = read_gold(args.test, args.format, args.task, other_split(args.split))
+        if not sentences:
+            raise DataContentError("no sentences to evaluate")
+    return sentences
 
 
 def _task_preset(args, features) -> bool:
@@ -326,7 +338,7 @@ def _report_trained(args, model, result, C, features, how="") -> int:
                "converged": bool(result.converged), "stop_reason": result.stop_reason}
     text = f"trained {args.task} {args.model} {how}with {args.solver} -> {args.output}"
     if args.test is not None:
-        scores = _chain_scores(model, read_gold(args.test, args.format, args.task, other_split(args.split)), args.task)
+        scores = _chain_scores(model, args.test_sentences, args.task)
         summary["test"] = scores
         text += "\n" + _score_text(args.task, scores)
     report(args, summary, text)
