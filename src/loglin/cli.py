@@ -326,10 +326,25 @@ def _decoding_model(path):
     return model
 
 
+def _refuse_flat_options(args, family):
+    """--proba and --format describe Maxent / LR data: given for a tagger or parser they would be ignored."""
+    if family == "linear":
+        return
+    what = "a tagging model reads CoNLL columns or text" if family == "tagging" else "a parser reads CoNLL-X / CoNLL-U"
+    if getattr(args, "proba", False):
+        raise LoglinError(f"--proba writes class probabilities of Maxent / LR models; {args.model} is a {family} model "
+                          + ("(the probabilities of its best taggings: `loglin tag run MODEL INPUT --nbest K`)"
+                             if family == "tagging" else "(the scores of its best trees: `loglin parse run --nbest K`)"))
+    if args.format is not None:
+        raise LoglinError(f"--format {args.format} reads Maxent / LR data; {what} ({args.model} is a {family} "
+                          f"model): leave --format out")
+
+
 def cmd_predict(args):
     check_writable(args.output)
     model = _decoding_model(args.model)
     family = _family(model)
+    _refuse_flat_options(args, family)
     if family == "tagging":
         from .tagging.cli import run_model
         run_model(model, args.data, output=args.output)
@@ -357,6 +372,7 @@ def cmd_predict(args):
 def cmd_evaluate(args):
     model = _decoding_model(args.model)
     family = _family(model)
+    _refuse_flat_options(args, family)
     if family != "linear":
         from .parsing.cli import evaluate_model as parser_scores
         from .tagging.cli import evaluate_model as tagging_scores

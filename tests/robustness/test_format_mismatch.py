@@ -108,3 +108,13 @@ def test_a_foreign_file_given_to_tag_evaluate_is_refused(model, command, foreign
     data = svmlight_rows(tmp_path / "rows.svm", n=6) if foreign == "svmlight" else conllu(tmp_path / "bank.conllu")
     code, out, err = run(capsys, *command, MODELS / model, data)
     one_error(code, err, str(data), foreign)
+
+
+@pytest.mark.parametrize("model", TAGGING_MODELS + ["parser-crf.npz"])
+@pytest.mark.parametrize("option", [["--proba"], ["--format", "svmlight"], ["--format", "events"]])
+def test_flat_model_options_given_for_a_structured_model_are_refused_not_ignored(model, option, tmp_path, capsys):
+    data = conllu(tmp_path / "bank.conllu")
+    command = "evaluate" if option == ["--format", "events"] else "predict"
+    code, out, err = run(capsys, command, MODELS / model, data, *option)
+    one_error(code, err, option[0])
+    assert out == ""
