@@ -118,3 +118,35 @@ def test_flat_model_options_given_for_a_structured_model_are_refused_not_ignored
     code, out, err = run(capsys, command, MODELS / model, data, *option)
     one_error(code, err, option[0])
     assert out == ""
+
+
+@pytest.mark.parametrize("model", ["chain-crf.npz", "chain-m3n.npz"])
+@pytest.mark.parametrize("command", ["run", "evaluate"])
+@pytest.mark.parametrize("option", [["--beam", "1"], ["--tag-dictionary"], ["--iob-constraint"]])
+def test_beam_search_options_for_a_chain_model_are_refused_not_ignored(model, command, option, tmp_path, capsys):
+    data = tmp_path / "gold.txt"
+    data.write_text("The DT B-NP\ncat NN I-NP\nsleeps VBZ B-VP\n\n")
+    code, out, err = run(capsys, "tag", command, MODELS / model, data, *option)
+    one_error(code, err, option[0])
+
+
+def test_beam_search_options_reach_a_template_maxent_tagger(tmp_path, capsys, monkeypatch):
+    import loglin
+    from .cli_helpers import chunk_corpus
+    corpus = chunk_corpus(tmp_path / "train.txt")
+    model = tmp_path / "m.npz"
+    code, _, err = run(capsys, "tag", "train", "--task", "chunk", "--model", "maxent", "--features", "ner", corpus,
+                       "-o", model, "--max-iter", "5", "--quiet")
+    assert code == 0, err
+    seen = []
+    predict = loglin.Tagger.predict
+
+    def recording(self, X, constraints=None, **decoding):
+        seen.append(decoding)
+        return predict(self, X, constraints, **decoding)
+    monkeypatch.setattr(loglin.Tagger, "predict", recording)
+    for command in ("run", "evaluate"):
+        code, _, err = run(capsys, "tag", command, model, corpus, "--beam", "1", "--no-tag-dictionary",
+                           *(["--format", "columns"] if command == "evaluate" else []))
+        assert code == 0, err
+        assert seen[-1] == {"beam": 1, "tag_dictionary": False}

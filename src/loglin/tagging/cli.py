@@ -345,15 +345,16 @@ def _report_trained(args, model, result, C, features, how="") -> int:
     return 0
 
 
-def _chain_scores(model, gold_sentences, task) -> dict:
-    """Scores of a chain model on gold sentences, in the same keys as MaxentTaggerModel.evaluate."""
+def _chain_scores(model, gold_sentences, task, **decoding) -> dict:
+    """Scores of a chain model on gold sentences, in the same keys as MaxentTaggerModel.evaluate; ``decoding``:
+    a template Maxent tagger's beam-search overrides."""
     from .conlleval import conlleval
     if not gold_sentences:
         raise DataContentError("no sentences to evaluate")
     inputs = [[tuple(t[:-1]) for t in s] for s in gold_sentences]
     gold = [[t[-1] for t in s] for s in gold_sentences]
     t0 = time.perf_counter()
-    guess = model.predict(inputs) if hasattr(model, "predict") else model.tag(inputs)
+    guess = model.predict(inputs, **decoding) if hasattr(model, "predict") else model.tag(inputs)
     seconds = time.perf_counter() - t0
     guess = [list(map(str, ps)) for ps in guess]           # a loglin.Tagger fitted on int or bool labels
     n = sum(len(s) for s in gold)
@@ -383,8 +384,9 @@ def evaluate_model(model, path, fmt="conll2000", split=None, **decoding) -> tupl
         if isinstance(_tagging_model(model), Tagger):
             task = _estimator_task(model)
             gold = read_gold(path, fmt, task, split)
-            scores, labels = _chain_scores(model, gold, task), model.classes_
+            scores, labels = _chain_scores(model, gold, task, **_beam_options(model, decoding)), model.classes_
         elif isinstance(model, ChainModel):
+            _beam_options(model, decoding)
             task = model.space.task
             gold = read_gold(path, fmt, task, split)
             scores, labels = _chain_scores(model, gold, task), model.labels
@@ -421,6 +423,7 @@ def run_model(model, path, input_format="auto", output=None, keep_labels=False, 
     from ..structured.model import ChainModel
     from .estimator import Tagger
     if isinstance(_tagging_model(model), Tagger):
+        given = _beam_options(model, decoding, n_best)
         if keep_labels and model.model not in CHAIN_MODELS:
             raise InvalidInputError(f"--keep-labels decodes chain models (--model crf / m3n); this tagger is a "
                                     f"{model.model} model, whose beam search does not take fixed labels")
@@ -435,9 +438,10 @@ def run_model(model, path, input_format="auto", output=None, keep_labels=False, 
             predicted = model.predict_n_best(tokens, n_best, constraints=constraints,
                                              iob_constraint=decoding.get("iob_constraint"))
         else:
-            predicted = model.predict(tokens, constraints=constraints)
+            predicted = model.predict(tokens, constraints=constraints, **given)
         probability = model.model != "m3n"
     elif isinstance(model, ChainModel):
+        _beam_options(model, decoding, n_best)
         tokens, raw, fmt = read_input(path, input_format, model.space.task, model.labels)
         constraints = None
         if keep_labels:
@@ -473,6 +477,24 @@ def run_model(model, path, input_format="auto", output=None, keep_labels=False, 
     if output is not None:
         n = sum(len(s) for s in tokens)
         print(f"tagged {n:,} tokens in {seconds:.2f} s -> {output}", file=sys.stderr)
+
+
+BEAM_OPTIONS = {"beam": "--beam", "tag_dictionary": "--tag-dictionary", "iob_constraint": "--iob-constraint"}
+
+
+def _beam_options(model, decoding, n_best=None) -> dict:
+    """The decoding overrides given (None: not given) that ``model`` takes. A CRF / M3N decodes exactly (Viterbi):
+    a beam option given for it would be ignored, so it is an error (--iob-constraint: with --nbest only)."""
+    from ..structured.model import ChainModel
+    given = {k: v for k, v in decoding.items() if v is not None}
+    if isinstance(model, ChainModel) or getattr(model, "model", None) in CHAIN_MODELS:
+        ignored = sorted(set(given) - ({"iob_constraint"} if n_best is not None else set()))
+        if ignored:
+            raise InvalidInputError(f"{BEAM_OPTIONS[ignored[0]]} sets the Maxent tagger's beam search; a "
+                                    f"{getattr(model, 'model', 'chain')} model decodes exactly (Viterbi) "
+                                    + ("(--iob-constraint applies to its --nbest lists)"
+                                       if ignored[0] == "iob_constraint" else "without a beam"))
+    return given
 
 
 def _estimator_task(tagger) -> str:
