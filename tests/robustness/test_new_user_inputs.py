@@ -98,3 +98,47 @@ def test_iobes_chunks_in_the_conll2000_format_point_to_columns(tmp_path, capsys)
     assert code == 0, err
     code, out, err = run(capsys, "tag", "evaluate", tmp_path / "m.npz", data, "--format", "columns", "--json")
     assert code == 0, err
+
+
+def ud_treebank(path, sentences=24, seed=2):
+    """CoNLL-U with document and sentence comments, a multiword token (del = de + el) in every sentence and an
+    empty node in some."""
+    rng = random.Random(seed)
+    blocks = []
+    for i in range(sentences):
+        subject, verb, noun = rng.choice(["Ella", "Juan"]), rng.choice(["vive", "trabaja"]), rng.choice(["campo", "pueblo"])
+        rows = [f"# sent_id = s{i}", f"# text = {subject} {verb} del {noun} .",
+                f"1\t{subject}\t{subject.lower()}\tPRON\t_\t_\t2\tnsubj\t2:nsubj\t_",
+                f"2\t{verb}\t{verb}\tVERB\t_\t_\t0\troot\t0:root\t_"]
+        if i % 3 == 0:
+            rows.append(f"2.1\t{verb}\t{verb}\tVERB\t_\t_\t_\t_\t0:root\t_")
+        rows += ["3-4\tdel\t_\t_\t_\t_\t_\t_\t_\t_", "3\tde\tde\tADP\t_\t_\t5\tcase\t5:case\t_",
+                 "4\tel\tel\tDET\t_\t_\t5\tdet\t5:det\t_", f"5\t{noun}\t{noun}\tNOUN\t_\t_\t2\tobl\t2:obl\tSpaceAfter=No",
+                 "6\t.\t.\tPUNCT\t_\t_\t2\tpunct\t2:punct\t_"]
+        blocks.append("\n".join(rows))
+    path.write_text("# newdoc id = d1\n" + "\n\n".join(blocks) + "\n\n")
+    return path
+
+
+def test_conllu_with_comments_multiword_tokens_and_empty_nodes_trains_parses_and_scores(tmp_path, capsys):
+    import json
+    bank = ud_treebank(tmp_path / "ud.conllu")
+    model = tmp_path / "p.npz"
+    code, _, err = run(capsys, "parse", "train", bank, "-o", model, "--quiet")
+    assert code == 0, err
+    code, out, err = run(capsys, "parse", "evaluate", model, bank, "--json")
+    assert code == 0, err
+    scores = json.loads(out)
+    assert scores["sentences"] == 24 and scores["tokens"] == 24 * 6        # words only: no range, no empty node
+    code, out, err = run(capsys, "parse", "run", model, bank)
+    assert code == 0, err
+    given, written = bank.read_text().splitlines(), out.splitlines()
+    assert len(given) == len(written)
+    for a, b in zip(given, written):
+        first = a.split("\t")[0]
+        if not a or a.startswith("#") or "-" in first:
+            assert a == b                                          # comments and ranges echoed as they are
+        else:
+            assert a.split("\t")[:6] == b.split("\t")[:6] and b.split("\t")[8] == "_"      # DEPS not predicted
+            if "." in first:
+                assert b.split("\t")[6:8] == ["_", "_"]            # an empty node has no basic head
