@@ -332,9 +332,10 @@ def _refuse_flat_options(args, family):
         return
     what = "a tagging model reads CoNLL columns or text" if family == "tagging" else "a parser reads CoNLL-X / CoNLL-U"
     if getattr(args, "proba", False):
-        raise LoglinError(f"--proba writes class probabilities of Maxent / LR models; {args.model} is a {family} model "
-                          + ("(the probabilities of its best taggings: `loglin tag run MODEL INPUT --nbest K`)"
-                             if family == "tagging" else "(the scores of its best trees: `loglin parse run --nbest K`)"))
+        instead = ("the probabilities of its best taggings: `loglin tag run MODEL INPUT --nbest K`"
+                   if family == "tagging" else "the scores of its best trees: `loglin parse run --nbest K`")
+        raise LoglinError(f"--proba writes class probabilities of Maxent / LR models; {args.model} is a {family} "
+                          f"model ({instead})")
     if args.format is not None:
         raise LoglinError(f"--format {args.format} reads Maxent / LR data; {what} ({args.model} is a {family} "
                           f"model): leave --format out")

@@ -43,12 +43,14 @@ def test_training_on_an_empty_file_is_one_error_naming_it(command, empty, tmp_pa
     assert not model.exists()
 
 
-EVALUATE_COMMANDS = ([(["evaluate"], m, []) for m in ALL_MODELS] + [(["tag", "evaluate"], m, []) for m in TAGGING_MODELS]
+EVALUATE_COMMANDS = ([(["evaluate"], m, []) for m in ALL_MODELS]
+                     + [(["tag", "evaluate"], m, []) for m in TAGGING_MODELS]
                      + [(["tag", "evaluate"], "chain-crf.npz", ["--format", "columns"]),
                         (["parse", "evaluate"], "parser-crf.npz", [])])
 
 
-@pytest.mark.parametrize("verb, model, options", EVALUATE_COMMANDS, ids=lambda x: " ".join(x) if isinstance(x, list) else x)
+@pytest.mark.parametrize("verb, model, options", EVALUATE_COMMANDS,
+                         ids=lambda x: " ".join(x) if isinstance(x, list) else x)
 @pytest.mark.parametrize("as_json", [False, True])
 def test_evaluating_on_an_empty_file_is_one_error_naming_it(verb, model, options, as_json, empty, capsys):
     code, out, err = run(capsys, *verb, MODELS / model, empty, *options, *(["--json"] if as_json else []))

@@ -105,8 +105,8 @@ def add_tag_commands(subparsers) -> argparse.ArgumentParser:
             p.add_argument("--input-format", choices=("auto", "conll", "text"), default="auto",
                            help="auto (default): CoNLL columns when the file has a -DOCSTART- line, or lines of one "
                                 "width with the model's labels in its label column (POS second, chunk third, NER "
-                                "last; at 4+ columns two lines or more), or lines of one width with blank lines between "
-                                "sentences; else text, one sentence a line")
+                                "last; at 4+ columns two lines or more), or lines of one width with blank lines "
+                                "between sentences; else text, one sentence a line")
             p.add_argument("--nbest", type=int, default=None, metavar="K",
                            help="write the K best taggings of each sentence, best first, each after a header "
                                 "'# RANK VALUE' (CRF++'s -n output; RANK from 0): VALUE is the probability of the "
