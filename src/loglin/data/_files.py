@@ -160,7 +160,8 @@ def echo_output(path: PathLike | None):
         if path is not None:
             with open_text_for_write(path, encoding) as out:
                 yield out
-        elif codecs.lookup(encoding).name == "utf-8" or not hasattr(sys.stdout, "buffer"):
+        elif (not hasattr(sys.stdout, "buffer")
+              or codecs.lookup(getattr(sys.stdout, "encoding", None) or encoding).name == codecs.lookup(encoding).name):
             yield sys.stdout
         else:
             sys.stdout.flush()
