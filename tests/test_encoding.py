@@ -44,3 +44,51 @@ def test_cli_encoding_option_for_any_command(tmp_path):
     unknown = subprocess.run(run + ["evaluate", str(tmp_path / "p.npz"), str(tree), "--encoding", "klingon"],
                              capture_output=True, text=True, timeout=600)
     assert unknown.returncode == 2 and "unknown text encoding" in unknown.stderr
+
+
+LATIN_TREE = "1\tEl\tel\td\tDA\t_\t2\tspec\t_\t_\n2\tniño\tniño\tn\tNC\t_\t3\tSUJ\t_\t_\n3\tcomió\tcomer\tv\tVM\t_\t0\tROOT\t_\t_\n\n"
+
+
+def _forms(data: bytes):
+    return [line.split(b"\t")[1] for line in data.splitlines() if line.strip()]
+
+
+def test_run_commands_write_the_encoding_they_read(tmp_path, capsysbinary):
+    """tag run / parse run echo their input: with --encoding latin-1 the output is latin-1 too, so that a
+    CoNLL scorer comparing its forms with the gold file's bytes finds them equal."""
+    from loglin.cli import main
+    tree = tmp_path / "t.conll"
+    tree.write_bytes((LATIN_TREE * 3).encode("latin-1"))
+    assert main(["parse", "train", str(tree), "-o", str(tmp_path / "p.npz"), "--encoding", "latin-1", "--quiet"]) == 0
+    out = tmp_path / "out.conll"
+    assert main(["parse", "run", str(tmp_path / "p.npz"), str(tree), "-o", str(out), "--encoding", "latin-1"]) == 0
+    assert _forms(out.read_bytes()) == _forms(tree.read_bytes())
+    capsysbinary.readouterr()
+    assert main(["parse", "run", str(tmp_path / "p.npz"), str(tree), "--encoding", "latin-1"]) == 0
+    assert _forms(capsysbinary.readouterr().out) == _forms(tree.read_bytes())
+    columns = tmp_path / "ner.txt"
+    columns.write_bytes("Año O\nMünchen B-LOC\n\nniño O\nKöln B-LOC\n\n".encode("latin-1") * 4)
+    assert main(["tag", "train", "--task", "ner", str(columns), "-o", str(tmp_path / "n.npz"), "--encoding",
+                 "latin-1", "--quiet", "--max-iter", "5"]) == 0
+    capsysbinary.readouterr()
+    tagged = tmp_path / "tagged.txt"
+    assert main(["tag", "run", str(tmp_path / "n.npz"), str(columns), "-o", str(tagged), "--encoding", "latin-1"]) == 0
+    assert [line.split()[0] for line in tagged.read_bytes().splitlines() if line.strip()] == \
+        [line.split()[0] for line in columns.read_bytes().splitlines() if line.strip()]
+    assert main(["tag", "run", str(tmp_path / "n.npz"), str(columns), "--encoding", "latin-1"]) == 0
+    assert capsysbinary.readouterr().out == tagged.read_bytes()
+
+
+def test_a_label_the_output_encoding_cannot_hold_is_one_error(tmp_path, capsys):
+    from loglin.cli import main
+    columns = tmp_path / "ner.txt"
+    columns.write_text("Paris B-LOC→\nis O\n\nRome B-LOC→\nis O\n\n" * 3, encoding="utf-8")
+    assert main(["tag", "train", "--task", "ner", str(columns), "-o", str(tmp_path / "n.npz"), "--quiet",
+                 "--max-iter", "5"]) == 0
+    text = tmp_path / "text.txt"
+    text.write_text("Paris is\n", encoding="latin-1")
+    capsys.readouterr()
+    code = main(["tag", "run", str(tmp_path / "n.npz"), str(text), "-o", str(tmp_path / "o.txt"), "--encoding",
+                 "latin-1"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("loglin: error:") == 1 and "o.txt" in err and "--encoding" in err, err

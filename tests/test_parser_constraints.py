@@ -113,3 +113,31 @@ def test_parse_run_keep_heads_keeps_the_input_heads(parser, tmp_path, capsys):
     assert main(["parse", "run", str(model), str(given)]) == 2            # without the flag: mixed HEAD refused
     assert main(["parse", "run", str(model), str(given), "--keep-heads", "--nbest", "2"]) == 2
     assert "--keep-heads" in capsys.readouterr().err
+
+
+def test_parse_run_keep_heads_keeps_a_deprel_given_with_its_head(parser, tmp_path):
+    model = tmp_path / "p.npz"
+    parser.save(model)
+    sentences = read_conllx(EN)[:6]
+    lines, kept = [], []                    # kept: per sentence, per word, the DEPREL the output must keep or None
+    for s in sentences:
+        kept.append([])
+        for m in range(len(s)):
+            head = str(int(s.heads[m])) if m % 2 == 0 else "_"
+            deprel = f"given{m}" if m % 3 != 1 else "_"           # also on free words, where it is not kept
+            kept[-1].append(deprel if head != "_" and deprel != "_" else None)
+            lines.append("\t".join([str(m + 1), s.forms[m], s.lemmas[m], s.cpos[m], s.pos[m], s.feats[m], head,
+                                    deprel, "_", "_"]))
+        lines.append("")
+    given = tmp_path / "partial.conllu"
+    given.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out.conllu"
+    assert main(["parse", "run", str(model), str(given), "-o", str(out), "--keep-heads"]) == 0
+    parsed = read_conllx(out)
+    heads = parser.predict(sentences, [[int(h) if m % 2 == 0 else None for m, h in enumerate(s.heads)]
+                                       for s in sentences])
+    labelled = parser._fitted().label(sentences, heads)
+    assert any(k is None for ks in kept for k in ks) and any(k is not None for ks in kept for k in ks)
+    for p, ks, predicted in zip(parsed, kept, labelled):
+        assert p.deprels == [k if k is not None else y for k, y in zip(ks, predicted)]
+        assert not any(d.startswith("given") for d, k in zip(p.deprels, ks) if k is None)

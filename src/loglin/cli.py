@@ -24,9 +24,9 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .cli_options import (add_scale_out_options, check_numbers, chosen_solver, experiment_options, keep_solver_state,
-                          keeping_best_model, regularization, report, scale_out_backend, solver_options,
-                          split_encoding_option, training_keywords, training_options, worker_data)
+from .cli_options import (EMPTY_INPUT_RULE, add_scale_out_options, check_numbers, chosen_solver, experiment_options,
+                          keep_solver_state, keeping_best_model, regularization, report, scale_out_backend,
+                          solver_options, split_encoding_option, training_keywords, training_options, worker_data)
 from .errors import DataFormatError, LoglinError, TimeLimitBeforeTraining, about_file
 from .outputs import check_writable
 from .training import DEFAULT_C, DEFAULT_MAX_ITER
@@ -45,7 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Train log-linear models (Maxent, logistic regression, linear-chain CRF / M3N taggers, "
                     "dependency parsers) with IS, CD, dual CD, EG, Newton, TRON, L-BFGS, OWL-QN and SGD; "
                     "without --solver each picks the fast solver for the problem.\n\n" + SCALE_HELP + "\n\nEvery command takes --encoding ENC: the text "
-                    "encoding of its input files (default UTF-8; e.g. latin-1).",
+                    "encoding of its input files (default UTF-8; e.g. latin-1), also that of what predict, tag run "
+                    "and parse run write.",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"loglin {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -88,7 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "the tagger's contexts, built here, cut into shards (as `loglin tag train --model maxent "
                           "--workers N`; default solver lbfgs)")
 
-    p = sub.add_parser("predict", help="predict labels (or probabilities) for a data file")
+    p = sub.add_parser("predict", help="predict labels (or probabilities) for a data file",
+                       description="Predict with any model kind. " + EMPTY_INPUT_RULE)
     p.add_argument("model", type=Path)
     p.add_argument("data", type=Path)
     p.add_argument("-o", "--output", type=Path, default=None, help="output file (default: standard output)")
@@ -96,7 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("svmlight", "events"), default=None,
                    help="input format (default: the training format stored in the model)")
 
-    p = sub.add_parser("evaluate", help="accuracy of a model on labelled data (chunk P/R/F1 for chunkers)")
+    p = sub.add_parser("evaluate", help="accuracy of a model on labelled data (chunk P/R/F1 for chunkers)",
+                       description="Score any model kind on labelled data. " + EMPTY_INPUT_RULE)
     p.add_argument("model", type=Path)
     p.add_argument("data", type=Path)
     p.add_argument("--format", choices=("svmlight", "events"), default=None)
@@ -323,10 +326,26 @@ def _decoding_model(path):
     return model
 
 
+def _refuse_flat_options(args, family):
+    """--proba and --format describe Maxent / LR data: given for a tagger or parser they would be ignored."""
+    if family == "linear":
+        return
+    what = "a tagging model reads CoNLL columns or text" if family == "tagging" else "a parser reads CoNLL-X / CoNLL-U"
+    if getattr(args, "proba", False):
+        instead = ("the probabilities of its best taggings: `loglin tag run MODEL INPUT --nbest K`"
+                   if family == "tagging" else "the scores of its best trees: `loglin parse run --nbest K`")
+        raise LoglinError(f"--proba writes class probabilities of Maxent / LR models; {args.model} is a {family} "
+                          f"model ({instead})")
+    if args.format is not None:
+        raise LoglinError(f"--format {args.format} reads Maxent / LR data; {what} ({args.model} is a {family} "
+                          f"model): leave --format out")
+
+
 def cmd_predict(args):
     check_writable(args.output)
     model = _decoding_model(args.model)
     family = _family(model)
+    _refuse_flat_options(args, family)
     if family == "tagging":
         from .tagging.cli import run_model
         run_model(model, args.data, output=args.output)
@@ -345,17 +364,16 @@ def cmd_predict(args):
             lines.append(f"{p} " + " ".join(f"{v:.6g}" for v in row))
     else:
         lines = [str(p) for p in pred]
-    text = "\n".join(lines) + "\n"
-    if args.output:
-        args.output.write_text(text)
-    else:
-        sys.stdout.write(text)
+    from .data._files import echo_output
+    with echo_output(args.output) as out:          # in the input's encoding, as tag run and parse run
+        out.write("".join(line + "\n" for line in lines))    # empty input: no line (--proba: the header)
     return 0
 
 
 def cmd_evaluate(args):
     model = _decoding_model(args.model)
     family = _family(model)
+    _refuse_flat_options(args, family)
     if family != "linear":
         from .parsing.cli import evaluate_model as parser_scores
         from .tagging.cli import evaluate_model as tagging_scores

@@ -22,6 +22,11 @@ from .training import (DEFAULT_C, DEFAULT_GAP_TOL, DEFAULT_MAX_ITER, DEFAULT_MM_
                        DEFAULT_SOLVERS, DEFAULT_TOL, default_C)
 
 
+# the one rule of every command for input without data, stated in the --help of train / predict / evaluate / run
+EMPTY_INPUT_RULE = ("Empty input (no line, or blank and comment lines only): training and evaluating name the file "
+                    "in an error (exit 2; there is no score of zero items); predict, tag run and parse run write no "
+                    "prediction and exit 0 (predict --proba: its header line; parse run echoes the input's lines).")
+
 AUTO_HELP = {**DEFAULT_SOLVERS, "maxent": "eg-acc or tron by the problem's shape",
              "binary": "tron, cddual or eg-acc by the problem's shape"}
 

@@ -243,9 +243,10 @@ def walk_path(Cs, n_folds, task, scoring, patience, n_jobs=None) -> Path:
 
 def _quiet(task, f, C, state):
     import warnings
-    from .errors import ConvergenceWarning
+    from .errors import ConvergenceWarning, DataScaleWarning
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)     # reported once, on the refit
+        warnings.simplefilter("ignore", DataScaleWarning)       # the same data: once, on the refit
         return task(f, C, state)
 
 

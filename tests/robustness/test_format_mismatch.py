@@ -88,3 +88,65 @@ def test_text_of_even_lines_stays_text(text, tmp_path, capsys):
     written = [line.split() for line in out.splitlines() if line.strip()]
     assert [len(r) for r in written] == [len(line.split()) for line in text.splitlines() if line.strip()]
     assert all(token.count("/") == 1 for r in written for token in r)       # word/TAG: read as text
+
+
+@pytest.mark.parametrize("task", ["pos", "chunk", "ner"])
+@pytest.mark.parametrize("foreign", ["svmlight", "CoNLL-U"])
+def test_a_foreign_file_given_to_tag_train_is_refused_not_learnt(task, foreign, tmp_path, capsys):
+    """An svmlight file has lines of one width, so it read as columns: a NER model learnt its last column."""
+    data = svmlight_rows(tmp_path / "rows.svm", n=30) if foreign == "svmlight" else conllu(tmp_path / "bank.conllu")
+    model = tmp_path / "m.npz"
+    code, out, err = run(capsys, "tag", "train", "--task", task, "--format", "columns", data, "-o", model)
+    one_error(code, err, str(data), foreign)
+    assert not model.exists()
+
+
+@pytest.mark.parametrize("model", TAGGING_MODELS)
+@pytest.mark.parametrize("command", [["evaluate"], ["tag", "evaluate"]])
+@pytest.mark.parametrize("foreign", ["svmlight", "CoNLL-U"])
+def test_a_foreign_file_given_to_tag_evaluate_is_refused(model, command, foreign, tmp_path, capsys):
+    data = svmlight_rows(tmp_path / "rows.svm", n=6) if foreign == "svmlight" else conllu(tmp_path / "bank.conllu")
+    code, out, err = run(capsys, *command, MODELS / model, data)
+    one_error(code, err, str(data), foreign)
+
+
+@pytest.mark.parametrize("model", TAGGING_MODELS + ["parser-crf.npz"])
+@pytest.mark.parametrize("option", [["--proba"], ["--format", "svmlight"], ["--format", "events"]])
+def test_flat_model_options_given_for_a_structured_model_are_refused_not_ignored(model, option, tmp_path, capsys):
+    data = conllu(tmp_path / "bank.conllu")
+    command = "evaluate" if option == ["--format", "events"] else "predict"
+    code, out, err = run(capsys, command, MODELS / model, data, *option)
+    one_error(code, err, option[0])
+    assert out == ""
+
+
+@pytest.mark.parametrize("model", ["chain-crf.npz", "chain-m3n.npz"])
+@pytest.mark.parametrize("command", ["run", "evaluate"])
+@pytest.mark.parametrize("option", [["--beam", "1"], ["--tag-dictionary"], ["--iob-constraint"]])
+def test_beam_search_options_for_a_chain_model_are_refused_not_ignored(model, command, option, tmp_path, capsys):
+    data = tmp_path / "gold.txt"
+    data.write_text("The DT B-NP\ncat NN I-NP\nsleeps VBZ B-VP\n\n")
+    code, out, err = run(capsys, "tag", command, MODELS / model, data, *option)
+    one_error(code, err, option[0])
+
+
+def test_beam_search_options_reach_a_template_maxent_tagger(tmp_path, capsys, monkeypatch):
+    import loglin
+    from .cli_helpers import chunk_corpus
+    corpus = chunk_corpus(tmp_path / "train.txt")
+    model = tmp_path / "m.npz"
+    code, _, err = run(capsys, "tag", "train", "--task", "chunk", "--model", "maxent", "--features", "ner", corpus,
+                       "-o", model, "--max-iter", "5", "--quiet")
+    assert code == 0, err
+    seen = []
+    predict = loglin.Tagger.predict
+
+    def recording(self, X, constraints=None, **decoding):
+        seen.append(decoding)
+        return predict(self, X, constraints, **decoding)
+    monkeypatch.setattr(loglin.Tagger, "predict", recording)
+    for command in ("run", "evaluate"):
+        code, _, err = run(capsys, "tag", command, model, corpus, "--beam", "1", "--no-tag-dictionary",
+                           *(["--format", "columns"] if command == "evaluate" else []))
+        assert code == 0, err
+        assert seen[-1] == {"beam": 1, "tag_dictionary": False}

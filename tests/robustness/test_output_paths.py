@@ -1,4 +1,5 @@
 """A bad output path fails at once, naming the path, before any data is read or any training done."""
+import os
 import time
 
 import pytest
@@ -25,6 +26,12 @@ COMMANDS = {
                                       "-o", "/tmp/unused.npz", "--trace", out],
     "tag run": lambda out: ["tag", "run", "/nonexistent-model.npz", MISSING_DATA, "-o", out],
     "parse train": lambda out: ["parse", "train", MISSING_DATA, "-o", out],
+    "parse train --trace": lambda out: ["parse", "train", MISSING_DATA, "-o", "/tmp/unused.npz", "--trace", out],
+    "train --cv-plot": lambda out: ["train", MISSING_DATA, "-o", "/tmp/unused.npz", "-C", "auto", "--cv-plot", out],
+    "train (tagging corpus)": lambda out: ["train", MISSING_DATA, "--format", "conll2000-pos", "-o", out],
+    "tag train --task ner": lambda out: ["tag", "train", "--task", "ner", MISSING_DATA, "-o", out],
+    "tag train --cv-plot": lambda out: ["tag", "train", "--task", "pos", MISSING_DATA, "-o", "/tmp/unused.npz",
+                                        "-C", "auto", "--cv-plot", out],
     "parse run": lambda out: ["parse", "run", "/nonexistent-model.npz", MISSING_DATA, "-o", out],
 }
 
@@ -63,3 +70,20 @@ def test_atomic_write_leaves_the_old_file_when_writing_fails(tmp_path):
     with atomic_write(target) as fh:
         fh.write(b"new")
     assert target.read_bytes() == b"new" and [p.name for p in tmp_path.iterdir()] == ["model.npz"]
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root writes into read-only directories")
+@pytest.mark.parametrize("command", sorted(c for c in COMMANDS if "train" in c))
+def test_read_only_directory_fails_first_for_every_train_command(command, tmp_path, capsys):
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    folder.chmod(0o555)
+    try:
+        out = str(folder / "m.npz")
+        code = main(COMMANDS[command](out))
+        err = capsys.readouterr().err
+    finally:
+        folder.chmod(0o755)
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1 and out in lines[0], (command, err)
+    assert not any(folder.iterdir())

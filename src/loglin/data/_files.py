@@ -14,13 +14,15 @@ import contextlib
 import contextvars
 import functools
 import gzip
+import io
 import lzma
 import os
 import stat
+import sys
 from pathlib import Path
 from typing import IO
 
-from ..errors import DataFormatError
+from ..errors import DataFormatError, InvalidInputError
 
 # Compression is chosen by extension only: sniffing magic bytes would make a
 # plain file that happens to start with "BZh" unreadable.
@@ -135,16 +137,43 @@ def decode_lines(data: bytes, path: PathLike, encoding: str | None = None) -> li
     return lines
 
 
-def open_text_for_write(path: PathLike) -> IO[str]:
-    """Open ``path`` for writing UTF-8 text, compressing by extension.
+def open_text_for_write(path: PathLike, encoding: str = "utf-8") -> IO[str]:
+    """Open ``path`` for writing text (UTF-8 unless ``encoding``), compressing by extension.
 
     ``newline="\\n"`` keeps output byte-identical across platforms.
     """
     path = Path(path)
     opener = _COMPRESSED_OPEN.get(path.suffix.lower())
     if opener is None:
-        return open(path, "w", encoding="utf-8", newline="\n")
-    return opener(path, "wt", encoding="utf-8", newline="\n")
+        return open(path, "w", encoding=encoding, newline="\n")
+    return opener(path, "wt", encoding=encoding, newline="\n")
+
+
+@contextlib.contextmanager
+def echo_output(path: PathLike | None):
+    """The text stream a command that echoes its input writes to: the file ``path`` (None: standard output), in
+    the encoding the input was read with (``--encoding``), so that echoed words keep their bytes (a CoNLL scorer
+    compares them with the gold file's). A character that encoding cannot hold is one error naming the output."""
+    encoding = _ENCODING.get()
+    name = "standard output" if path is None else str(path)
+    try:
+        if path is not None:
+            with open_text_for_write(path, encoding) as out:
+                yield out
+        elif (not hasattr(sys.stdout, "buffer")
+              or codecs.lookup(getattr(sys.stdout, "encoding", None) or encoding).name == codecs.lookup(encoding).name):
+            yield sys.stdout
+        else:
+            sys.stdout.flush()
+            out = io.TextIOWrapper(sys.stdout.buffer, encoding=encoding, newline="\n")
+            try:
+                yield out
+            finally:
+                out.flush()
+                out.detach()                # sys.stdout keeps its buffer
+    except UnicodeEncodeError as exc:
+        raise InvalidInputError(f"{name}: cannot write {exc.object[exc.start:exc.end]!r} in {encoding}, the input's "
+                                "encoding (--encoding): a label of the model outside it") from None
 
 
 def show(token: bytes | str, limit: int = 40) -> str:
@@ -156,4 +185,4 @@ def show(token: bytes | str, limit: int = 40) -> str:
     return repr(token)
 
 
-__all__ = ["read_bytes", "split_lines", "read_text_lines", "decode_lines", "open_text_for_write", "show"]
+__all__ = ["read_bytes", "split_lines", "read_text_lines", "decode_lines", "open_text_for_write", "echo_output", "show"]

@@ -93,7 +93,8 @@ def conll2000_from_lines(lines, path: PathLike) -> list[list[tuple[str, str, str
     for sentence in sentences:
         for lineno, fields in sentence:
             if not _IOB_RE.fullmatch(fields[2]):
-                raise DataFormatError(path, lineno, f"expected an IOB tag 'O', 'B-X' or 'I-X', got {show(fields[2])}")
+                raise DataFormatError(path, lineno, f"expected an IOB tag 'O', 'B-X' or 'I-X', got {show(fields[2])} "
+                                                      "(other tags, e.g. IOBES: read_columns, --format columns)")
     return [[fields for _, fields in sentence] for sentence in sentences]
 
 

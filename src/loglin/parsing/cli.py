@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
 import time
 from pathlib import Path
 
@@ -31,13 +30,15 @@ DEFAULT_CUTOFF = 1
 _TOKEN_ID = re.compile(r"\d+")
 
 
-def _read(path, heads_required=True, partial_heads=False):
+def _read(path, heads_required=True, partial_heads=False, purpose="to train on"):
+    """The sentences of ``path``; none is an error naming the file (``purpose``: "to evaluate", ...), or an
+    empty list when ``purpose`` is None (text to parse: empty input, empty output)."""
     from ..data.conll import read_conllx
     if not Path(path).exists():
         raise InvalidInputError(f"{path}: no such file")
     sentences = read_conllx(path, heads_required=heads_required, partial_heads=partial_heads)
-    if not sentences:
-        raise InvalidInputError(f"{path}: no sentences")
+    if not sentences and purpose is not None:
+        raise InvalidInputError(f"{path}: no sentences {purpose}")
     return sentences
 
 
@@ -118,7 +119,7 @@ def _is_token_line(line) -> bool:
 
 
 def _train(args):
-    check_writable(args.output)
+    check_writable(args.output, args.trace)
     from ..cli_options import (chosen_solver, keep_solver_state, keeping_best_model, regularization, report,
                                scale_out_backend, scaled_structured_solver, solver_options, training_keywords)
     from ..params import sequence_estimator_params
@@ -131,7 +132,7 @@ def _train(args):
     options = solver_options(args, solver, ("tree",))              # before the treebank is read
     backend = scale_out_backend(args, refusal)     # before the data is read: an unreachable scheduler fails first
     try:
-        dev = _read(args.dev) if args.dev else None
+        dev = _read(args.dev, purpose="to evaluate") if args.dev else None
         start = time.perf_counter()
         keywords = training_keywords(args, "tree", options)
         parser = None
@@ -205,7 +206,7 @@ def evaluate_model(model, path) -> tuple[dict, str]:
     """(scores, one line of text) of a ParserModel on the gold treebank ``path``: UAS, and LAS, label accuracy
     and per-label scores when the parser labels arcs and the treebank has DEPREL labels."""
     with about_file(path):
-        result = _parser_model(model).evaluate(_read(path))
+        result = _parser_model(model).evaluate(_read(path, purpose="to evaluate"))
     return result, (f"{scores_line(result)}  ({result['sentences']} sentences, {result['tokens']} tokens, "
                     f"{result['sentences_per_second']:.0f} sentences/s)")
 
@@ -238,26 +239,37 @@ def run_model(model, path, output=None, n_best=None, keep_heads=False) -> None:
     """Parse the CoNLL file ``path``; write it with the predicted heads and labels to ``output`` or standard output.
     ``n_best``: write each sentence once per tree of its n best (see ``--nbest``). ``keep_heads``: the input's
     HEAD values are constraints (see ``--keep-heads``)."""
-    from ..data._files import open_text_for_write
+    from ..data._files import echo_output
     model = _parser_model(model)
     if n_best is not None:
         from ..structured.tree_nbest import check_n_trees
         n_best = check_n_trees(n_best)
-    sentences = _read(path, heads_required=False, partial_heads=keep_heads)   # text to parse: HEAD may be _
+    sentences = _read(path, heads_required=False, partial_heads=keep_heads, purpose=None)   # HEAD may be _
     if keep_heads and n_best is not None:
         raise InvalidInputError("--keep-heads decodes the best tree only; it does not combine with --nbest")
-    if n_best is None:
+    if not sentences:                       # empty input, empty output: its comment lines only
+        write, heads, labels = write_with_heads, [], []
+    elif n_best is None:
         constraints = [s.heads for s in sentences] if keep_heads else None
         write, heads = write_with_heads, model.parse(sentences, constraints)
         labels = model.label(sentences, heads)
+        if keep_heads:
+            labels = _given_deprels_kept(sentences, labels)
     else:
         write, heads = write_n_best, model.parse_n_best(sentences, n_best)
         labels = model.label_n_best(sentences, heads)
-    if output is None:
-        write(path, sys.stdout, heads, labels)
-    else:
-        with open_text_for_write(output) as out:
-            write(path, out, heads, labels)
+    with echo_output(output) as out:
+        write(path, out, heads, labels)
+
+
+def _given_deprels_kept(sentences, labels):
+    """--keep-heads: the DEPREL the input gives beside a given HEAD replaces the predicted one (a kept arc keeps
+    its label); other words keep the prediction ("_" from a parser without labeller)."""
+    out = []
+    for k, s in enumerate(sentences):
+        predicted = ["_"] * len(s) if labels is None else labels[k]
+        out.append([d if h >= 0 and d != "_" else y for h, d, y in zip(s.heads, s.deprels, predicted)])
+    return out
 
 
 def _parser_model(model):
@@ -285,14 +297,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="keep features seen on >= K gold arcs; default %(default)s")
     from ..cli_options import add_scale_out_options
     add_scale_out_options(p, "--model crf with lbfgs (the default with --workers) or owlqn")
-    p = sub.add_parser("evaluate", help="attachment scores on a gold treebank: UAS, and LAS and label accuracy "
-                       "when the parser labels arcs (with and without punctuation)")
+    from ..cli_options import EMPTY_INPUT_RULE
+    text = ("attachment scores on a gold treebank: UAS, and LAS and label accuracy when the parser labels arcs "
+            "(with and without punctuation)")
+    p = sub.add_parser("evaluate", help=text, description=text + ". " + EMPTY_INPUT_RULE)
     p.add_argument("model", type=Path)
     p.add_argument("test", type=Path)
     p.add_argument("--json", action="store_true")
     text = ("parse a CoNLL-X / CoNLL-U file (HEAD and DEPREL columns replaced; DEPREL '_' from a parser trained "
             "without labels, e.g. a model file written before arc labelling; PHEAD, PDEPREL and DEPS '_')")
-    p = sub.add_parser("run", help=text, description=text)
+    p = sub.add_parser("run", help=text, description=text + ". " + EMPTY_INPUT_RULE)
     p.add_argument("model", type=Path)
     p.add_argument("input", type=Path)
     p.add_argument("-o", "--output", type=Path, default=None)
@@ -303,7 +317,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "a blank line; fewer when a sentence has fewer trees")
     p.add_argument("--keep-heads", action="store_true",
                    help="keep the heads the input's HEAD column gives (any token; '_' = free) and parse the rest: "
-                        "the best projective tree with those arcs (an error names a sentence none can keep)")
+                        "the best projective tree with those arcs (an error names a sentence none can keep); a "
+                        "DEPREL given beside a given HEAD is kept too, the other words are labelled")
     return parser
 
 

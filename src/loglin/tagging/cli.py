@@ -22,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..cli_options import (add_scale_out_options, check_numbers, chosen_solver, keep_solver_state,
+from ..cli_options import (EMPTY_INPUT_RULE, add_scale_out_options, check_numbers, chosen_solver, keep_solver_state,
                            keeping_best_model, regularization, report, scale_out_backend, scaled_structured_solver,
                            solver_options, training_keywords, training_options)
 from ..errors import DataContentError, InvalidInputError, about_file
@@ -88,7 +88,7 @@ def add_tag_commands(subparsers) -> argparse.ArgumentParser:
     add_scale_out_options(p, "--model crf with lbfgs (the default) or owlqn")
 
     for name, helptext in (("evaluate", "score a model on gold data"), ("run", "tag a file")):
-        p = sub.add_parser(name, help=helptext)
+        p = sub.add_parser(name, help=helptext, description=helptext + ". " + EMPTY_INPUT_RULE)
         p.add_argument("model", type=Path)
         p.add_argument("input", type=Path)
         p.add_argument("--beam", type=int, default=None, help="override the model's beam size")
@@ -102,7 +102,11 @@ def add_tag_commands(subparsers) -> argparse.ArgumentParser:
             p.add_argument("--json", action="store_true", help="print one JSON object")
         else:
             p.add_argument("-o", "--output", type=Path, default=None, help="output file (default stdout)")
-            p.add_argument("--input-format", choices=("auto", "conll", "text"), default="auto")
+            p.add_argument("--input-format", choices=("auto", "conll", "text"), default="auto",
+                           help="auto (default): CoNLL columns when the file has a -DOCSTART- line, or lines of one "
+                                "width with the model's labels in its label column (POS second, chunk third, NER "
+                                "last; at 4+ columns two lines or more), or lines of one width with blank lines "
+                                "between sentences; else text, one sentence a line")
             p.add_argument("--nbest", type=int, default=None, metavar="K",
                            help="write the K best taggings of each sentence, best first, each after a header "
                                 "'# RANK VALUE' (CRF++'s -n output; RANK from 0): VALUE is the probability of the "
@@ -157,6 +161,7 @@ def train_tagger(args) -> int:
     solver = chosen_solver(args, kind, "mm" if args.model == "m3n" else "ll")
     args.solver, refusal = scaled_structured_solver(args, args.model, solver, "loglin tag train")
     options = solver_options(args, args.solver, ("maxent" if kind == "tagger" else "chain",))   # before reading
+    args.test_sentences = _test_sentences(args)     # a --test file that cannot be scored fails before training
     backend = scale_out_backend(args, refusal)      # before the data is read: an unreachable scheduler fails first
     try:
         if (kind == "chain" and backend is not None and C is not None and args.format == "conll2000"
@@ -189,12 +194,23 @@ def train_tagger(args) -> int:
     text = (f"trained {args.task} model: {tagger.info['features']:,} features, {tagger.info['iterations']} "
             f"iterations of {args.solver} in {tagger.info['train_seconds']:.1f} s -> {args.output}")
     if args.test is not None:
-        scores = tagger.evaluate(read_gold(args.test, args.format, args.task, other_split(args.split)))
+        scores = tagger.evaluate(args.test_sentences)
         scores.pop("by_type", None)
         result["test"] = scores
         text += "\n" + _score_text(args.task, scores)
     report(args, result, text)
     return 0
+
+
+def _test_sentences(args):
+    """The gold sentences of --test (None without it); an error naming the file if it has none."""
+    if args.test is None:
+        return None
+    with about_file(args.test):
+        sentences = read_gold(args.test, args.format, args.task, other_split(args.split))
+        if not sentences:
+            raise DataContentError("no sentences to evaluate")
+    return sentences
 
 
 def _task_preset(args, features) -> bool:
@@ -322,22 +338,23 @@ def _report_trained(args, model, result, C, features, how="") -> int:
                "converged": bool(result.converged), "stop_reason": result.stop_reason}
     text = f"trained {args.task} {args.model} {how}with {args.solver} -> {args.output}"
     if args.test is not None:
-        scores = _chain_scores(model, read_gold(args.test, args.format, args.task, other_split(args.split)), args.task)
+        scores = _chain_scores(model, args.test_sentences, args.task)
         summary["test"] = scores
         text += "\n" + _score_text(args.task, scores)
     report(args, summary, text)
     return 0
 
 
-def _chain_scores(model, gold_sentences, task) -> dict:
-    """Scores of a chain model on gold sentences, in the same keys as MaxentTaggerModel.evaluate."""
+def _chain_scores(model, gold_sentences, task, **decoding) -> dict:
+    """Scores of a chain model on gold sentences, in the same keys as MaxentTaggerModel.evaluate; ``decoding``:
+    a template Maxent tagger's beam-search overrides."""
     from .conlleval import conlleval
     if not gold_sentences:
         raise DataContentError("no sentences to evaluate")
     inputs = [[tuple(t[:-1]) for t in s] for s in gold_sentences]
     gold = [[t[-1] for t in s] for s in gold_sentences]
     t0 = time.perf_counter()
-    guess = model.predict(inputs) if hasattr(model, "predict") else model.tag(inputs)
+    guess = model.predict(inputs, **decoding) if hasattr(model, "predict") else model.tag(inputs)
     seconds = time.perf_counter() - t0
     guess = [list(map(str, ps)) for ps in guess]           # a loglin.Tagger fitted on int or bool labels
     n = sum(len(s) for s in gold)
@@ -367,8 +384,9 @@ def evaluate_model(model, path, fmt="conll2000", split=None, **decoding) -> tupl
         if isinstance(_tagging_model(model), Tagger):
             task = _estimator_task(model)
             gold = read_gold(path, fmt, task, split)
-            scores, labels = _chain_scores(model, gold, task), model.classes_
+            scores, labels = _chain_scores(model, gold, task, **_beam_options(model, decoding)), model.classes_
         elif isinstance(model, ChainModel):
+            _beam_options(model, decoding)
             task = model.space.task
             gold = read_gold(path, fmt, task, split)
             scores, labels = _chain_scores(model, gold, task), model.labels
@@ -405,6 +423,7 @@ def run_model(model, path, input_format="auto", output=None, keep_labels=False, 
     from ..structured.model import ChainModel
     from .estimator import Tagger
     if isinstance(_tagging_model(model), Tagger):
+        given = _beam_options(model, decoding, n_best)
         if keep_labels and model.model not in CHAIN_MODELS:
             raise InvalidInputError(f"--keep-labels decodes chain models (--model crf / m3n); this tagger is a "
                                     f"{model.model} model, whose beam search does not take fixed labels")
@@ -419,9 +438,10 @@ def run_model(model, path, input_format="auto", output=None, keep_labels=False, 
             predicted = model.predict_n_best(tokens, n_best, constraints=constraints,
                                              iob_constraint=decoding.get("iob_constraint"))
         else:
-            predicted = model.predict(tokens, constraints=constraints)
+            predicted = model.predict(tokens, constraints=constraints, **given)
         probability = model.model != "m3n"
     elif isinstance(model, ChainModel):
+        _beam_options(model, decoding, n_best)
         tokens, raw, fmt = read_input(path, input_format, model.space.task, model.labels)
         constraints = None
         if keep_labels:
@@ -451,13 +471,30 @@ def run_model(model, path, input_format="auto", output=None, keep_labels=False, 
     seconds = time.perf_counter() - t0
     write = write_output if n_best is None else (
         lambda out, raw, lists, fmt: write_n_best(out, raw, lists, fmt, probability))
-    if output is None:
-        write(sys.stdout, raw, predicted, fmt)
-    else:
-        with open(output, "w", encoding="utf-8", newline="\n") as out:
-            write(out, raw, predicted, fmt)
+    from ..data._files import echo_output
+    with echo_output(output) as out:
+        write(out, raw, predicted, fmt)
+    if output is not None:
         n = sum(len(s) for s in tokens)
         print(f"tagged {n:,} tokens in {seconds:.2f} s -> {output}", file=sys.stderr)
+
+
+BEAM_OPTIONS = {"beam": "--beam", "tag_dictionary": "--tag-dictionary", "iob_constraint": "--iob-constraint"}
+
+
+def _beam_options(model, decoding, n_best=None) -> dict:
+    """The decoding overrides given (None: not given) that ``model`` takes. A CRF / M3N decodes exactly (Viterbi):
+    a beam option given for it would be ignored, so it is an error (--iob-constraint: with --nbest only)."""
+    from ..structured.model import ChainModel
+    given = {k: v for k, v in decoding.items() if v is not None}
+    if isinstance(model, ChainModel) or getattr(model, "model", None) in CHAIN_MODELS:
+        ignored = sorted(set(given) - ({"iob_constraint"} if n_best is not None else set()))
+        if ignored:
+            raise InvalidInputError(f"{BEAM_OPTIONS[ignored[0]]} sets the Maxent tagger's beam search; a "
+                                    f"{getattr(model, 'model', 'chain')} model decodes exactly (Viterbi) "
+                                    + ("(--iob-constraint applies to its --nbest lists)"
+                                       if ignored[0] == "iob_constraint" else "without a beam"))
+    return given
 
 
 def _estimator_task(tagger) -> str:

@@ -20,6 +20,11 @@ def read_gold(path, fmt: str, task: str, split: str | None = None) -> list:
     from ..data import brown_corpus_files, read_brown, read_columns, read_conll2000
     if split is not None and (fmt != "brown" or not Path(path).is_dir()):
         raise InvalidInputError("--split needs --format brown and a corpus folder")
+    if fmt != "brown":          # an svmlight file has lines of one width: it would read as columns and be learnt
+        from ..data._files import read_text_lines
+        from ..data.sniff import refuse_foreign_format
+        refuse_foreign_format(path, read_text_lines(path), "a tagging corpus is CoNLL columns (word [POS ...] "
+                              "label, a blank line between sentences)", INSTEAD_OF_TAGGING_CORPUS)
     if task == "ner":
         if fmt == "brown":
             raise InvalidInputError("the Brown corpus has POS tags only (use --task pos)")
@@ -44,26 +49,44 @@ def read_gold(path, fmt: str, task: str, split: str | None = None) -> list:
 
 
 def detect_format(path, lines, task: str, labels) -> str:
-    """'conll' or 'text' for ``--input-format auto``, decided on evidence, never on line widths alone: CoNLL
-    columns need a constant width <= 3 and either blank lines between sentences or a gold column whose values
-    are all labels of the model; "I love you" lines stay text. A -DOCSTART- line (CoNLL-2002/2003) is CoNLL, and
-    so are wider columns with blank-line sentence breaks (:func:`~loglin.data.sniff.token_columns`)."""
-    from ..data.sniff import token_columns
+    """'conll' or 'text' for ``--input-format auto``, decided on evidence, never on line widths alone. A -DOCSTART-
+    line (CoNLL-2002/2003) is CoNLL, and so are wide columns with blank-line sentence breaks
+    (:func:`~loglin.data.sniff.token_columns`). Otherwise CoNLL columns need a constant width and either a gold
+    column whose values are all labels of the model (:func:`_label_column`; two lines or more at widths >= 4,
+    where one line is as likely a line of text) or, at width <= 3, blank lines between sentences; "I love you"
+    lines stay text."""
+    from ..data.sniff import MIN_COLUMNS, token_columns
     if any(line.startswith("-DOCSTART-") for line in lines) or token_columns(lines):
         return "conll"
     rows = [line.split() for line in lines if line.strip()]
     widths = {len(r) for r in rows}
-    if len(widths) != 1 or widths.copy().pop() > 3:
+    if len(widths) != 1:
         return "text"
     width = widths.pop()
-    gold = 1 if task == "pos" else 2          # the column a labelled file carries the model's labels in
-    if width > gold:
-        known = set(str(y) for y in labels)
-        return "conll" if all(r[gold] in known for r in rows) else "text"
+    gold = _label_column(task, width)
+    if (gold is not None and (width < MIN_COLUMNS or len(rows) >= 2)
+            and _all_labels([r[gold] for r in rows], labels)):
+        return "conll"
+    if width > (1 if task == "pos" else 2):             # wide enough for a gold column, whose values are not labels
+        return "text"
     blank = any(not line.strip() for line in lines)
     if blank or (width == 1 and len(rows) > 1):
         return "conll"
     return "text"
+
+
+def _label_column(task, width):
+    """The column a labelled file carries the model's labels in: POS second, chunk third, NER last (None: the
+    rows are too narrow to carry one)."""
+    gold = {"pos": 1, "chunk": 2}.get(task, width - 1)
+    return gold if 1 <= gold < width else None
+
+
+def _all_labels(values, labels) -> bool:
+    """Whether the column's values are all labels of the model and not all punctuation: a POS model knows ".",
+    which ends many lines of text."""
+    known = set(str(y) for y in labels)
+    return all(v in known for v in values) and any(any(c.isalnum() for c in v) for v in values)
 
 
 def read_input(path, fmt: str, task: str, labels=()):
@@ -102,6 +125,11 @@ INSTEAD_OF_TAGGING = {"CoNLL-U": "give its FORM column, one token per line and a
                       "svmlight": "predict it with a model trained by `loglin train`"}
 
 
+INSTEAD_OF_TAGGING_CORPUS = {"CoNLL-U": "train a parser on it with `loglin parse train`, or give its FORM and a label "
+                                        "column, one token per line",
+                             "svmlight": "train and evaluate it with `loglin train` / `loglin evaluate`"}
+
+
 FREE_LABELS = ("_", "?", "")      # --keep-labels: a label column holding one of these leaves the token free
 
 
@@ -111,8 +139,9 @@ def given_labels(rows, column: int):
 
 
 def need_columns(fmt, rows, width, path):
-    """--keep-labels reads a label column: CoNLL input whose rows have at least ``width`` columns."""
-    if fmt != "conll":
+    """--keep-labels reads a label column: CoNLL input whose rows have at least ``width`` columns (no sentence
+    at all: nothing to keep, empty output)."""
+    if fmt != "conll" and rows:
         raise InvalidInputError("--keep-labels needs CoNLL column input (--input-format conll)")
     for k, s in enumerate(rows):
         if any(len(row) < width for row in s):
