@@ -53,7 +53,7 @@ import scipy.sparse as sp
 from .binary import binary_problem
 from .problem import MaxentProblem, class_weight_vector, problem_from_matrix
 from .training import ConvergenceWarning, available_solvers, train
-from .params import check_number, check_training_params, scale_out_keywords, seed as _seed
+from .params import check_number, check_training_params, scale_out_keywords, seed as _seed, store_params
 from . import SKLEARN_BASES as _wants_sklearn_bases
 
 __all__ = ["MaxentClassifier", "LogisticRegression", "ConvergenceWarning", "NotFittedError"]
@@ -259,24 +259,7 @@ class _LoglinClassifier(_ClassifierMixin, _BaseEstimator):
                  fit_intercept=True, intercept_scaling=1.0, regularize_intercept=False, class_weight=None,
                  warm_start=False, random_state=None, verbose=0, time_limit=None, solver_options=None,
                  backend=None, client=None, n_workers=None):
-        self.C = C
-        self.penalty = penalty
-        self.l1_ratio = l1_ratio
-        self.solver = solver
-        self.tol = tol
-        self.max_iter = max_iter
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.regularize_intercept = regularize_intercept
-        self.class_weight = class_weight
-        self.warm_start = warm_start
-        self.random_state = random_state
-        self.verbose = verbose
-        self.time_limit = time_limit
-        self.solver_options = solver_options
-        self.backend = backend
-        self.client = client
-        self.n_workers = n_workers
+        store_params(self, locals())
 
     def _binary_native(self) -> bool:
         """True if two classes are fitted as one binary LR weight vector."""

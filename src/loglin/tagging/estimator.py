@@ -32,7 +32,7 @@ import numpy as np
 from ..errors import DataContentError, InvalidInputError, ModelFormatError
 from ..estimators import _BaseEstimator, _check_sample_weight, _plain, fitted_model
 from ..params import (check_training_params, deprecated_fit_options, sequence_estimator_params,
-                      sequence_train_keywords)
+                      sequence_train_keywords, store_params)
 from ..sequence_labels import (checked_label_type, constraints_as_strings, labels_as_strings,
                                sequences_from_strings)
 from ..model_io import label_map_is_valid, load_npz_model, model_format, save_npz_model
@@ -139,33 +139,7 @@ class Tagger(_BaseEstimator):
                  warm_start=False, initial_weights=None, random_state=0, verbose=0, callback=None, checkpoint=None,
                  all_pairs=None, beam=3, cutoff=None, rare_threshold=None, tag_dictionary=False,
                  iob_constraint=None, solver_options=None, backend=None, client=None, n_workers=None):
-        self.model = model
-        self.features = features
-        self.C = C
-        self.penalty = penalty
-        self.l1_ratio = l1_ratio
-        self.solver = solver
-        self.tol = tol
-        self.gap_tol = gap_tol
-        self.max_iter = max_iter
-        self.time_limit = time_limit
-        self.clock = clock
-        self.warm_start = warm_start
-        self.initial_weights = initial_weights
-        self.random_state = random_state
-        self.verbose = verbose
-        self.callback = callback
-        self.checkpoint = checkpoint
-        self.all_pairs = all_pairs
-        self.beam = beam
-        self.cutoff = cutoff
-        self.rare_threshold = rare_threshold
-        self.tag_dictionary = tag_dictionary
-        self.iob_constraint = iob_constraint
-        self.solver_options = solver_options
-        self.backend = backend
-        self.client = client
-        self.n_workers = n_workers
+        store_params(self, locals())
 
     # ------------------------------------------------------------------ parameters
     def _check_params(self):
