@@ -280,7 +280,8 @@ class _LoglinClassifier(_ClassifierMixin, _BaseEstimator):
         X, names = _check_X(X, owner)
         classes, codes = _check_y(y, X.shape[0], owner)
         weight = _check_sample_weight(sample_weight, X.shape[0])
-        weight = weight * self._class_weights(classes, codes, weight)[codes]
+        # per-class multipliers ("balanced" uses sample-weighted class totals)
+        weight = weight * class_weight_vector(self.class_weight, classes, codes, weight)[codes]
         per_class = np.bincount(codes, weights=weight, minlength=len(classes))
         if np.count_nonzero(per_class > 0) < 2:
             raise ValueError("Only one class has positive sample weight "
@@ -311,10 +312,6 @@ class _LoglinClassifier(_ClassifierMixin, _BaseEstimator):
             del self.feature_names_in_
         self._set_result(model, result)
         return self
-
-    def _class_weights(self, classes, codes, weight):
-        """Per-class multipliers ("balanced" uses sample-weighted class totals)."""
-        return class_weight_vector(self.class_weight, classes, codes, weight)
 
     def _fit_problem(self, problem, y, sample_weight):
         """Fit a prebuilt MaxentProblem (its own features, counts and bias)."""
@@ -350,11 +347,7 @@ class _LoglinClassifier(_ClassifierMixin, _BaseEstimator):
                      w0=w0, tol=float(self.tol),
                      max_iter=int(self.max_iter), time_limit=self.time_limit,
                      random_state=_seed(self.random_state), progress=self.verbose > 0,
-                     **self._scale_out(), **(self.solver_options or {}))
-
-    def _scale_out(self) -> dict:
-        """train()'s backend= from backend / client / n_workers (a LocalCluster made here is closed after the fit)."""
-        return scale_out_keywords(self)
+                     **scale_out_keywords(self), **(self.solver_options or {}))
 
     def _set_result(self, model, result):
         self.model_ = model

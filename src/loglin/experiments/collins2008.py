@@ -306,7 +306,9 @@ def _baselines(out, problem, val, note, Cps, its, title, time_limit=TIME_LIMIT, 
         eta0 = _pick_sgd_eta0(problem, C, val)
         res = minimize(problem.objective(C), "sgd", tol=0.0, max_iter=its, evaluate=val, random_state=0,
                        eta0=eta0, clock=CLOCK, time_limit=time_limit)
-        done("SGD", collins_scale(effective_iterations(_sgdeffective_iterations(res.trace)), C), res)
+        for r in res.trace.records:                  # SGD: one pass per iteration
+            r["effective_iterations"] = float(r["iteration"])
+        done("SGD", collins_scale(res.trace, C), res)
         res = minimize(problem.objective(C), "lbfgs", tol=1e-9, max_iter=5000, evaluate=val, clock=CLOCK,
                        time_limit=time_limit)
         done("L-BFGS", collins_scale(effective_iterations(res.trace), C), res)
@@ -335,12 +337,6 @@ def _baselines(out, problem, val, note, Cps, its, title, time_limit=TIME_LIMIT, 
                                                 "(the figures' range); CPU limit per run "
                                                 f"{time_limit:g} s."], note)
     return lines
-
-
-def _sgdeffective_iterations(trace):
-    for r in trace.records:
-        r["effective_iterations"] = float(r["iteration"])
-    return trace
 
 
 def _pick_sgd_eta0(problem, C, val, grid=(1.0, 0.1, 0.01, 0.001, 0.0001)):
@@ -512,8 +508,14 @@ def conll_crf_eg(out_dir: Path, quick=False, C=1.0):
 
 
 def _token_error(space, sentences):
-    from ..structured.model import _error_rate
-    return _error_rate(space, sentences)
+    """validation(w) -> the token error rate of the labelled ``sentences`` (SGD's eta0 choice)."""
+    from ..structured.crf_features import gold_column
+    from ..structured.model import ChainModel
+    gold = np.concatenate([[str(t[gold_column(space.task)]) for t in s] for s in sentences])
+
+    def validation(w):
+        return float(np.mean(gold != np.concatenate(ChainModel(space=space, w=w).tag(sentences))))
+    return validation
 
 
 def conll_m3n(out_dir: Path, quick=False, C=0.1, its=None, time_limit=TIME_LIMIT):

@@ -223,12 +223,7 @@ class Tagger(_BaseEstimator):
         loss = "ll" if self.model == "crf" else "mm"
         model, result = train(problem, self._C(), self.solver, loss=loss, space=space, evaluate=evaluate, **keywords)
         model.model = self.model
-        self.templates_ = compiled
-        self.model_ = model
-        self.classes_ = [str(c) for c in classes]
-        self.coef_ = model.w
-        self._set_result(result, extract_seconds)
-        return self
+        self._set_result(model, compiled, [str(c) for c in classes], result, extract_seconds)
 
     def _fit_maxent(self, X, y, weight, X_dev, y_dev, train_options):
         from ..training import DEFAULT_SOLVERS
@@ -248,12 +243,7 @@ class Tagger(_BaseEstimator):
                                         tag_dictionary=bool(self.tag_dictionary), iob_constraint=self.iob_constraint,
                                         all_pairs=self.all_pairs, evaluate=dev,
                                         sample_weight=None if np.all(weight == 1.0) else weight, **keywords)
-        self.templates_ = None
-        self.model_ = model
-        self.classes_ = list(model.labels)
-        self.coef_ = model.w
-        self._set_result(model.result, model.info.get("extract_seconds", 0.0))
-        return self
+        self._set_result(model, None, list(model.labels), model.result, model.info.get("extract_seconds", 0.0))
 
     def _fit_template_maxent(self, X, y, labels, weight, X_dev, y_dev, train_options):
         """Ratnaparkhi's tagger over the template attributes plus the previous one and two labels (events per
@@ -289,14 +279,15 @@ class Tagger(_BaseEstimator):
         solver = DEFAULT_SOLVERS["tagger"] if self.solver == "auto" else self.solver
         _, result = train(problem, self._C(), solver, evaluate=evaluate, **keywords)
         model.w, model.result = result.w, result
-        self.templates_ = features.compiled
-        self.model_ = model
-        self.classes_ = list(features.labels)
-        self.coef_ = model.w
-        self._set_result(result, extract_seconds)
-        return self
+        self._set_result(model, features.compiled, list(features.labels), result, extract_seconds)
 
-    def _set_result(self, result, extract_seconds):
+    def _set_result(self, model, templates, classes, result, extract_seconds):
+        """The fitted attributes: the trained ``model`` with its ``templates`` (None for OpenNLP's features),
+        ``classes`` and the training ``result``."""
+        self.templates_ = templates
+        self.model_ = model
+        self.classes_ = classes
+        self.coef_ = model.w
         self.n_iter_ = int(result.iterations)
         self.objective_ = float(result.f)
         self.trace_ = result.trace
