@@ -19,3 +19,12 @@ def test_mnist_path_quick(tmp_path):
     text = (tmp_path / "summary.md").read_text()
     assert "MNIST (train pixels reconstructed)" in text
     assert (tmp_path / "table2.json").exists()
+
+
+@pytest.mark.slow
+def test_conll_crf_sgd_quick_picks_eta0_by_token_error(tmp_path):
+    from loglin.experiments.collins2008 import REPRODUCE
+    REPRODUCE["collins2008-conll-crf"](tmp_path, quick=True, its=2, solvers=("SGD",))
+    text = (tmp_path / "summary.md").read_text()
+    assert "SGD eta0 = None" not in text and "| SGD |" in text
+    assert (tmp_path / "sgd.csv").stat().st_size > 0

@@ -53,7 +53,7 @@ import scipy.sparse as sp
 from .binary import binary_problem
 from .problem import MaxentProblem, class_weight_vector, problem_from_matrix
 from .training import ConvergenceWarning, available_solvers, train
-from .params import check_number, check_training_params, scale_out_keywords, seed as _seed
+from .params import check_number, check_training_params, scale_out_keywords, seed as _seed, store_params
 from . import SKLEARN_BASES as _wants_sklearn_bases
 
 __all__ = ["MaxentClassifier", "LogisticRegression", "ConvergenceWarning", "NotFittedError"]
@@ -259,24 +259,7 @@ class _LoglinClassifier(_ClassifierMixin, _BaseEstimator):
                  fit_intercept=True, intercept_scaling=1.0, regularize_intercept=False, class_weight=None,
                  warm_start=False, random_state=None, verbose=0, time_limit=None, solver_options=None,
                  backend=None, client=None, n_workers=None):
-        self.C = C
-        self.penalty = penalty
-        self.l1_ratio = l1_ratio
-        self.solver = solver
-        self.tol = tol
-        self.max_iter = max_iter
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.regularize_intercept = regularize_intercept
-        self.class_weight = class_weight
-        self.warm_start = warm_start
-        self.random_state = random_state
-        self.verbose = verbose
-        self.time_limit = time_limit
-        self.solver_options = solver_options
-        self.backend = backend
-        self.client = client
-        self.n_workers = n_workers
+        store_params(self, locals())
 
     def _binary_native(self) -> bool:
         """True if two classes are fitted as one binary LR weight vector."""
@@ -297,7 +280,8 @@ class _LoglinClassifier(_ClassifierMixin, _BaseEstimator):
         X, names = _check_X(X, owner)
         classes, codes = _check_y(y, X.shape[0], owner)
         weight = _check_sample_weight(sample_weight, X.shape[0])
-        weight = weight * self._class_weights(classes, codes, weight)[codes]
+        # per-class multipliers ("balanced" uses sample-weighted class totals)
+        weight = weight * class_weight_vector(self.class_weight, classes, codes, weight)[codes]
         per_class = np.bincount(codes, weights=weight, minlength=len(classes))
         if np.count_nonzero(per_class > 0) < 2:
             raise ValueError("Only one class has positive sample weight "
@@ -328,10 +312,6 @@ class _LoglinClassifier(_ClassifierMixin, _BaseEstimator):
             del self.feature_names_in_
         self._set_result(model, result)
         return self
-
-    def _class_weights(self, classes, codes, weight):
-        """Per-class multipliers ("balanced" uses sample-weighted class totals)."""
-        return class_weight_vector(self.class_weight, classes, codes, weight)
 
     def _fit_problem(self, problem, y, sample_weight):
         """Fit a prebuilt MaxentProblem (its own features, counts and bias)."""
@@ -367,11 +347,7 @@ class _LoglinClassifier(_ClassifierMixin, _BaseEstimator):
                      w0=w0, tol=float(self.tol),
                      max_iter=int(self.max_iter), time_limit=self.time_limit,
                      random_state=_seed(self.random_state), progress=self.verbose > 0,
-                     **self._scale_out(), **(self.solver_options or {}))
-
-    def _scale_out(self) -> dict:
-        """train()'s backend= from backend / client / n_workers (a LocalCluster made here is closed after the fit)."""
-        return scale_out_keywords(self)
+                     **scale_out_keywords(self), **(self.solver_options or {}))
 
     def _set_result(self, model, result):
         self.model_ = model

@@ -7,6 +7,14 @@ import numbers
 import numpy as np
 
 
+def store_params(estimator, arguments):
+    """Keep each argument of the estimator's ``__init__`` (``locals()`` there) as the attribute of its name,
+    unchanged: scikit-learn's rule that the constructor only stores its parameters and ``fit`` checks them."""
+    for name, value in arguments.items():
+        if name not in ("self", "__class__"):
+            setattr(estimator, name, value)
+
+
 def check_number(estimator, name, low, strict, integral=False):
     """A ValueError unless the parameter ``name`` is a finite number (an integer) above ``low``
     (at ``low`` too unless ``strict``)."""

@@ -20,6 +20,7 @@ import numpy as np
 
 from .errors import InvalidInputError, LoglinError
 from .estimators import LogisticRegression, MaxentClassifier, _check_y
+from .params import store_params
 from .signals import raising_on_signal, received, received_count
 
 DEFAULT_CS = 10                    # np.logspace(-4, 4, 10), scikit-learn's LogisticRegressionCV grid
@@ -369,12 +370,7 @@ def _cv_init(self, Cs=DEFAULT_CS, *, cv=5, scoring=None, refit=True, n_jobs=None
              solver="auto", tol=1e-4, max_iter=1000, fit_intercept=True, intercept_scaling=1.0,
              regularize_intercept=False, class_weight=None, warm_start=False, random_state=None, verbose=0,
              time_limit=None, solver_options=None):
-    self.Cs, self.cv, self.scoring, self.refit, self.n_jobs = Cs, cv, scoring, refit, n_jobs
-    type(self)._base().__init__(self, C, penalty=penalty, l1_ratio=l1_ratio, solver=solver, tol=tol,
-                                max_iter=max_iter, fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
-                                regularize_intercept=regularize_intercept, class_weight=class_weight,
-                                warm_start=warm_start, random_state=random_state, verbose=verbose,
-                                time_limit=time_limit, solver_options=solver_options)
+    store_params(self, locals())
 
 
 class MaxentClassifierCV(_CVMixin, MaxentClassifier):

@@ -22,7 +22,7 @@ import numpy as np
 from ..errors import ConvergenceWarning, ModelFormatError
 from ..estimators import _BaseEstimator, not_fitted
 from ..model_io import label_map_is_valid, load_npz_model, save_npz_model
-from ..params import check_scale_out_params, scale_out_keywords, string_label_sequences
+from ..params import check_scale_out_params, scale_out_keywords, store_params, string_label_sequences
 from ..penalty import from_crfsuite
 from ..structured.crf_features import ChainFeatureSpace
 from . import features as F
@@ -125,40 +125,7 @@ class CRF(_BaseEstimator):
                  pa_type=None, c=None, error_sensitive=None, averaging=None, variance=None, gamma=None,
                  verbose=False, model_filename=None, keep_tempfiles=False, trainer_cls=None,
                  solver_options=None, random_state=0, time_limit=None, backend=None, client=None, n_workers=None):
-        self.algorithm = algorithm
-        self.min_freq = min_freq
-        self.all_possible_states = all_possible_states
-        self.all_possible_transitions = all_possible_transitions
-        self.c1 = c1
-        self.c2 = c2
-        self.max_iterations = max_iterations
-        self.num_memories = num_memories
-        self.epsilon = epsilon
-        self.period = period
-        self.delta = delta
-        self.linesearch = linesearch
-        self.max_linesearch = max_linesearch
-        self.calibration_eta = calibration_eta
-        self.calibration_rate = calibration_rate
-        self.calibration_samples = calibration_samples
-        self.calibration_candidates = calibration_candidates
-        self.calibration_max_trials = calibration_max_trials
-        self.pa_type = pa_type
-        self.c = c
-        self.error_sensitive = error_sensitive
-        self.averaging = averaging
-        self.variance = variance
-        self.gamma = gamma
-        self.verbose = verbose
-        self.model_filename = model_filename
-        self.keep_tempfiles = keep_tempfiles
-        self.trainer_cls = trainer_cls
-        self.solver_options = solver_options
-        self.random_state = random_state
-        self.time_limit = time_limit
-        self.backend = backend
-        self.client = client
-        self.n_workers = n_workers
+        store_params(self, locals())
 
     # ------------------------------------------------------------------ parameters
     def solver_name(self) -> str:

@@ -72,14 +72,16 @@ def write_report(out, title, lines, data_note=None):
 
 
 # ====================================================================== multi-class data
-def _mnist(quick, n_train=59000):
+def _mnist(out_dir, quick, n_train=59000):
+    """(the output directory, created first; the MNIST problem, its validation error(w) and the data note)."""
     from ..data.mnist import load_mnist
     from ..problem import problem_from_matrix
+    out = output_dir(out_dir)
     X, y, Xv, yv, info = load_mnist(mnist_dir(), n_train=n_train)
     if quick:
         X, y, Xv, yv = X[:1500], y[:1500], Xv[:500], yv[:500]
     p = problem_from_matrix(X, y)
-    return p, _validation_error(p, Xv, yv), info["note"] + (" - quick slice" if quick else "") + \
+    return out, p, _validation_error(p, Xv, yv), info["note"] + (" - quick slice" if quick else "") + \
         f"; {len(y)} training images (first {len(y)} of train; the paper: 59k), {len(yv)} validation images (t10k)"
 
 
@@ -131,8 +133,7 @@ def _gap(r):
 
 def mnist_eg(out_dir: Path, quick=False, n_train=59000, its=None, time_limit=TIME_LIMIT):
     """Figs 4-6: validation error, primal/dual and duality gap of LLEG-Online for several C'."""
-    out = output_dir(out_dir)
-    problem, val, note = _mnist(quick, n_train)
+    out, problem, val, note = _mnist(out_dir, quick, n_train)
     its = its or (6 if quick else 20)
     rows, series = [], []
     for Cp in C_PRIME_GRID:
@@ -160,8 +161,7 @@ def mnist_eg(out_dir: Path, quick=False, n_train=59000, its=None, time_limit=TIM
 
 def mnist_order(out_dir: Path, quick=False, n_train=59000, its=None, time_limit=TIME_LIMIT):
     """Fig 7: randomized vs deterministic order at C' = 1."""
-    out = output_dir(out_dir)
-    problem, val, note = _mnist(quick, n_train)
+    out, problem, val, note = _mnist(out_dir, quick, n_train)
     its = its or (6 if quick else 20)
     runs = {}
     for order in ("random", "cyclic"):
@@ -190,8 +190,7 @@ def mnist_order(out_dir: Path, quick=False, n_train=59000, its=None, time_limit=
 def mnist_anneal(out_dir: Path, quick=False, n_train=59000, its=None, time_limit=TIME_LIMIT):
     """Fig 8: annealing C' = 10 -> 1 (C' = 1 + 9 * 0.7^(t-5) after 5 passes) vs plain EG at C' = 1."""
     from ..structured.eg import collins_annealing
-    out = output_dir(out_dir)
-    problem, val, note = _mnist(quick, n_train)
+    out, problem, val, note = _mnist(out_dir, quick, n_train)
     its = its or (6 if quick else 20)
     plain, _ = _eg_ll(problem, 1.0, val, its, time_limit=time_limit)
     save_trace(out, "eg_plain", plain)
@@ -218,8 +217,7 @@ def mnist_path(out_dir: Path, quick=False, n_train=59000, its=None, time_limit=6
     """
     from ..solvers.eg import EGState
     from ..structured.eg import regularization_path
-    out = output_dir(out_dir)
-    problem, val, note = _mnist(quick, n_train)
+    out, problem, val, note = _mnist(out_dir, quick, n_train)
     n_values = n_values or (6 if quick else 24)     # the paper: 25 values from 1000 to 0.274
     Cps = [1000.0 * 0.7 ** k for k in range(n_values)]
     state = EGState(problem, init_eps=0.01)      # eg-ll is loglin.solvers.eg; its warm-start state
@@ -252,8 +250,7 @@ def mnist_path(out_dir: Path, quick=False, n_train=59000, its=None, time_limit=6
 def mnist_mm(out_dir: Path, quick=False, n_train=59000, its=None, time_limit=TIME_LIMIT, gap_tol=1e-6):
     """MMEG-Online on MNIST: primal (multi-class hinge), dual and duality gap for C' = 10 and 1."""
     from ..structured.multiclass import MaxMarginObjective
-    out = output_dir(out_dir)
-    problem, val, note = _mnist(quick, n_train)
+    out, problem, val, note = _mnist(out_dir, quick, n_train)
     its = its or (6 if quick else 60)
     lines = ["| C' | effective its | CPU s | primal (C' scale) | dual (C' scale) | relative gap | validation error % | stop |",
              "|---|---|---|---|---|---|---|---|"]
@@ -306,7 +303,9 @@ def _baselines(out, problem, val, note, Cps, its, title, time_limit=TIME_LIMIT, 
         eta0 = _pick_sgd_eta0(problem, C, val)
         res = minimize(problem.objective(C), "sgd", tol=0.0, max_iter=its, evaluate=val, random_state=0,
                        eta0=eta0, clock=CLOCK, time_limit=time_limit)
-        done("SGD", collins_scale(effective_iterations(_sgdeffective_iterations(res.trace)), C), res)
+        for r in res.trace.records:                  # SGD: one pass per iteration
+            r["effective_iterations"] = float(r["iteration"])
+        done("SGD", collins_scale(res.trace, C), res)
         res = minimize(problem.objective(C), "lbfgs", tol=1e-9, max_iter=5000, evaluate=val, clock=CLOCK,
                        time_limit=time_limit)
         done("L-BFGS", collins_scale(effective_iterations(res.trace), C), res)
@@ -337,12 +336,6 @@ def _baselines(out, problem, val, note, Cps, its, title, time_limit=TIME_LIMIT, 
     return lines
 
 
-def _sgdeffective_iterations(trace):
-    for r in trace.records:
-        r["effective_iterations"] = float(r["iteration"])
-    return trace
-
-
 def _pick_sgd_eta0(problem, C, val, grid=(1.0, 0.1, 0.01, 0.001, 0.0001)):
     """Section 7.1.3: the eta0 with the lowest validation error after one pass (the core's sgd is in f/(C N)
     scale, so its eta0 is the paper's eta0 up to the factor N/n = 1 here)."""
@@ -358,8 +351,7 @@ def _pick_sgd_eta0(problem, C, val, grid=(1.0, 0.1, 0.01, 0.001, 0.0001)):
 
 def mnist_baselines(out_dir: Path, quick=False, n_train=59000, its=None, time_limit=TIME_LIMIT):
     """Figs 9-11 and 14: EG vs SGD vs L-BFGS on the log-linear primal, and the 1e-4 agreement check."""
-    out = output_dir(out_dir)
-    problem, val, note = _mnist(quick, n_train)
+    out, problem, val, note = _mnist(out_dir, quick, n_train)
     _baselines(out, problem, val, note, (10.0, 1.0) if not quick else (10.0,), its or (6 if quick else 25),
                "Collins et al. 2008, Figs 9-11, 14: EG vs SGD vs L-BFGS on MNIST", time_limit=time_limit,
                long_its=20 if quick else 200)
@@ -512,8 +504,14 @@ def conll_crf_eg(out_dir: Path, quick=False, C=1.0):
 
 
 def _token_error(space, sentences):
-    from ..structured.model import _error_rate
-    return _error_rate(space, sentences)
+    """validation(w) -> the token error rate of the labelled ``sentences`` (SGD's eta0 choice)."""
+    from ..structured.crf_features import gold_column
+    from ..structured.model import ChainModel
+    gold = np.concatenate([[str(t[gold_column(space.task)]) for t in s] for s in sentences])
+
+    def validation(w):
+        return float(np.mean(gold != np.concatenate(ChainModel(space=space, w=w).tag(sentences))))
+    return validation
 
 
 def conll_m3n(out_dir: Path, quick=False, C=0.1, its=None, time_limit=TIME_LIMIT):

@@ -75,15 +75,17 @@ class HeldOutUAS:
         return scores[0]
 
 
-def _setup(quick, split_dev=False):
+def _setup(out_dir, quick, split_dev=False):
+    """(output directory, made first, tree problem, feature space, held-out UAS scorer, data note)."""
     from ..parsing.problem import build_tree_problem
+    out = output_dir(out_dir)
     train, held = _esp(quick, split_dev)
     problem, space, skipped = build_tree_problem(train)
     scorer = HeldOutUAS(space, held)
     note = (f"CoNLL 2007 Spanish{' (quick slice)' if quick else ''}: {problem.n_sentences} projective training "
             f"trees ({skipped} non-projective skipped), {len(held)} {'validation' if split_dev else 'test'} "
             f"sentences, {problem.n_features} features")
-    return problem, space, scorer, note
+    return out, problem, space, scorer, note
 
 
 def _run(out, name, objective, solver, scorer, C, effective=False, **options):
@@ -131,8 +133,7 @@ def parse_ll(out_dir: Path, quick=False, C=LL_C, its=None, time_limit=None):
     """
     from ..parsing.model import ParserModel
     from ..structured.eg import collins_annealing
-    out = output_dir(out_dir)
-    problem, space, scorer, note = _setup(quick)
+    out, problem, space, scorer, note = _setup(out_dir, quick)
     obj = problem.objective(C, "ll")
     its = its or (4 if quick else 25)
     limit = time_limit or (None if quick else 600.0)
@@ -194,8 +195,7 @@ def parse_mm(out_dir: Path, quick=False, C=MM_C, its=None, time_limit=None):
     EG runs ``its`` epochs (default 40) or ``time_limit`` CPU seconds, whichever comes first; the cutting
     plane then gets the CPU time EG used.
     """
-    out = output_dir(out_dir)
-    problem, space, scorer, note = _setup(quick)
+    out, problem, space, scorer, note = _setup(out_dir, quick)
     obj = problem.objective(C, "mm")
     its = its or (4 if quick else 40)
     runs = {}
@@ -269,8 +269,7 @@ def parse_path(out_dir: Path, quick=False, c_primes=PATH_C_PRIME, cold_c_primes=
     """
     from ..parsing.dual import TreeDualState
     from ..structured.eg import regularization_path
-    out = output_dir(out_dir)
-    problem, space, scorer, note = _setup(quick, split_dev=True)
+    out, problem, space, scorer, note = _setup(out_dir, quick, split_dev=True)
     if quick:
         c_primes, cold_c_primes = c_primes[::3], cold_c_primes[:1]
     cap, limit = max_iter or (3 if quick else 40), time_limit or (None if quick else 200.0)

@@ -28,7 +28,7 @@ import numpy as np
 from ..data.conll import Sentence
 from ..estimators import _BaseEstimator, _check_sample_weight, _plain, fitted_model
 from ..params import (check_training_params, deprecated_fit_options, sequence_estimator_params,
-                      sequence_train_keywords)
+                      sequence_train_keywords, store_params)
 from ..errors import ConvergenceWarning, DataContentError, InvalidInputError, ModelFormatError
 from ..training import DEFAULT_C, DEFAULT_MAX_ITER, DEFAULT_TOL
 from .labeller import ArcLabeller, has_labels
@@ -113,24 +113,7 @@ class Parser(_BaseEstimator):
                  tol=DEFAULT_TOL, gap_tol=None, max_iter=DEFAULT_MAX_ITER["tree"], time_limit=None, clock="wall",
                  cutoff=1, warm_start=False, initial_weights=None, random_state=0, verbose=0, callback=None,
                  checkpoint=None, solver_options=None):
-        self.model = model
-        self.C = C
-        self.penalty = penalty
-        self.l1_ratio = l1_ratio
-        self.solver = solver
-        self.tol = tol
-        self.gap_tol = gap_tol
-        self.max_iter = max_iter
-        self.time_limit = time_limit
-        self.clock = clock
-        self.cutoff = cutoff
-        self.warm_start = warm_start
-        self.initial_weights = initial_weights
-        self.random_state = random_state
-        self.verbose = verbose
-        self.callback = callback
-        self.checkpoint = checkpoint
-        self.solver_options = solver_options
+        store_params(self, locals())
 
     def _check_params(self):
         if self.model not in MODELS:

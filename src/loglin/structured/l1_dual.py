@@ -24,15 +24,8 @@ import numpy as np
 from numba import njit, prange
 
 from .contract import (gold_labels, label_count, labelling_score, log_partition, max_parts, part_scores,
-                       part_size, scatter, workspace_size)
-
-
-@njit(cache=True)
-def _sum_rows(acc, n_feat):
-    total = np.zeros(n_feat)
-    for b in range(acc.shape[0]):
-        total += acc[b]
-    return total
+                       part_size, scatter)
+from .passes import _sum_rows, decoder_workspace
 
 
 @njit(cache=True, parallel=True)
@@ -48,8 +41,7 @@ def loss_expectation_entropy(data, w, bounds, weight):
     entropy = np.zeros(n_inst)
     log_gold = np.zeros(n_inst)
     for b in prange(nb):
-        nf, ni = workspace_size(data)
-        fws, iws = np.empty(nf), np.empty(ni, dtype=np.int64)
+        fws, iws = decoder_workspace(data)
         s = np.empty(P)
         mu = np.zeros(P)
         reuse = False
@@ -69,7 +61,7 @@ def loss_expectation_entropy(data, w, bounds, weight):
             log_gold[i] = gold_score - log_z
             loss[b] += c * (log_z - gold_score)
             scatter(data, i, mu, acc[b])
-    return loss.sum(), _sum_rows(acc, n_feat), entropy, log_gold
+    return loss.sum(), _sum_rows(acc, n_feat, True), entropy, log_gold
 
 
 @njit(cache=True)

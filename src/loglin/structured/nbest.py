@@ -321,11 +321,11 @@ def kbest_viterbi2(U, E, T, k):
     return [(labels[:, j].copy(), float(scores[j])) for j in range(found)]
 
 
-def check_n(n) -> int:
+def check_n(n, what="labellings") -> int:
+    """n as an int when it is a valid number of best ``what`` (1 to limits.MAX_BEAM), else InvalidInputError."""
     from ..limits import MAX_BEAM
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= int(n) <= MAX_BEAM:
-        raise InvalidInputError(f"n (the number of best labellings) must be an integer from 1 to {MAX_BEAM}, "
-                                f"got {n!r}")
+        raise InvalidInputError(f"n (the number of best {what}) must be an integer from 1 to {MAX_BEAM}, got {n!r}")
     return int(n)
 
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ..errors import InvalidInputError
 from .tree import _check, arc_scores, eisner_into, inside, longest_sentence
 
 B_ITEM, CL_ITEM, CR_ITEM = 0, 1, 2          # the item lists kept; IL / IR are B plus an arc score
@@ -214,10 +213,8 @@ def workspace(L, k):
 
 def check_n_trees(n) -> int:
     """n as an int when it is a valid number of best trees (1 to limits.MAX_BEAM), else InvalidInputError."""
-    from ..limits import MAX_BEAM
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= int(n) <= MAX_BEAM:
-        raise InvalidInputError(f"n (the number of best trees) must be an integer from 1 to {MAX_BEAM}, got {n!r}")
-    return int(n)
+    from .nbest import check_n
+    return check_n(n, "trees")
 
 
 def kbest_eisner(S, k):

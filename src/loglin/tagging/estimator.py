@@ -32,7 +32,7 @@ import numpy as np
 from ..errors import DataContentError, InvalidInputError, ModelFormatError
 from ..estimators import _BaseEstimator, _check_sample_weight, _plain, fitted_model
 from ..params import (check_training_params, deprecated_fit_options, sequence_estimator_params,
-                      sequence_train_keywords)
+                      sequence_train_keywords, store_params)
 from ..sequence_labels import (checked_label_type, constraints_as_strings, labels_as_strings,
                                sequences_from_strings)
 from ..model_io import label_map_is_valid, load_npz_model, model_format, save_npz_model
@@ -139,33 +139,7 @@ class Tagger(_BaseEstimator):
                  warm_start=False, initial_weights=None, random_state=0, verbose=0, callback=None, checkpoint=None,
                  all_pairs=None, beam=3, cutoff=None, rare_threshold=None, tag_dictionary=False,
                  iob_constraint=None, solver_options=None, backend=None, client=None, n_workers=None):
-        self.model = model
-        self.features = features
-        self.C = C
-        self.penalty = penalty
-        self.l1_ratio = l1_ratio
-        self.solver = solver
-        self.tol = tol
-        self.gap_tol = gap_tol
-        self.max_iter = max_iter
-        self.time_limit = time_limit
-        self.clock = clock
-        self.warm_start = warm_start
-        self.initial_weights = initial_weights
-        self.random_state = random_state
-        self.verbose = verbose
-        self.callback = callback
-        self.checkpoint = checkpoint
-        self.all_pairs = all_pairs
-        self.beam = beam
-        self.cutoff = cutoff
-        self.rare_threshold = rare_threshold
-        self.tag_dictionary = tag_dictionary
-        self.iob_constraint = iob_constraint
-        self.solver_options = solver_options
-        self.backend = backend
-        self.client = client
-        self.n_workers = n_workers
+        store_params(self, locals())
 
     # ------------------------------------------------------------------ parameters
     def _check_params(self):
@@ -249,12 +223,7 @@ class Tagger(_BaseEstimator):
         loss = "ll" if self.model == "crf" else "mm"
         model, result = train(problem, self._C(), self.solver, loss=loss, space=space, evaluate=evaluate, **keywords)
         model.model = self.model
-        self.templates_ = compiled
-        self.model_ = model
-        self.classes_ = [str(c) for c in classes]
-        self.coef_ = model.w
-        self._set_result(result, extract_seconds)
-        return self
+        self._set_result(model, compiled, [str(c) for c in classes], result, extract_seconds)
 
     def _fit_maxent(self, X, y, weight, X_dev, y_dev, train_options):
         from ..training import DEFAULT_SOLVERS
@@ -274,12 +243,7 @@ class Tagger(_BaseEstimator):
                                         tag_dictionary=bool(self.tag_dictionary), iob_constraint=self.iob_constraint,
                                         all_pairs=self.all_pairs, evaluate=dev,
                                         sample_weight=None if np.all(weight == 1.0) else weight, **keywords)
-        self.templates_ = None
-        self.model_ = model
-        self.classes_ = list(model.labels)
-        self.coef_ = model.w
-        self._set_result(model.result, model.info.get("extract_seconds", 0.0))
-        return self
+        self._set_result(model, None, list(model.labels), model.result, model.info.get("extract_seconds", 0.0))
 
     def _fit_template_maxent(self, X, y, labels, weight, X_dev, y_dev, train_options):
         """Ratnaparkhi's tagger over the template attributes plus the previous one and two labels (events per
@@ -315,14 +279,15 @@ class Tagger(_BaseEstimator):
         solver = DEFAULT_SOLVERS["tagger"] if self.solver == "auto" else self.solver
         _, result = train(problem, self._C(), solver, evaluate=evaluate, **keywords)
         model.w, model.result = result.w, result
-        self.templates_ = features.compiled
-        self.model_ = model
-        self.classes_ = list(features.labels)
-        self.coef_ = model.w
-        self._set_result(result, extract_seconds)
-        return self
+        self._set_result(model, features.compiled, list(features.labels), result, extract_seconds)
 
-    def _set_result(self, result, extract_seconds):
+    def _set_result(self, model, templates, classes, result, extract_seconds):
+        """The fitted attributes: the trained ``model`` with its ``templates`` (None for OpenNLP's features),
+        ``classes`` and the training ``result``."""
+        self.templates_ = templates
+        self.model_ = model
+        self.classes_ = classes
+        self.coef_ = model.w
         self.n_iter_ = int(result.iterations)
         self.objective_ = float(result.f)
         self.trace_ = result.trace

@@ -183,7 +183,7 @@ class MaxentTaggerModel:
                    iob_constraint: bool | None = None) -> list:
         """Per sentence the n best label sequences the beam search keeps (a beam of max(n, the model's)), as
         [(labels, log-probability), ...], best first (fewer when the sentence allows fewer)."""
-        from ..structured.nbest import check_n
+        from ..structured.nbest import check_n, n_best_lists
         n = check_n(n)
         sentences = list(sentences)
         if not sentences:
@@ -195,14 +195,7 @@ class MaxentTaggerModel:
             self.extractor, self.w, self.map_ptr, self.map_label, self.map_feat, data, beam=max(n, self.beam),
             tag_dictionary=self.tag_dictionary if tag_dictionary is None else tag_dictionary,
             iob_constraint=self.iob_constraint if iob_constraint is None else iob_constraint, n_best=n)
-        names = np.asarray(self.extractor.labels, dtype=object)
-        out, at = [], 0
-        for i, s in enumerate(words):
-            block = labels[at:at + len(s)]
-            out.append([(list(names[block[:, r]]), float(scores[i, r])) for r in range(n)
-                        if np.isfinite(scores[i, r])])
-            at += len(s)
-        return out
+        return n_best_lists(labels, scores, data.sent_ptr, self.extractor.labels)
 
     def tag(self, sentences, *, beam: int | None = None, tag_dictionary: bool | None = None,
             iob_constraint: bool | None = None) -> list:
