@@ -19,6 +19,7 @@ import threading
 import time
 
 from ..errors import InvalidInputError
+from ..signals import check_command_time, command_time_left
 from .backends import Backend, SchedulerUnreachable, ShardError
 
 DEFAULT_TIMEOUT = 600.0          # seconds one round may take on every shard
@@ -75,15 +76,8 @@ def _distributed():
 
 def _start_wait(seconds):
     """(seconds a start-up wait may take, whether the command's time limit is what bounds it)."""
-    from ..signals import command_time_left
     left = command_time_left()
     return (seconds, False) if left is None or left >= seconds else (left, True)
-
-
-def _check_limit(doing):
-    """TimeLimitBeforeTraining when the command's time limit ran out while ``doing``."""
-    from ..signals import check_command_time
-    check_command_time(doing)
 
 
 def _collect(futures, workers, deadline, seconds, what, limited=False):
@@ -96,7 +90,7 @@ def _collect(futures, workers, deadline, seconds, what, limited=False):
             results.append(future.result(timeout=max(0.0, deadline - time.monotonic())))
         except TimeoutError:
             if limited:
-                _check_limit(f"waiting for {what} on the workers")
+                check_command_time(f"waiting for {what} on the workers")
             raise ShardError(i, f"no answer to {what} from worker {workers[i]} within {seconds:g} s "
                                 "(the worker died or is stuck)") from None
         except Exception as exc:
@@ -164,7 +158,7 @@ class DaskBackend(Backend):
                                                  set_as_default=False)
             except (OSError, TimeoutError) as exc:
                 if limited:
-                    _check_limit(f"connecting to the Dask scheduler at {address}")
+                    check_command_time(f"connecting to the Dask scheduler at {address}")
                 raise SchedulerUnreachable(f"the Dask scheduler at {address} did not answer within "
                                            f"{connect_timeout:g} s ({type(exc).__name__}: {exc})") from None
         else:
@@ -184,7 +178,7 @@ class DaskBackend(Backend):
                 self.close()
                 raise
         try:
-            _check_limit("starting the Dask cluster" if self.cluster is not None else "connecting to Dask")
+            check_command_time("starting the Dask cluster" if self.cluster is not None else "connecting to Dask")
         except BaseException:
             self.close()
             raise
@@ -214,7 +208,7 @@ class DaskBackend(Backend):
                     self.actors.append(future.result(timeout=max(0.0, deadline - time.monotonic())))
             except TimeoutError as exc:
                 if limited:
-                    _check_limit("starting the shards on the workers")
+                    check_command_time("starting the shards on the workers")
                 raise ShardError(i, f"could not start on worker {self.workers[i]} within {wait:g} s") from exc
             except Exception as exc:
                 raise ShardError(i, f"could not start on worker {self.workers[i]}: {_text(exc)}") from exc
@@ -302,7 +296,6 @@ class DaskBackend(Backend):
         :data:`CLOSE_WAIT`, :data:`CLOSE_WAIT_PAST_LIMIT` when the command's time limit is used up): a cluster
         that has not closed by then (a worker stuck in a kernel, or still compiling) is abandoned, its processes
         killed."""
-        from ..signals import command_time_left
         if wait is None:
             left = command_time_left()
             wait = CLOSE_WAIT if left is None or left > 0 else CLOSE_WAIT_PAST_LIMIT
