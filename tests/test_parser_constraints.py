@@ -89,24 +89,29 @@ def test_bad_constraints_are_one_clear_error(parser):
             parser.predict([s], [[3, 4] + [None] * (n - 2)])
 
 
-def test_parse_run_keep_heads_keeps_the_input_heads(parser, tmp_path, capsys):
-    model = tmp_path / "p.npz"
-    parser.save(model)
-    sentences = read_conllx(EN)[:5]
+def _partial_file(tmp_path, sentences, deprel=lambda m: "_"):
+    """The sentences as CoNLL-X with the HEAD of every even word and ``deprel(m)`` in DEPREL; the kept heads."""
     lines = []
     for s in sentences:
         for m in range(len(s)):
             head = str(int(s.heads[m])) if m % 2 == 0 else "_"
             lines.append("\t".join([str(m + 1), s.forms[m], s.lemmas[m], s.cpos[m], s.pos[m], s.feats[m], head,
-                                    "_", "_", "_"]))
+                                    deprel(m), "_", "_"]))
         lines.append("")
     given = tmp_path / "partial.conllu"
     given.write_text("\n".join(lines) + "\n")
+    return given, [[int(h) if m % 2 == 0 else None for m, h in enumerate(s.heads)] for s in sentences]
+
+
+def test_parse_run_keep_heads_keeps_the_input_heads(parser, tmp_path, capsys):
+    model = tmp_path / "p.npz"
+    parser.save(model)
+    sentences = read_conllx(EN)[:5]
+    given, constraints = _partial_file(tmp_path, sentences)
     out = tmp_path / "out.conllu"
     assert main(["parse", "run", str(model), str(given), "-o", str(out), "--keep-heads"]) == 0
     parsed = read_conllx(out)
-    expected = parser.predict(sentences, [[int(h) if m % 2 == 0 else None for m, h in enumerate(s.heads)]
-                                          for s in sentences])
+    expected = parser.predict(sentences, constraints)
     for s, p, e in zip(sentences, parsed, expected):
         assert all(p.heads[m] == s.heads[m] for m in range(0, len(s), 2))
         assert np.array_equal(p.heads, e)
@@ -119,23 +124,14 @@ def test_parse_run_keep_heads_keeps_a_deprel_given_with_its_head(parser, tmp_pat
     model = tmp_path / "p.npz"
     parser.save(model)
     sentences = read_conllx(EN)[:6]
-    lines, kept = [], []                    # kept: per sentence, per word, the DEPREL the output must keep or None
-    for s in sentences:
-        kept.append([])
-        for m in range(len(s)):
-            head = str(int(s.heads[m])) if m % 2 == 0 else "_"
-            deprel = f"given{m}" if m % 3 != 1 else "_"           # also on free words, where it is not kept
-            kept[-1].append(deprel if head != "_" and deprel != "_" else None)
-            lines.append("\t".join([str(m + 1), s.forms[m], s.lemmas[m], s.cpos[m], s.pos[m], s.feats[m], head,
-                                    deprel, "_", "_"]))
-        lines.append("")
-    given = tmp_path / "partial.conllu"
-    given.write_text("\n".join(lines) + "\n")
+    deprel = lambda m: f"given{m}" if m % 3 != 1 else "_"       # also on free words, where it is not kept
+    given, constraints = _partial_file(tmp_path, sentences, deprel)
+    # kept: per sentence, per word, the DEPREL the output must keep or None
+    kept = [[deprel(m) if h is not None and deprel(m) != "_" else None for m, h in enumerate(c)] for c in constraints]
     out = tmp_path / "out.conllu"
     assert main(["parse", "run", str(model), str(given), "-o", str(out), "--keep-heads"]) == 0
     parsed = read_conllx(out)
-    heads = parser.predict(sentences, [[int(h) if m % 2 == 0 else None for m, h in enumerate(s.heads)]
-                                       for s in sentences])
+    heads = parser.predict(sentences, constraints)
     labelled = parser._fitted().label(sentences, heads)
     assert any(k is None for ks in kept for k in ks) and any(k is not None for ks in kept for k in ks)
     for p, ks, predicted in zip(parsed, kept, labelled):
