@@ -39,10 +39,12 @@ def files(tmp_path_factory):
     y = (X @ rng.normal(size=(d, 10)) + rng.normal(size=(n, 10))).argmax(1)
     write_svmlight(root / "multi.svm", X, y + 1)
     tags, chunks = ["NN", "VB", "DT", "JJ", "IN"], ["B-NP", "I-NP", "B-VP", "O", "B-PP"]
+    # random labels, 47k tokens: L-BFGS at C = 1000 needs about 1,800 steps (70 s on two workers) before it can make
+    # no more progress, so a fast machine cannot finish inside the limit either
     lines = []
-    for _ in range(600):
+    for _ in range(3000):
         for _ in range(rng.integers(5, 25)):
-            lines.append(f"w{rng.integers(0, 3000)} {tags[rng.integers(0, 5)]} {chunks[rng.integers(0, 5)]}")
+            lines.append(f"w{rng.integers(0, 10000)} {tags[rng.integers(0, 5)]} {chunks[rng.integers(0, 5)]}")
         lines.append("")
     (root / "chunk.txt").write_text("\n".join(lines) + "\n")
     return root
