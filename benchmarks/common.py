@@ -182,10 +182,17 @@ def fmt_ratio(x):
 
 
 def write(name, md, result, out=None):
+    """``<name>.md``, the short report ``<name>.json`` (what is committed) and, when the result has
+    per-iteration traces, the full result ``<name>.full.json`` (git ignores it; docs/decisions/0054)."""
+    from .report import command_line, compact, full_path, has_traces
     out = Path(out) if out else RESULTS
     out.mkdir(parents=True, exist_ok=True)
+    result = {**result, "reproduce": result.get("reproduce") or command_line()}
+    report = compact(result)
     (out / f"{name}.md").write_text(md)
-    (out / f"{name}.json").write_text(json.dumps(result, indent=1, default=_json_default))
+    (out / f"{name}.json").write_text(json.dumps(report, indent=1, default=_json_default))
+    if has_traces(result):
+        full_path(out / f"{name}.json").write_text(json.dumps(result, indent=1, default=_json_default))
     print(md)
     return out / f"{name}.md"
 

@@ -314,9 +314,17 @@ def merge_earlier(paths, runs, memory, name, levels):
     """Add the runs of earlier JSON files of this comparison (``--maxent-merge``) to ``runs`` / ``memory``, as
     the first repeats; every file must hold the same tools and levels. Returns what each file said of its run."""
     import json
+
+    from .report import full_path
     merged = []
     for path in paths or ():
         res = json.loads(Path(path).read_text())
+        if "runs" not in res:         # a short report (docs/decisions/0054): its runs are in the full result
+            full = full_path(path)
+            if not full.is_file():
+                raise SystemExit(f"{path}: a report without its runs and no {full.name} next to it; "
+                                 "pass the full result benchmarks/run wrote")
+            path, res = full, json.loads(full.read_text())
         if res["benchmark"] != name or set(res["runs"]) != set(runs) or res["levels"] != [common.level_key(e) for e in levels]:
             raise SystemExit(f"{path}: not a {name} run with the tools {sorted(runs)} and these levels")
         for tool, rs in res["runs"].items():

@@ -1,14 +1,15 @@
 """SUMMARY.md: every target of issue 7 with the measured ratio, held or missed and by how much.
 
 Reads the JSON files the comparisons wrote (whatever is present in the output directory;
-a target whose comparison has not been run is listed as "not measured").
+a target whose comparison has not been run is listed as "not measured"): the short reports
+(benchmarks/report.py), or full results, which it compacts the same way.
 """
 from __future__ import annotations
 
 import time
 
 
-from . import common
+from . import common, report
 from .binary import best_competitor
 
 
@@ -56,14 +57,14 @@ def _ratio(res, key, clock, level):
     return res["ratios"].get(key, {}).get(clock, {}).get(level)
 
 
-def _lbfgs_iterations(res, tool, eps=1e-4):
-    """(CPU s per iteration, iterations to eps) of an L-BFGS trace in a conll-* result, or None."""
+def _lbfgs_iterations(res, tool, level="1e-04"):
+    """(CPU s per iteration, iterations to the level) of the first L-BFGS trace in a conll-* result, or None.
+    A trace's point i is iteration i and its clocks are cumulative (report.run_summary)."""
     try:
-        run = res["runs"][tool][0]
-        if res["tools"][tool]["kind"] != "trace" or len(run) < 2:
+        run = report.compact(res)["run_summaries"][tool][0]
+        if res["tools"][tool]["kind"] != "trace" or run["points"] < 2:
             return None
-        reached = [i for i, p in enumerate(run) if common.rel_diff(p[2], res["p_star"]) <= eps]
-        return run[-1][1] / (len(run) - 1), (reached[0] if reached else None)
+        return run["cpu_s"] / (run["points"] - 1), run["reached_at"][level]
     except (KeyError, IndexError, ZeroDivisionError, TypeError):
         return None
 
@@ -216,8 +217,8 @@ def main(args):
             ours = None if res is None else res["best_ours"][clock].get("1e-04", [None, None])[0]
             if sp is None and ours:
                 # scikit-learn never reached 1e-4: its longest call (which did not) bounds its time from below
-                c = 0 if clock == "wall" else 1
-                longest = max(p[c] for run in res["runs"]["sklearn lbfgs"] for p in run)
+                clock_s = "wall_s" if clock == "wall" else "cpu_s"
+                longest = max(run[clock_s] for run in report.compact(res)["run_summaries"]["sklearn lbfgs"])
                 sp_lb = longest / ours
                 rows.append(_row(f"{name}: sklearn lbfgs time / our best to 1e-4 ({clock})", sp_lb, 5.0, ">=", src,
                                  note + f"; scikit-learn did not reach 1e-4 within its budget: ≥ {sp_lb:.1f}× "

@@ -1,8 +1,8 @@
 """Smoke test of the benchmark command: `benchmarks/run --quick` (a9a slices: binary LR race and cost model).
 
-Checks the structure of a9a.md / a9a.json / costmodel.json / SUMMARY.md, and that loglin's
-solvers and LIBLINEAR / scikit-learn (independent implementations) agree on the optimum;
-no timing is asserted.
+Checks the structure of a9a.md / a9a.json (the short report) / a9a.full.json / costmodel.json /
+SUMMARY.md, and that loglin's solvers and LIBLINEAR / scikit-learn (independent implementations)
+agree on the optimum; no timing is asserted.
 """
 import json
 import os
@@ -53,6 +53,10 @@ def test_binary_json(quick_run):
     assert "loglin cddual / LIBLINEAR -s 7" in res["ratios"] and "loglin tron / LIBLINEAR -s 0" in res["ratios"]
     assert set(res["auto_by_level"]) == set(res["levels"])
     assert set(res["auto_by_level"].values()) <= {"newton", "tron", "cddual", "eg-acc"} and "loglin auto / best competitor" in res["ratios"]
+    # the report leaves the traces to the full result next to it and says how it was made (decision 0054)
+    assert "runs" not in res and res["reproduce"].startswith("NUMBA_NUM_THREADS=1 benchmarks/run --quick")
+    full = json.loads((out / "a9a.full.json").read_text())
+    assert set(full["runs"]) == TOOLS - {"loglin auto"} and set(res["run_summaries"]) == set(full["runs"])
 
 
 def test_solvers_agree_with_liblinear(quick_run):
