@@ -1,5 +1,6 @@
-"""The compaction of a full benchmark result (benchmarks/report.py, docs/decisions/0054) keeps what SUMMARY.md
-is built from. Made-up results: no data, no competitors installed."""
+"""The committed benchmark results are short reports (docs/decisions/0054): no per-iteration traces, a size
+bound; and the compaction of a full result (benchmarks/report.py) keeps what SUMMARY.md is built from.
+Made-up results: no data, no competitors installed."""
 import argparse
 import json
 import sys
@@ -12,9 +13,15 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks import common, maxent, report, summary  # noqa: E402
 
+RESULTS = ROOT / "benchmarks" / "results"
+MAX_REPORT_BYTES = 40_000        # the largest report (cores.json) is ~29 KB; conll-pos with traces was 237 KB
 LEVELS = (1e-2, 1e-4)
 KEYS = [common.level_key(e) for e in LEVELS]
 P_STAR = 1000.0
+
+
+def committed_reports():
+    return sorted(p for p in RESULTS.glob("*.json") if not p.name.endswith(report.FULL_SUFFIX))
 
 
 def trace_paths(value, where="", top=True):
@@ -37,6 +44,14 @@ def trace_paths(value, where="", top=True):
         for i, item in enumerate(value):
             found += trace_paths(item, f"{where}/{i}", top=False)
     return found
+
+
+@pytest.mark.parametrize("path", committed_reports(), ids=lambda p: p.name)
+def test_committed_results_are_short_reports(path):
+    assert path.stat().st_size <= MAX_REPORT_BYTES, f"{path.name}: {path.stat().st_size} bytes"
+    res = json.loads(path.read_text())
+    assert trace_paths(res) == [], path.name
+    assert not report.has_traces(res)
 
 
 def test_the_trace_check_sees_the_traces_it_is_meant_to_catch():
