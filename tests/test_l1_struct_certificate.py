@@ -187,3 +187,39 @@ def test_the_evaluation_that_keeps_the_entropies_is_the_objectives_own(kind, ser
     assert s_f == ref_f and np.array_equal(s_g, ref_g)                   # the same numbers, no rounding apart
     assert F.dual_bound(w) == other.dual_bound(w)                       # kept terms == a fresh pass
     assert F.dual_bound(w + 1.0) == other.dual_bound(w + 1.0)           # another point: not the kept terms
+
+
+def test_each_objective_declares_the_l1_dual_that_the_penalty_evaluates(serial_numba):
+    """loglin.solvers.protocol's l1_certificate: what PenalizedObjective asks instead of probing attributes."""
+    from loglin.crfsuite.features import PinnedChainObjective
+    from loglin.scale import sharded
+    from loglin.solvers.protocol import l1_certificate
+    from loglin.structured.multiclass import MaxMarginObjective
+    from test_l1_certificate import _problem
+    chain, tree = problems()["chain"], problems()["tree"]
+    maxent = _problem("maxent", 1.0)
+    declared = {"binary LR": _problem("binary", 1.0).objective(), "Maxent": maxent.objective(1.0),
+                "CRF chain": chain.objective(2.0), "CRF parser": tree.objective(2.0),
+                "M3N chain": chain.objective(2.0, loss="mm"), "multi-class M3N": MaxMarginObjective(maxent, 1.0),
+                "pinned CRF chain": PinnedChainObjective(chain, 2.0, pinned=np.array([0, chain.n_features - 1])),
+                "L1 CRF chain": penalized(chain.objective(2.0), "l1")}
+    with sharded(chain, 2.0, 2, "inprocess") as sharded_chain, sharded(maxent, 1.0, 2, "inprocess") as sharded_maxent:
+        declared.update({"sharded CRF chain": sharded_chain, "sharded Maxent": sharded_maxent})
+        assert {name: l1_certificate(o) for name, o in declared.items()} == {
+            "binary LR": "logistic", "Maxent": "maxent", "CRF chain": "crf-fused", "CRF parser": "crf-fused",
+            "M3N chain": None, "multi-class M3N": None, "pinned CRF chain": "crf", "L1 CRF chain": None,
+            "sharded CRF chain": "crf-fused", "sharded Maxent": None}
+    # a subclass with its own fun_grad is not fused: F's smooth part is its fun_grad's (pinned gradients stay 0)
+    pinned = declared["pinned CRF chain"]
+    F = penalized(pinned, "l1")
+    w = np.random.default_rng(5).normal(size=chain.n_features)
+    ref_f, ref_g = smooth_part(*pinned.fun_grad(w), w, F.l1)
+    s_f, s_g = F.smooth_fun_grad(w)
+    assert s_f == ref_f and np.array_equal(s_g, ref_g) and np.all(s_g[pinned.pinned] == -F.l1[pinned.pinned] *
+                                                                 w[pinned.pinned])
+    assert F.dual_bound(w) is not None and F.dual_bound(w) <= F.fun(w)        # still certified, by its own pass
+
+    class Misspelt:
+        l1_certificate = "crf_fused"
+    with pytest.raises(ValueError, match="l1_certificate"):
+        l1_certificate(Misspelt())

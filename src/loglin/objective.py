@@ -44,6 +44,7 @@ class MaxentObjective(Objective):
     """Objective of a :class:`loglin.problem.MaxentProblem` at regularization C."""
 
     kind = "maxent"
+    l1_certificate = "maxent"       # loglin.solvers.protocol: the L1 dual from loss_and_expectation
 
     def __init__(self, problem, C: float, keep_hessian: bool = True, dense_path: bool | None = None,
                  label_rows: bool | None = None, hot_first: bool | None = None):
@@ -140,6 +141,7 @@ class LogisticObjective(Objective):
     """Objective of a :class:`loglin.binary.BinaryProblem` (costs C_i already include C)."""
 
     kind = "binary"
+    l1_certificate = "logistic"     # loglin.solvers.protocol: the L1 dual from the problem's X, y and cost
 
     def __init__(self, problem, keep_hessian: bool = True):
         super().__init__()

@@ -22,7 +22,6 @@ from numba import njit
 from .errors import InvalidInputError
 
 PENALTIES = ("l2", "l1", "elasticnet")
-STRUCTURES = ("chain", "chain2", "node", "tree")     # kinds of loglin.structured.contract's CRFs
 
 
 def l1_mixing(penalty: str = "l2", l1_ratio: float | None = None) -> float:
@@ -70,7 +69,8 @@ def from_crfsuite(c1: float, c2: float) -> tuple[float, str, float | None]:
 class PenalizedObjective:
     """F of the module docstring over ``inner``; what the solver table reads: ``penalty``, ``l1``, ``reg``."""
 
-    HIDDEN = ("hess_vec", "hess_diag", "hessian", "dual_state")    # second-order and dual methods do not apply to F
+    # second-order and dual methods do not apply to F, nor the inner objective's L1 certificate (F is penalized)
+    HIDDEN = ("hess_vec", "hess_diag", "hessian", "dual_state", "l1_certificate")
 
     def __init__(self, inner, rho: float):
         if not 0.0 < rho <= 1.0:
@@ -83,8 +83,11 @@ class PenalizedObjective:
         self.kind = getattr(inner, "kind", "maxent")
         self.l1 = rho * base                 # per-weight L1 coefficients rho r_t
         self.reg = (1.0 - rho) * base        # the L2 part: mu of the stopping certificate
-        self._crf = rho == 1.0 and self.kind in STRUCTURES and _crf_objective(inner)
-        self._fused = self._crf and _plain_fun_grad(inner)
+        from .solvers.protocol import l1_certificate     # here: loglin.solvers imports this module
+        # the pure-L1 duality gap: the dual the inner objective declares (protocol.L1_CERTIFICATES), None: none
+        self._certificate = l1_certificate(inner) if rho == 1.0 else None
+        self._crf = self._certificate in ("crf", "crf-fused")
+        self._fused = self._certificate == "crf-fused"
         self._entropy_at = None              # (w, terms) of the last evaluation: its dual bound without a pass
 
     def __getattr__(self, name):
@@ -123,12 +126,13 @@ class PenalizedObjective:
         duality gap: pure L1 on binary LR, Maxent and the CRFs of every structure (chains, trees, sharded or not:
         loglin.structured.l1_dual); None where none is known (a free bias, a sharded Maxent or LR: then the
         relative pseudo-gradient test decides alone, docs/decisions/0017, 0035, 0046 and 0051)."""
-        if self.rho != 1.0 or not np.all(self.l1 > 0):
+        if self._certificate is None or not np.all(self.l1 > 0):
             return None
-        p = getattr(self.inner, "problem", None)            # a sharded objective holds no matrix here
-        if self.kind == "binary" and hasattr(p, "X"):
+        if self._certificate == "logistic":
+            p = self.inner.problem
             return l1_logistic_dual(p.X, p.y, p.cost, self.l1, w)
-        if self.kind == "maxent" and hasattr(self.inner, "loss_and_expectation") and hasattr(p, "obs_ptr"):
+        if self._certificate == "maxent":
+            p = self.inner.problem
             prob = np.empty((p.n_contexts, p.n_labels))
             _, expect = self.inner.loss_and_expectation(w, prob, True)
             grad = self.inner.C * (expect - p.emp)          # of C L(w): the whole smooth part when rho = 1
@@ -140,25 +144,6 @@ class PenalizedObjective:
             terms = cached[1] if cached is not None and np.array_equal(cached[0], w) else entropy_terms(self.inner, w)
             return dual_from_terms(self.inner, self.l1, terms, dual_scale)
         return None
-
-
-def _crf_objective(inner) -> bool:
-    """A CRF objective of loglin.structured.objective, or a sharded one that computes the dual terms itself
-    (loglin.scale: its shards hold the ``parts``)."""
-    if getattr(inner, "loss", "ll") != "ll":
-        return False
-    return (hasattr(getattr(inner, "parts", None), "data") and hasattr(inner, "_bounds")) or \
-        hasattr(inner, "dual_from_terms")
-
-
-def _plain_fun_grad(inner) -> bool:
-    """Its fun_grad is the base class's, so l1_dual.fun_grad_with_entropy gives the same numbers (a sharded
-    objective's own fun_grad_with_entropy gives its fun_grad's)."""
-    from .structured.objective import StructuredObjective
-    if hasattr(inner, "fun_grad_with_entropy"):
-        return True
-    return (isinstance(inner, StructuredObjective) and type(inner).fun_grad is StructuredObjective.fun_grad
-            and type(inner)._pass is StructuredObjective._pass)
 
 
 def penalized(objective, penalty: str = "l2", l1_ratio: float | None = None):

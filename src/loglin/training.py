@@ -10,6 +10,8 @@ below are declared once here for every kind.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import numpy as np
 
 from .errors import (ConvergenceWarning,  # noqa: F401 (re-exported: loglin.training.ConvergenceWarning)
@@ -211,88 +213,87 @@ def train(problem, C: float | None = None, solver: str | None = None, *, loss: s
     their state after every iteration; when it holds this solver's state, the run continues from it (its
     iterate replaces ``w0``) exactly as the stopped run would have. Other solvers leave it empty.
     """
-    if _counts_from_cluster_start(backend, time_limit, clock):
-        # a LocalCluster made for this call (an estimator's n_workers=): its start and the shards' count (0051)
-        from .signals import command_clock, limit_command
-        with command_clock(backend.started):
-            limit_command(time_limit)
-            return train(problem, C, solver, loss=loss, space=space, w0=w0, tol=tol, gap_tol=gap_tol,
-                         max_iter=max_iter, time_limit=time_limit, random_state=random_state, progress=progress,
-                         evaluate=evaluate, callback=callback, clock=clock, warn=warn, info=info, penalty=penalty,
-                         l1_ratio=l1_ratio, backend=backend, shards=shards, checkpoint=checkpoint, **options)
-    kind = problem_kind(problem)
-    on_workers = hasattr(problem, "recipes")       # ShardedData (loglin.scale.sources): rows read by the workers
-    on_shards = backend is not None or shards is not None or on_workers
-    indexed = problem.glob if on_workers else problem      # what the model keeps to decode new input
-    try:      # a cluster made for this call (the CLI's, n_workers=) must not outlive a refused call
-        rho = check_penalty(penalty, l1_ratio, loss)
-        penalty = "l2" if rho == 0.0 else penalty
-        if solver in (None, "auto"):
-            solver = default_solver(kind, loss, penalty, None if on_workers else problem, tol)
-            if on_shards and solver == "newton":
-                solver = "tron"         # a sharded objective offers Hessian-vector products, not the Hessian
-            if on_shards and solver in ("eg-acc", "eg"):
-                solver = "lbfgs"        # a sharded objective has no dual state; L-BFGS where TRON is poor (0019)
-        C = default_C(kind, loss) if C is None else C
-        max_iter = DEFAULT_MAX_ITER[kind] if max_iter is None else max_iter
-        name = canonical(solver)
-        if loss not in LOSSES:
-            raise InvalidInputError(f"loss must be one of {LOSSES}, got {loss!r}")
-        if kind != "binary" and (not np.isfinite(C) or C <= 0):
-            raise InvalidInputError(f"C must be positive and finite, got {C}")
-        check(name, kind, loss, "l1" if rho == 1.0 else "elasticnet" if rho > 0 else "l2")
-        anneal = options.pop("anneal", None)    # train()'s own option for structured eg (below), not the solver's
-        if anneal not in (None, True, False):
-            raise InvalidInputError(f"anneal must be True or False, got {anneal!r}")
-        options = check_solver_options(name, kind, options)
-        if checkpoint is not None and name in RESUMABLE:
-            if checkpoint.holds(name):
-                w0 = checkpoint.arrays["w"]
-            options["checkpoint"] = checkpoint
-        shard_side = "each_shard" in entry(name).needs          # cocoa, ipm-sgd: one in-process shard by default
-        scaled = on_shards or shard_side
-        if shard_side and not on_shards:
-            shards = 1
-        inner = (_sharded(problem, kind, C, loss, name, backend, shards) if scaled
-                 else _objective(problem, kind, C, loss))
-    except BaseException:
-        _release(backend)
-        raise
-    objective = penalized(inner, penalty, l1_ratio)
-    if rho > 0:
-        info = {**(info or {}), "penalty": penalty, "l1_ratio": rho}
-    structured = kind in ("chain", "tree")
-    if structured and name == "eg" and (loss == "ll" if anneal is None else anneal):
-        from .structured.eg import collins_annealing     # section 7.1.1: C' annealed from 10/C down to 1/C
-        options["C_schedule"] = collins_annealing(C)
-    if kind == "chain" and loss == "mm" and name == "eg" and "updates_per_step" not in options:
-        options.setdefault("order", DEFAULT_MM_ORDER)
-    if name in ("bcfw", "eg-bcfw"):
-        options.setdefault("passes", DEFAULT_BCFW_PASSES)
-    stop_on_gap = (structured or shard_side) and entry(name).dual      # cocoa: relative gap <= tol by default
-    default_gap = tol if shard_side else default_gap_tol(kind, loss)
-    try:
-        result = minimize(objective, solver, w0, tol=0.0 if stop_on_gap else tol,
-                          gap_tol=(default_gap if gap_tol is None else gap_tol) if stop_on_gap else gap_tol,
-                          max_iter=max_iter, time_limit=time_limit, random_state=random_state, progress=progress,
-                          evaluate=evaluate, callback=callback, clock=clock, warn=warn, **options)
-    except LoglinError as exc:
-        if scaled and getattr(exc, "best", None) is not None:     # a lost shard: the best model so far, to keep
-            exc.model = _model(indexed, kind, objective, exc.best, solver, C, loss, space, info)
-            exc.checkpoint = checkpoint
-        raise
-    finally:
-        if scaled:
-            objective.close()
-    return _model(indexed, kind, objective, result, solver, C, loss, space, info), result
+    with _clock_from_cluster_start(backend, time_limit, clock):
+        kind = problem_kind(problem)
+        on_workers = hasattr(problem, "recipes")       # ShardedData (loglin.scale.sources): rows read by the workers
+        on_shards = backend is not None or shards is not None or on_workers
+        indexed = problem.glob if on_workers else problem      # what the model keeps to decode new input
+        try:      # a cluster made for this call (the CLI's, n_workers=) must not outlive a refused call
+            rho = check_penalty(penalty, l1_ratio, loss)
+            penalty = "l2" if rho == 0.0 else penalty
+            if solver in (None, "auto"):
+                solver = default_solver(kind, loss, penalty, None if on_workers else problem, tol)
+                if on_shards and solver == "newton":
+                    solver = "tron"         # a sharded objective offers Hessian-vector products, not the Hessian
+                if on_shards and solver in ("eg-acc", "eg"):
+                    solver = "lbfgs"        # a sharded objective has no dual state; L-BFGS where TRON is poor (0019)
+            C = default_C(kind, loss) if C is None else C
+            max_iter = DEFAULT_MAX_ITER[kind] if max_iter is None else max_iter
+            name = canonical(solver)
+            if loss not in LOSSES:
+                raise InvalidInputError(f"loss must be one of {LOSSES}, got {loss!r}")
+            if kind != "binary" and (not np.isfinite(C) or C <= 0):
+                raise InvalidInputError(f"C must be positive and finite, got {C}")
+            check(name, kind, loss, "l1" if rho == 1.0 else "elasticnet" if rho > 0 else "l2")
+            anneal = options.pop("anneal", None)    # train()'s own option for structured eg (below), not the solver's
+            if anneal not in (None, True, False):
+                raise InvalidInputError(f"anneal must be True or False, got {anneal!r}")
+            options = check_solver_options(name, kind, options)
+            if checkpoint is not None and name in RESUMABLE:
+                if checkpoint.holds(name):
+                    w0 = checkpoint.arrays["w"]
+                options["checkpoint"] = checkpoint
+            shard_side = "each_shard" in entry(name).needs          # cocoa, ipm-sgd: one in-process shard by default
+            scaled = on_shards or shard_side
+            if shard_side and not on_shards:
+                shards = 1
+            inner = (_sharded(problem, kind, C, loss, name, backend, shards) if scaled
+                     else _objective(problem, kind, C, loss))
+        except BaseException:
+            _release(backend)
+            raise
+        objective = penalized(inner, penalty, l1_ratio)
+        if rho > 0:
+            info = {**(info or {}), "penalty": penalty, "l1_ratio": rho}
+        structured = kind in ("chain", "tree")
+        if structured and name == "eg" and (loss == "ll" if anneal is None else anneal):
+            from .structured.eg import collins_annealing     # section 7.1.1: C' annealed from 10/C down to 1/C
+            options["C_schedule"] = collins_annealing(C)
+        if kind == "chain" and loss == "mm" and name == "eg" and "updates_per_step" not in options:
+            options.setdefault("order", DEFAULT_MM_ORDER)
+        if name in ("bcfw", "eg-bcfw"):
+            options.setdefault("passes", DEFAULT_BCFW_PASSES)
+        stop_on_gap = (structured or shard_side) and entry(name).dual      # cocoa: relative gap <= tol by default
+        default_gap = tol if shard_side else default_gap_tol(kind, loss)
+        try:
+            result = minimize(objective, solver, w0, tol=0.0 if stop_on_gap else tol,
+                              gap_tol=(default_gap if gap_tol is None else gap_tol) if stop_on_gap else gap_tol,
+                              max_iter=max_iter, time_limit=time_limit, random_state=random_state, progress=progress,
+                              evaluate=evaluate, callback=callback, clock=clock, warn=warn, **options)
+        except LoglinError as exc:
+            if scaled and getattr(exc, "best", None) is not None:     # a lost shard: the best model so far, to keep
+                exc.model = _model(indexed, kind, objective, exc.best, solver, C, loss, space, info)
+                exc.checkpoint = checkpoint
+            raise
+        finally:
+            if scaled:
+                objective.close()
+        return _model(indexed, kind, objective, result, solver, C, loss, space, info), result
 
 
-def _counts_from_cluster_start(backend, time_limit, clock) -> bool:
-    """A wall-clock ``time_limit`` of a library call handed a cluster made for it: the limit then counts from the
-    cluster's start, as ``--time-limit`` counts from the command's (inside a command, the command's clock rules)."""
-    from .signals import in_command
-    return (isinstance(time_limit, (int, float)) and time_limit >= 0 and clock == "wall" and not in_command()
-            and getattr(backend, "close_with_objective", False) and getattr(backend, "started", None) is not None)
+@contextmanager
+def _clock_from_cluster_start(backend, time_limit, clock):
+    """A wall-clock ``time_limit`` of a library call handed a cluster made for it (an estimator's n_workers=)
+    counts from the cluster's start, as ``--time-limit`` counts from the command's, and bounds the shards' work
+    too (0051); otherwise (no such cluster, or inside a command, whose clock rules) nothing changes."""
+    from .signals import command_clock, in_command, limit_command
+    if not (isinstance(time_limit, (int, float)) and time_limit >= 0 and clock == "wall" and not in_command()
+            and getattr(backend, "close_with_objective", False) and getattr(backend, "started", None) is not None):
+        yield
+        return
+    with command_clock(backend.started):
+        limit_command(time_limit)
+        yield
 
 
 def _objective(problem, kind, C, loss):

@@ -32,6 +32,8 @@ SHARDABLE_SOLVERS = ("tron", "lbfgs", "owlqn",     # owlqn: through loglin.penal
 class ShardedObjective:
     """The objective protocol (n, kind, reg, fun, fun_grad, accept, hess_vec, hess_diag) over shards."""
 
+    l1_certificate = None    # Maxent / LR: the driver holds no matrix for the L1 dual (loglin.solvers.protocol)
+
     def __init__(self, problem, C, backend, bounds, owns_backend=False, threads=1, sparse_share=0.0,
                  reduction="gather"):
         self.kind = problem_kind(problem)
@@ -166,6 +168,7 @@ class StructuredShardedObjective(ShardedObjective):
     loss = "ll"
     hess_vec = None          # not offered (loglin.solvers.protocol.offers): no Hessian products
     hess_diag = None
+    l1_certificate = "crf-fused"    # fun_grad_with_entropy below: the pure-L1 dual from fun_grad's own round
 
     def __init__(self, problem, C, backend, bounds, owns_backend=False, threads=1, sparse_share=0.0,
                  reduction="gather"):

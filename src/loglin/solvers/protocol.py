@@ -17,7 +17,10 @@ in LIBLINEAR's scale (1/2 ||w||^2 + C sum_i loss_i). What a solver may call:
 * optional ``dual_state()`` - a fresh dual state for the dual methods (EG);
 * optional ``on_shards(method, *args)`` / ``each_shard(method, args_per_shard)`` - one round on the
   shards of a sharded objective (:class:`loglin.scale.ShardedObjective`), for the solvers whose
-  passes run where the data lives (``cocoa``, ``ipm-sgd``).
+  passes run where the data lives (``cocoa``, ``ipm-sgd``);
+* optional ``l1_certificate`` - a declaration, not a method: which Fenchel dual of its pure-L1 problem
+  :class:`loglin.penalty.PenalizedObjective` can evaluate for the duality gap (one of
+  :data:`L1_CERTIFICATES`; None or absent: none, the relative pseudo-gradient test decides alone).
 
 The driver (:func:`loglin.solvers.base.minimize`) calls ``fun_grad`` at w = 0 and at
 every recorded iterate; a solver calls what its ``needs`` in the solver table
@@ -31,6 +34,11 @@ import numpy as np
 
 REQUIRED = ("n", "kind", "fun", "fun_grad", "accept")
 OPTIONAL = ("hess_vec", "hess_diag", "hessian", "dual_state", "on_shards", "each_shard")
+# the pure-L1 duals an objective may declare (l1_certificate): "logistic", binary LR's from its problem's X,
+# y and cost; "maxent", Maxent's from loss_and_expectation and its problem's observed events; "crf", the CRF's
+# of loglin.structured.l1_dual from an inference pass of its own; "crf-fused", the same with the terms from
+# fun_grad's pass (l1_dual.fun_grad_with_entropy gives the objective's own f and gradient)
+L1_CERTIFICATES = ("logistic", "maxent", "crf", "crf-fused")
 
 
 @runtime_checkable
@@ -66,6 +74,15 @@ class DualObjective(Objective, Protocol):
 def objective_kind(objective) -> str:
     """The objective's model kind; objectives without one are flat Maxent objectives."""
     return getattr(objective, "kind", None) or "maxent"
+
+
+def l1_certificate(objective) -> str | None:
+    """The pure-L1 duality certificate ``objective`` declares (:data:`L1_CERTIFICATES`), or None."""
+    declared = getattr(objective, "l1_certificate", None)
+    if declared is not None and declared not in L1_CERTIFICATES:    # a misspelt one would silently certify nothing
+        raise ValueError(f"{type(objective).__name__}.l1_certificate must be one of {L1_CERTIFICATES} or None, "
+                         f"got {declared!r}")
+    return declared
 
 
 def offers(objective, name: str) -> bool:

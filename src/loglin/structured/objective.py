@@ -76,6 +76,15 @@ class StructuredObjective:
     def accept(self):
         pass
 
+    @property
+    def l1_certificate(self):
+        """loglin.solvers.protocol's declaration: the CRF loss has the L1 dual of loglin.structured.l1_dual, whose
+        fused pass gives this class's f and gradient unless a subclass changed how they are computed."""
+        if self.loss != "ll":
+            return None
+        own_pass = type(self).fun_grad is StructuredObjective.fun_grad and type(self)._pass is StructuredObjective._pass
+        return "crf-fused" if own_pass else "crf"
+
     def hess_vec(self, v):
         raise NotImplementedError(f"{self.structure} objectives offer no Hessian-vector product; "
                                   "use lbfgs, sgd or EG")
