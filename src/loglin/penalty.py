@@ -99,8 +99,7 @@ class PenalizedObjective:
     def smooth_fun_grad(self, w, keep_cache=False):
         """(s(w), grad s(w)): the inner f and gradient without rho/2 sum r_t w_t^2."""
         if self._fused:
-            from .structured.l1_dual import fun_grad_with_entropy
-            f, g, terms = fun_grad_with_entropy(self.inner, w)
+            f, g, terms = self.inner.fun_grad_with_entropy(w)
             self._entropy_at = (np.array(w, dtype=np.float64), terms)
         else:
             f, g = self.inner.fun_grad(w, keep_cache)
@@ -139,10 +138,9 @@ class PenalizedObjective:
             return float(self.inner.C * maxent_dual_entropy(prob, dual_scale(grad, self.l1), p.ctx_count,
                                                             p.obs_ptr, p.obs_label, p.obs_count))
         if self._crf:
-            from .structured.l1_dual import dual_from_terms, entropy_terms
             cached = self._entropy_at
-            terms = cached[1] if cached is not None and np.array_equal(cached[0], w) else entropy_terms(self.inner, w)
-            return dual_from_terms(self.inner, self.l1, terms, dual_scale)
+            terms = cached[1] if cached is not None and np.array_equal(cached[0], w) else self.inner.entropy_terms(w)
+            return self.inner.dual_from_terms(self.l1, terms, dual_scale)
         return None
 
 

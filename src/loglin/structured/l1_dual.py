@@ -91,11 +91,8 @@ GOLD_ROUNDING = 1e-6     # log p(gold) above this: the gold labelling is not one
 def fun_grad_with_entropy(objective, w):
     """(f(w), grad f(w), terms) of a CRF ``objective`` of loglin.structured.objective, the same numbers as its
     ``fun_grad``, with ``terms`` = (sum_i c_i E_p f, H(p_i), log p_i(y_i)) of the same pass for
-    :func:`dual_from_terms`: a solver's evaluation then also pays for the certificate at that point. An objective
-    with its own ``fun_grad_with_entropy`` (loglin.scale's sharded one) computes them itself."""
-    own = getattr(objective, "fun_grad_with_entropy", None)
-    if own is not None:
-        return own(w)
+    :func:`dual_from_terms`: a solver's evaluation then also pays for the certificate at that point. Callers go
+    through the objective's method of the same name, which loglin.scale's sharded objective computes itself."""
     p = objective.parts
     w = np.ascontiguousarray(w, dtype=np.float64)
     loss, expect, entropy, log_gold = loss_expectation_entropy(p.data, w, objective._bounds, p.weight)
@@ -107,9 +104,6 @@ def fun_grad_with_entropy(objective, w):
 
 def entropy_terms(objective, w):
     """The ``terms`` of :func:`fun_grad_with_entropy` alone."""
-    own = getattr(objective, "entropy_terms", None)
-    if own is not None:
-        return own(w)
     p = objective.parts
     w = np.ascontiguousarray(w, dtype=np.float64)
     return loss_expectation_entropy(p.data, w, objective._bounds, p.weight)[1:]
@@ -119,9 +113,6 @@ def dual_from_terms(objective, l1, terms, dual_scale):
     """C sum_i c_i H(q_i) at the feasible point of the module doc, from the ``terms`` at w; ``dual_scale(grad,
     l1)`` is penalty's scaling into the constraints. None when some gold labelling lies outside the
     structure's labellings (then delta_gold is not a dual point)."""
-    own = getattr(objective, "dual_from_terms", None)
-    if own is not None:
-        return own(l1, terms, dual_scale)
     p = objective.parts
     expect, entropy, log_gold = terms
     # of C L(w): the whole smooth part when the penalty is pure L1

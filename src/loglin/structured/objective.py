@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InvalidInputError
-from . import passes
+from . import l1_dual, passes
 from ..kernels import vector as vk
 from ..kernels.maxent import _blocks
 
@@ -84,6 +84,17 @@ class StructuredObjective:
             return None
         own_pass = type(self).fun_grad is StructuredObjective.fun_grad and type(self)._pass is StructuredObjective._pass
         return "crf-fused" if own_pass else "crf"
+
+    # the pure-L1 duality gap (loglin.structured.l1_dual, docs/decisions/0046): loglin.penalty asks the objective,
+    # and the sharded objective answers the same three from its shards (0051)
+    def fun_grad_with_entropy(self, w):
+        return l1_dual.fun_grad_with_entropy(self, w)
+
+    def entropy_terms(self, w):
+        return l1_dual.entropy_terms(self, w)
+
+    def dual_from_terms(self, l1, terms, dual_scale):
+        return l1_dual.dual_from_terms(self, l1, terms, dual_scale)
 
     def hess_vec(self, v):
         raise NotImplementedError(f"{self.structure} objectives offer no Hessian-vector product; "
