@@ -14,7 +14,7 @@ fi
 # compiling every file of every dependency up front
 "$VENV/bin/python" -m pip install --quiet --no-compile -e ".${1:+[$1]}"
 # ...unless PYTHONDONTWRITEBYTECODE is set (as in many container images): then Python never writes it, and every
-# command would compile numpy, scipy, numba and loglin from source at each start (docs/decisions/0052). Compile
+# command would compile numpy, scipy, numba and loglin from source at each start (docs/decisions/0053). Compile
 # once here instead; files already compiled are skipped. A dependency's file that does not compile (test data
 # in another Python's syntax) is not ours to fix, so its error does not stop the set-up.
 if [ -n "${PYTHONDONTWRITEBYTECODE:-}" ]; then
