@@ -115,7 +115,7 @@ def test_parse_run_nbest_writes_k_blocks_per_sentence(parsers, english, tmp_path
     assert [int(line.split("\t")[6]) for line in one.splitlines() if line.split("\t")[0].isdigit()] == \
         [h for heads in model.parse(english) for h in heads.tolist()]
     assert main(["parse", "run", str(model_path), str(EN), "--nbest", "0"]) != 0
-    assert "number of best trees" in capsys.readouterr().err
+    assert "--nbest" in capsys.readouterr().err
 
 
 def test_parse_run_nbest_without_labeller_writes_underscores(parsers, english, tmp_path):

@@ -107,6 +107,7 @@ NUMERIC_OPTIONS = {
     "bias": ("--bias", False, 0.0, True, math.inf), "beam": ("--beam", True, 1, True, MAX_BEAM),
     "rare_threshold": ("--rare-threshold", True, 0, True, MAX_COUNT),
     "l1_ratio": ("--l1-ratio", False, 0.0, True, 1.0), "cv": ("--cv", True, 2, True, MAX_COUNT),
+    "nbest": ("--nbest", True, 1, True, MAX_BEAM),
 }
 
 
