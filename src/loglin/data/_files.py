@@ -153,7 +153,9 @@ def open_text_for_write(path: PathLike, encoding: str = "utf-8") -> IO[str]:
 def echo_output(path: PathLike | None):
     """The text stream a command that echoes its input writes to: the file ``path`` (None: standard output), in
     the encoding the input was read with (``--encoding``), so that echoed words keep their bytes (a CoNLL scorer
-    compares them with the gold file's). A character that encoding cannot hold is one error naming the output."""
+    compares them with the gold file's). A character that encoding cannot hold is one error naming the output.
+    ``info`` and ``dump`` write a model's labels and features, read from such text, through it too: never in the
+    locale's encoding, which (LC_ALL=C without UTF-8 mode) may be ASCII."""
     encoding = _ENCODING.get()
     name = "standard output" if path is None else str(path)
     try:
@@ -173,7 +175,7 @@ def echo_output(path: PathLike | None):
                 out.detach()                # sys.stdout keeps its buffer
     except UnicodeEncodeError as exc:
         raise InvalidInputError(f"{name}: cannot write {exc.object[exc.start:exc.end]!r} in {encoding}, the input's "
-                                "encoding (--encoding): a label of the model outside it") from None
+                                "encoding (--encoding): a label or feature of the model outside it") from None
 
 
 def show(token: bytes | str, limit: int = 40) -> str:
