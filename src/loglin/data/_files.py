@@ -60,8 +60,8 @@ def reading_encoding(encoding: str | None):
         _ENCODING.reset(token)
 
 
-def read_bytes(path: PathLike) -> bytes:
-    """Return the (decompressed) content of ``path``.
+def read_bytes(path: PathLike, limit: int = -1) -> bytes:
+    """Return the (decompressed) content of ``path``, or its first ``limit`` bytes.
 
     Missing or unreadable files raise the usual ``OSError``; a corrupt or
     truncated compressed stream raises :class:`DataFormatError`.
@@ -73,10 +73,10 @@ def read_bytes(path: PathLike) -> bytes:
         if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):      # /dev/zero, /dev/urandom: endless, never a data file
             raise DataFormatError(path, None, "expected a data file, got a device")
         if suffix not in _DECOMPRESSORS:
-            return raw.read()
+            return raw.read(limit)
         try:
             with _DECOMPRESSORS[suffix](raw) as stream:
-                return stream.read()
+                return stream.read(limit)
         except (OSError, EOFError, lzma.LZMAError) as exc:
             raise DataFormatError(
                 path, None, f"expected a valid {suffix} compressed stream ({exc})"
@@ -112,6 +112,15 @@ def read_text_lines(path: PathLike, encoding: str | None = None) -> list[str]:
     :class:`DataFormatError` naming the line and column of the first bad byte.
     """
     return decode_lines(read_bytes(path), path, encoding)
+
+
+def read_head_lines(path: PathLike, size: int = 1 << 20) -> list[str]:
+    """The whole lines within the first ``size`` bytes of ``path`` (decompressed), decoded as :func:`read_text_lines`
+    decodes: enough to sniff a file's format without reading all of it (a --workers driver never reads the data)."""
+    data = read_bytes(path, size + 1)
+    if len(data) > size:
+        data = data[:data.rfind(b"\n", 0, size) + 1]
+    return decode_lines(data, path)
 
 
 def decode_lines(data: bytes, path: PathLike, encoding: str | None = None) -> list[str]:
@@ -187,4 +196,4 @@ def show(token: bytes | str, limit: int = 40) -> str:
     return repr(token)
 
 
-__all__ = ["read_bytes", "split_lines", "read_text_lines", "decode_lines", "open_text_for_write", "echo_output", "show"]
+__all__ = ["read_bytes", "split_lines", "read_text_lines", "read_head_lines", "decode_lines", "open_text_for_write", "echo_output", "show"]
