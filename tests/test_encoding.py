@@ -94,9 +94,10 @@ def test_a_label_the_output_encoding_cannot_hold_is_one_error(tmp_path, capsys):
     assert code == 2 and err.count("loglin: error:") == 1 and "o.txt" in err and "--encoding" in err, err
 
 
-def test_info_and_dump_write_utf8_whatever_the_locale(tmp_path):
+def test_info_dump_and_scores_write_utf8_whatever_the_locale(tmp_path):
     """A model trained on accented text, inspected in an ASCII locale (LC_ALL=C without Python's UTF-8 mode):
-    info and dump write UTF-8 as the run commands do, and dump's standard output is its -o file byte for byte."""
+    info, dump and the per-type scores of tag evaluate write UTF-8 as the run commands do, and dump's standard
+    output is its -o file byte for byte."""
     import os
     from loglin.cli import main
     columns = tmp_path / "ner.txt"
@@ -114,3 +115,7 @@ def test_info_and_dump_write_utf8_whatever_the_locale(tmp_path):
     assert "w[0]=Köln" in dump.stdout.decode("utf-8")
     assert main(["dump", str(model), "-o", str(tmp_path / "dump.tsv")]) == 0
     assert dump.stdout == (tmp_path / "dump.tsv").read_bytes()
+    scores = subprocess.run(command + ["tag", "evaluate", str(model), str(columns)], capture_output=True, env=env,
+                            timeout=600)
+    assert scores.returncode == 0, scores.stderr
+    assert "LÖC: precision" in scores.stdout.decode("utf-8")

@@ -208,8 +208,10 @@ LABELLER_KEYWORDS = ("tol", "penalty", "l1_ratio", "random_state", "time_limit",
 
 def _evaluate(args):
     from ..model_io import load_model
+    from ..data._files import echo_output
     result, text = evaluate_model(load_model(args.model), args.test)
-    print(json.dumps(result, indent=2) if args.json else text)
+    with echo_output(None) as out:         # per-label lines: labels of the treebank, not in the locale's encoding
+        out.write((json.dumps(result, indent=2) if args.json else text) + "\n")
     return 0
 
 
