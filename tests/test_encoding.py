@@ -92,3 +92,30 @@ def test_a_label_the_output_encoding_cannot_hold_is_one_error(tmp_path, capsys):
                  "latin-1"])
     err = capsys.readouterr().err
     assert code == 2 and err.count("loglin: error:") == 1 and "o.txt" in err and "--encoding" in err, err
+
+
+def test_info_dump_and_scores_write_utf8_whatever_the_locale(tmp_path):
+    """A model trained on accented text, inspected in an ASCII locale (LC_ALL=C without Python's UTF-8 mode):
+    info, dump and the per-type scores of tag evaluate write UTF-8 as the run commands do, and dump's standard
+    output is its -o file byte for byte."""
+    import os
+    from loglin.cli import main
+    columns = tmp_path / "ner.txt"
+    columns.write_text("Año O\nMünchen B-LÖC\n\nniño O\nKöln B-LÖC\n\n" * 4, encoding="utf-8")
+    model = tmp_path / "n.npz"
+    assert main(["tag", "train", "--task", "ner", str(columns), "-o", str(model), "--quiet", "--max-iter", "5"]) == 0
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LC_", "LANG", "PYTHONIOENCODING"))}
+    env.update(LC_ALL="C", PYTHONUTF8="0")
+    command = [sys.executable, "-m", "loglin.cli"]
+    info = subprocess.run(command + ["info", str(model), "--top", "3"], capture_output=True, env=env, timeout=600)
+    assert info.returncode == 0 and b"Traceback" not in info.stderr, info.stderr
+    assert "B-LÖC" in info.stdout.decode("utf-8")
+    dump = subprocess.run(command + ["dump", str(model)], capture_output=True, env=env, timeout=600)
+    assert dump.returncode == 0, dump.stderr
+    assert "w[0]=Köln" in dump.stdout.decode("utf-8")
+    assert main(["dump", str(model), "-o", str(tmp_path / "dump.tsv")]) == 0
+    assert dump.stdout == (tmp_path / "dump.tsv").read_bytes()
+    scores = subprocess.run(command + ["tag", "evaluate", str(model), str(columns)], capture_output=True, env=env,
+                            timeout=600)
+    assert scores.returncode == 0, scores.stderr
+    assert "LÖC: precision" in scores.stdout.decode("utf-8")

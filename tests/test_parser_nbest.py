@@ -1,4 +1,5 @@
 """k-best parsing through the parser model, the estimator and `loglin parse run --nbest`."""
+import json
 from pathlib import Path
 
 import numpy as np
@@ -106,7 +107,8 @@ def test_parse_run_nbest_writes_k_blocks_per_sentence(parsers, english, tmp_path
         assert [int(f[6]) for f in words] == n_best[k][r][0].tolist()
         assert [f[7] for f in words] == labels[k][r]
         assert [line for line in lines[1:] if line.startswith("#")] == \
-            [line for line in original[k].splitlines() if line.startswith("#")]
+            [line + (f"-{r}" if line.startswith("# sent_id") else "") for line in original[k].splitlines()
+             if line.startswith("#")]
     parsed = read_conllx(out)                       # still a CoNLL-U file: each sentence three times
     assert [len(s) for s in parsed] == [len(s) for s in english for _ in range(3)]
     # --nbest 1 writes the 1-best parse, and the shortcut form takes the option too
@@ -115,7 +117,7 @@ def test_parse_run_nbest_writes_k_blocks_per_sentence(parsers, english, tmp_path
     assert [int(line.split("\t")[6]) for line in one.splitlines() if line.split("\t")[0].isdigit()] == \
         [h for heads in model.parse(english) for h in heads.tolist()]
     assert main(["parse", "run", str(model_path), str(EN), "--nbest", "0"]) != 0
-    assert "number of best trees" in capsys.readouterr().err
+    assert "--nbest" in capsys.readouterr().err
 
 
 def test_parse_run_nbest_without_labeller_writes_underscores(parsers, english, tmp_path):
@@ -127,3 +129,30 @@ def test_parse_run_nbest_without_labeller_writes_underscores(parsers, english, t
     words = [line.split("\t") for line in out.read_text().splitlines() if line.split("\t")[0].isdigit()]
     assert len(words) == 2 * sum(len(s) for s in english)
     assert {f[7] for f in words} == {"_"}
+
+
+def test_each_tree_of_parse_run_nbest_is_a_conllu_sentence_of_its_own(tmp_path, capsys):
+    """Comments that open a document or paragraph (or head a CoNLL-U Plus file) come once, not once per tree;
+    every tree keeps the sentence's # text and gets a sent_id of its own (ids are unique in CoNLL-U)."""
+    header = "# global.columns = ID FORM LEMMA UPOS XPOS FEATS HEAD DEPREL DEPS MISC\n# newdoc id = d1\n# newpar\n"
+    sentences = [b for b in EN.read_text().split("\n\n") if b.strip()]
+    bank = tmp_path / "doc.conllu"
+    bank.write_text(header + "\n\n".join(sentences[:2] + ["# newpar id = p2\n" + sentences[2]] + sentences[3:])
+                    + "\n\n")
+    model = Path(__file__).parent / "data" / "models" / "parser-crf.npz"
+    out = tmp_path / "out.conllu"
+    k = 3
+    assert main(["parse", "run", str(model), str(bank), "-o", str(out), "--nbest", str(k)]) == 0
+    lines = out.read_text().splitlines()
+    assert lines[0] == header.splitlines()[0]                   # CoNLL-U Plus: the first line of the file
+    assert [line for line in lines if line.startswith("# newdoc")] == ["# newdoc id = d1"]
+    assert [line for line in lines if line.startswith("# newpar")] == ["# newpar", "# newpar id = p2"]
+    ids = [line.split("=", 1)[1].strip() for line in lines if line.startswith("# sent_id")]
+    given = [line.split("=", 1)[1].strip() for s in sentences for line in s.splitlines() if line.startswith("# sent_id")]
+    assert len(set(ids)) == len(ids) == k * len(given)
+    assert ids == [f"{i}-{r}" for i in given for r in range(k)]
+    texts = [line for line in lines if line.startswith("# text")]
+    assert texts == [line for s in sentences for line in s.splitlines() if line.startswith("# text") for _ in range(k)]
+    capsys.readouterr()
+    assert main(["parse", "evaluate", str(model), str(out), "--json"]) == 0      # still a treebank loglin reads
+    assert json.loads(capsys.readouterr().out)["sentences"] == k * len(sentences)

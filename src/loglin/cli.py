@@ -401,6 +401,7 @@ def cmd_evaluate(args):
 
 
 def cmd_info(args):
+    from .data._files import echo_output
     from .inspection import describe, top, top_text
     model = _load_model(args.model)
     info = describe(model)
@@ -409,28 +410,26 @@ def cmd_info(args):
     if args.json:
         if args.top:
             info["top"] = top(model, args.top)
-        print(json.dumps(info, default=str))
+        text = json.dumps(info, default=str)
     else:
-        for k, v in info.items():
-            print(f"{k}: {v}")
+        text = "\n".join(f"{k}: {v}" for k, v in info.items())
         if args.top:
-            print(f"top {args.top} weights per label:\n{top_text(model, args.top)}")
+            text += f"\ntop {args.top} weights per label:\n{top_text(model, args.top)}"
+    with echo_output(None) as out:      # labels and features read from UTF-8 (--encoding) text: not the locale's
+        out.write(text + "\n")
     return 0
 
 
 def cmd_dump(args):
+    from .data._files import echo_output
     from .inspection import weights
     if args.output is not None:
         check_writable(args.output)
     rows = weights(_load_model(args.model))
     lines = (json.dumps({"label": a, "feature": f, "weight": v}) if args.json else f"{a}\t{f}\t{v!r}"
              for a, f, v in rows)
-    if args.output is None:
-        for line in lines:
-            print(line)
-    else:
-        with open(args.output, "w", encoding="utf-8") as out:
-            out.writelines(line + "\n" for line in lines)
+    with echo_output(args.output) as out:     # the same bytes on standard output and in -o FILE, whatever the locale
+        out.writelines(line + "\n" for line in lines)
     return 0
 
 

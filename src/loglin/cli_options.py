@@ -107,6 +107,7 @@ NUMERIC_OPTIONS = {
     "bias": ("--bias", False, 0.0, True, math.inf), "beam": ("--beam", True, 1, True, MAX_BEAM),
     "rare_threshold": ("--rare-threshold", True, 0, True, MAX_COUNT),
     "l1_ratio": ("--l1-ratio", False, 0.0, True, 1.0), "cv": ("--cv", True, 2, True, MAX_COUNT),
+    "nbest": ("--nbest", True, 1, True, MAX_BEAM),
 }
 
 
@@ -260,11 +261,16 @@ def keeping_best_model(output):
 
 
 def report(args, result: dict, text: str) -> None:
-    """--json: one JSON object; else the text, unless --quiet (commands without these flags print the text)."""
+    """--json: one JSON object; else the text, unless --quiet (commands without these flags print the text). The
+    text names labels read from the data: written as the run commands write (data._files.echo_output), not in the
+    locale's encoding."""
+    from .data._files import echo_output
     if getattr(args, "json", False):
-        print(json.dumps(result, default=float))
-    elif not getattr(args, "quiet", False):
-        print(text)
+        text = json.dumps(result, default=float)
+    elif getattr(args, "quiet", False):
+        return
+    with echo_output(None) as out:
+        out.write(text + "\n")
 
 
 def add_scale_out_options(p, what: str, details: str = "") -> None:

@@ -101,6 +101,24 @@ def test_a_foreign_file_given_to_tag_train_is_refused_not_learnt(task, foreign, 
     assert not model.exists()
 
 
+@pytest.mark.parametrize("model", ["crf", "maxent"])
+@pytest.mark.parametrize("foreign", ["svmlight", "CoNLL-U"])
+def test_tag_train_workers_refuses_a_foreign_file_before_its_cluster_starts(model, foreign, tmp_path, capsys,
+                                                                             monkeypatch):
+    """--workers read the file on the workers (CRF) or after the cluster started (Maxent): the format check of the
+    one-process path comes first, so the error is one line naming the file and no worker is started."""
+    import loglin.scale
+
+    def no_cluster(*args, **kwargs):
+        raise AssertionError("a Dask cluster was started for a file that is refused")
+    monkeypatch.setattr(loglin.scale, "DaskBackend", no_cluster)
+    data = svmlight_rows(tmp_path / "rows.svm", n=30) if foreign == "svmlight" else conllu(tmp_path / "bank.conllu")
+    out = tmp_path / "m.npz"
+    code, _, err = run(capsys, "tag", "train", "--task", "chunk", "--model", model, data, "-o", out, "--workers", 2)
+    one_error(code, err, str(data), foreign)
+    assert not out.exists()
+
+
 @pytest.mark.parametrize("model", TAGGING_MODELS)
 @pytest.mark.parametrize("command", [["evaluate"], ["tag", "evaluate"]])
 @pytest.mark.parametrize("foreign", ["svmlight", "CoNLL-U"])

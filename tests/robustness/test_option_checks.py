@@ -97,3 +97,14 @@ def test_tag_train_eta_goes_through_the_same_check(eta, tmp_path, capsys):
     code, _, err = run(capsys, "tag", "train", "--task", "chunk", corpus, "-o", tmp_path / "m.npz", "--model", "crf",
                        "--solver", "eg", "--eta", eta)
     one_error(code, err, "eta", eta)
+
+
+@pytest.mark.parametrize("nbest", ["0", "-1", "1001"])
+@pytest.mark.parametrize("command", [["parse", "run", "parser-crf.npz"], ["parse", "parser-crf.npz"],
+                                     ["tag", "run", "tagger-pos.npz"], ["tag", "chain-crf.npz"]])
+def test_nbest_out_of_range_names_the_option(nbest, command, tmp_path, capsys):
+    *words, model = command
+    code, out, err = run(capsys, *words, MODELS / model, tmp_path / "never-read.txt", "--nbest", nbest)
+    line = one_error(code, err, "--nbest", nbest, "1000")
+    assert not line.startswith("loglin: error: n ")         # the API's parameter name means nothing on the command line
+    assert out == ""

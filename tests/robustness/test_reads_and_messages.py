@@ -190,3 +190,19 @@ def test_tag_evaluate_names_gold_labels_the_model_never_saw(model, tmp_path, cap
     assert scores["unseen_labels"] and all(label.endswith("X") for label in scores["unseen_labels"])
     code, out, err = run(capsys, "tag", "evaluate", MODELS / model, corpus, "--json")
     assert code == 0 and "unseen_labels" not in json.loads(out)
+
+
+@pytest.mark.parametrize("suffix", ["", ".gz", ".xz"])
+def test_a_file_head_is_whole_lines_of_the_decompressed_text(suffix, tmp_path):
+    import gzip
+    import lzma
+    from loglin.data._files import read_head_lines
+    lines = [f"línea {k} " + "x" * k for k in range(40)]
+    data = "".join(line + "\n" for line in lines).encode("utf-8")
+    path = tmp_path / f"f.txt{suffix}"
+    path.write_bytes({"": bytes, ".gz": gzip.compress, ".xz": lzma.compress}[suffix](data))
+    for size in (1, 30, 200, len(data) - 1, len(data), 10 * len(data)):
+        head = read_head_lines(path, size)
+        ends = np.cumsum([len(line.encode("utf-8")) + 1 for line in lines])     # each line's end, its newline included
+        assert head == lines[:int(np.sum(ends <= size))]
+        assert len("".join(line + "\n" for line in head).encode("utf-8")) <= size

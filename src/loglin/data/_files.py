@@ -60,8 +60,8 @@ def reading_encoding(encoding: str | None):
         _ENCODING.reset(token)
 
 
-def read_bytes(path: PathLike) -> bytes:
-    """Return the (decompressed) content of ``path``.
+def read_bytes(path: PathLike, limit: int = -1) -> bytes:
+    """Return the (decompressed) content of ``path``, or its first ``limit`` bytes.
 
     Missing or unreadable files raise the usual ``OSError``; a corrupt or
     truncated compressed stream raises :class:`DataFormatError`.
@@ -73,10 +73,10 @@ def read_bytes(path: PathLike) -> bytes:
         if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):      # /dev/zero, /dev/urandom: endless, never a data file
             raise DataFormatError(path, None, "expected a data file, got a device")
         if suffix not in _DECOMPRESSORS:
-            return raw.read()
+            return raw.read(limit)
         try:
             with _DECOMPRESSORS[suffix](raw) as stream:
-                return stream.read()
+                return stream.read(limit)
         except (OSError, EOFError, lzma.LZMAError) as exc:
             raise DataFormatError(
                 path, None, f"expected a valid {suffix} compressed stream ({exc})"
@@ -112,6 +112,15 @@ def read_text_lines(path: PathLike, encoding: str | None = None) -> list[str]:
     :class:`DataFormatError` naming the line and column of the first bad byte.
     """
     return decode_lines(read_bytes(path), path, encoding)
+
+
+def read_head_lines(path: PathLike, size: int = 1 << 20) -> list[str]:
+    """The whole lines within the first ``size`` bytes of ``path`` (decompressed), decoded as :func:`read_text_lines`
+    decodes: enough to sniff a file's format without reading all of it (a --workers driver never reads the data)."""
+    data = read_bytes(path, size + 1)
+    if len(data) > size:
+        data = data[:data.rfind(b"\n", 0, size) + 1]
+    return decode_lines(data, path)
 
 
 def decode_lines(data: bytes, path: PathLike, encoding: str | None = None) -> list[str]:
@@ -153,7 +162,9 @@ def open_text_for_write(path: PathLike, encoding: str = "utf-8") -> IO[str]:
 def echo_output(path: PathLike | None):
     """The text stream a command that echoes its input writes to: the file ``path`` (None: standard output), in
     the encoding the input was read with (``--encoding``), so that echoed words keep their bytes (a CoNLL scorer
-    compares them with the gold file's). A character that encoding cannot hold is one error naming the output."""
+    compares them with the gold file's). A character that encoding cannot hold is one error naming the output.
+    ``info`` and ``dump`` write a model's labels and features, read from such text, through it too: never in the
+    locale's encoding, which (LC_ALL=C without UTF-8 mode) may be ASCII."""
     encoding = _ENCODING.get()
     name = "standard output" if path is None else str(path)
     try:
@@ -173,7 +184,7 @@ def echo_output(path: PathLike | None):
                 out.detach()                # sys.stdout keeps its buffer
     except UnicodeEncodeError as exc:
         raise InvalidInputError(f"{name}: cannot write {exc.object[exc.start:exc.end]!r} in {encoding}, the input's "
-                                "encoding (--encoding): a label of the model outside it") from None
+                                "encoding (--encoding): a label or feature of the model outside it") from None
 
 
 def show(token: bytes | str, limit: int = 40) -> str:
@@ -185,4 +196,4 @@ def show(token: bytes | str, limit: int = 40) -> str:
     return repr(token)
 
 
-__all__ = ["read_bytes", "split_lines", "read_text_lines", "decode_lines", "open_text_for_write", "echo_output", "show"]
+__all__ = ["read_bytes", "split_lines", "read_text_lines", "read_head_lines", "decode_lines", "open_text_for_write", "echo_output", "show"]

@@ -84,7 +84,10 @@ def write_n_best(path, out, n_best, labels=None) -> None:
     """Echo the CoNLL file at ``path`` into ``out`` with every sentence repeated once per tree of its n-best list
     (``n_best``: per sentence [(heads, score), ...], best first; ``labels``: per sentence one DEPREL list per
     tree, or None): a comment line ``# nbest R score S`` (R from 0), the sentence's lines as
-    :func:`write_with_heads` writes them for that tree, a blank line. Lines outside sentences are written once."""
+    :func:`write_with_heads` writes them for that tree, a blank line. Lines outside sentences are written once.
+    Each tree is a CoNLL-U sentence of its own (docs/decisions/0052): ``# sent_id = ID`` becomes ``ID-R`` (ids
+    are unique in a CoNLL-U file) and the comments that start something (``# newdoc``, ``# newpar``,
+    ``# global.columns``) come once, before rank 0's line, so that K trees do not open K documents."""
     import io
     from ..data._files import read_text_lines
     lines = read_text_lines(path)
@@ -105,12 +108,20 @@ def write_n_best(path, out, n_best, labels=None) -> None:
         if not block:
             continue
         if any(_is_token_line(lines[i]) for i in block):
+            starts = [lines[i].rstrip("\r\n") for i in block if _STARTS_ONCE.match(lines[i])]
             for r, (_, score) in enumerate(n_best[k]):
-                out.write(f"# nbest {r} score {score:.6g}\n" + "".join(echoes[r][i] + "\n" for i in block) + "\n")
+                tree = [_SENT_ID.sub(rf"\g<0>-{r}", echoes[r][i]) for i in block if not _STARTS_ONCE.match(lines[i])]
+                out.write("".join(line + "\n" for line in (starts if r == 0 else [])
+                                  + [f"# nbest {r} score {score:.6g}"] + tree) + "\n")
             k += 1
         else:
             out.write("".join(lines[i].rstrip("\r\n") + "\n" for i in block) + "\n")
         block = []
+
+
+# CoNLL-U comments that open a document or paragraph, or head a CoNLL-U Plus file: once per sentence, not per tree
+_STARTS_ONCE = re.compile(r"#\s*(newdoc|newpar|global\.columns)\b")
+_SENT_ID = re.compile(r"(?<=^#)\s*sent_id\s*=\s*\S.*?(?=\s*$)")
 
 
 def _is_token_line(line) -> bool:
@@ -197,8 +208,10 @@ LABELLER_KEYWORDS = ("tol", "penalty", "l1_ratio", "random_state", "time_limit",
 
 def _evaluate(args):
     from ..model_io import load_model
+    from ..data._files import echo_output
     result, text = evaluate_model(load_model(args.model), args.test)
-    print(json.dumps(result, indent=2) if args.json else text)
+    with echo_output(None) as out:         # per-label lines: labels of the treebank, not in the locale's encoding
+        out.write((json.dumps(result, indent=2) if args.json else text) + "\n")
     return 0
 
 
@@ -314,7 +327,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write the K best projective trees of each sentence (exact k-best Eisner), best first: "
                         "each a comment line '# nbest RANK score SCORE' (RANK from 0; SCORE log P(tree | sentence) "
                         "for a CRF parser, w.f for an M3N parser), the sentence with that tree's HEAD and DEPREL, "
-                        "a blank line; fewer when a sentence has fewer trees")
+                        "a blank line; fewer when a sentence has fewer trees. Each tree is a CoNLL-U sentence of "
+                        "its own: its comments (e.g. '# text') are repeated with it, '# sent_id = ID' becomes "
+                        "'ID-RANK' (unique ids), and '# newdoc', '# newpar' and '# global.columns' lines are "
+                        "written once, before the best tree")
     p.add_argument("--keep-heads", action="store_true",
                    help="keep the heads the input's HEAD column gives (any token; '_' = free) and parse the rest: "
                         "the best projective tree with those arcs (an error names a sentence none can keep); a "

@@ -28,8 +28,8 @@ from ..cli_options import (EMPTY_INPUT_RULE, add_scale_out_options, check_number
 from ..errors import DataContentError, InvalidInputError, about_file
 from ..outputs import check_writable
 from ..structured.model import MODELS as CHAIN_MODELS
-from .files import (given_labels, need_columns, other_split, read_gold, read_input, write_n_best,
-                    write_output)
+from .files import (given_labels, need_columns, other_split, read_gold, read_input, refuse_foreign_corpus,
+                    write_n_best, write_output)
 from .tagger import DEFAULT_BEAM, TASK_DEFAULTS, MaxentTaggerModel
 
 SUBCOMMANDS = ("train", "evaluate", "run")
@@ -162,6 +162,8 @@ def train_tagger(args) -> int:
     args.solver, refusal = scaled_structured_solver(args, args.model, solver, "loglin tag train")
     options = solver_options(args, args.solver, ("maxent" if kind == "tagger" else "chain",))   # before reading
     args.test_sentences = _test_sentences(args)     # a --test file that cannot be scored fails before training
+    if args.format != "brown":                      # read_gold's check, before --workers' cluster starts (whose
+        refuse_foreign_corpus(args.train)           # workers read the file themselves)
     backend = scale_out_backend(args, refusal)      # before the data is read: an unreachable scheduler fails first
     try:
         if (kind == "chain" and backend is not None and C is not None and args.format == "conll2000"

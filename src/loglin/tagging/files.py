@@ -20,11 +20,8 @@ def read_gold(path, fmt: str, task: str, split: str | None = None) -> list:
     from ..data import brown_corpus_files, read_brown, read_columns, read_conll2000
     if split is not None and (fmt != "brown" or not Path(path).is_dir()):
         raise InvalidInputError("--split needs --format brown and a corpus folder")
-    if fmt != "brown":          # an svmlight file has lines of one width: it would read as columns and be learnt
-        from ..data._files import read_text_lines
-        from ..data.sniff import refuse_foreign_format
-        refuse_foreign_format(path, read_text_lines(path), "a tagging corpus is CoNLL columns (word [POS ...] "
-                              "label, a blank line between sentences)", INSTEAD_OF_TAGGING_CORPUS)
+    if fmt != "brown":
+        refuse_foreign_corpus(path)
     if task == "ner":
         if fmt == "brown":
             raise InvalidInputError("the Brown corpus has POS tags only (use --task pos)")
@@ -46,6 +43,16 @@ def read_gold(path, fmt: str, task: str, split: str | None = None) -> list:
     if sentences and len(sentences[0][0]) < need:
         raise InvalidInputError(f"{path}: {task} needs {need} columns, found {len(sentences[0][0])}")
     return [[t[:need] for t in s] for s in sentences]
+
+
+def refuse_foreign_corpus(path) -> None:
+    """One error naming ``path`` when the tagging corpus is a file of another format (CoNLL-U, svmlight), which
+    would read as columns and be learnt (decision 0050). Reads the file's head only: `tag train --workers` checks
+    it before its cluster starts, whose workers read the data themselves."""
+    from ..data._files import read_head_lines
+    from ..data.sniff import refuse_foreign_format
+    refuse_foreign_format(path, read_head_lines(path), "a tagging corpus is CoNLL columns (word [POS ...] label, a "
+                          "blank line between sentences)", INSTEAD_OF_TAGGING_CORPUS)
 
 
 def detect_format(path, lines, task: str, labels) -> str:
