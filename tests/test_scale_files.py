@@ -225,3 +225,71 @@ def test_dask_workers_read_their_own_sentences(chunk_file, client, name):
         fs, gs = objective.fun_grad(w)
         assert fs == pytest.approx(f, rel=1e-12)
         np.testing.assert_allclose(gs, g, rtol=0, atol=1e-12 * np.abs(g).max())
+
+
+# ---------------------------------------------------------------- the feature space goes once (decision 0055)
+
+@pytest.fixture(scope="module")
+def tree_file(tmp_path_factory):
+    """Random projective trees over a large vocabulary: a feature space much larger than any sentence part."""
+    rng = np.random.default_rng(11)
+    blocks = []
+    for _ in range(150):
+        n = int(rng.integers(4, 12))
+        heads, spans = [0] * (n + 1), [(1, n, 0)]
+        while spans:                    # each span's root is chosen at random and its two sides hang below it
+            lo, hi, head = spans.pop()
+            if lo <= hi:
+                root = int(rng.integers(lo, hi + 1))
+                heads[root] = head
+                spans += [(lo, root - 1, root), (root + 1, hi, root)]
+        words, tags = rng.integers(0, 2000, n), rng.integers(0, 12, n)
+        blocks.append("".join(f"{i}\tw{words[i - 1]}\t_\tC{tags[i - 1] % 4}\tT{tags[i - 1]}\t_\t{heads[i]}\tdep\t_\t_\n"
+                              for i in range(1, n + 1)))
+    path = tmp_path_factory.mktemp("trees") / "train.conllx"
+    path.write_text("\n".join(blocks) + "\n")
+    return path
+
+
+def _pickled_size(obj):
+    """Bytes of ``obj`` pickled with every Dask future as its key: what a task's graph carries itself."""
+    import io
+    import pickle
+    from distributed import Future
+
+    class ByKey(pickle.Pickler):
+        def persistent_id(self, o):
+            return o.key if isinstance(o, Future) else None
+    out = io.BytesIO()
+    ByKey(out, protocol=5).dump(obj)
+    return len(out.getvalue())
+
+
+def test_shards_start_without_carrying_the_feature_space(tree_file, client, monkeypatch):
+    """Each shard's start task carries its recipe, not the global feature space: that goes to the workers once
+    (one held task) and every shard reads it there; the iterates stay bitwise the in-process ones."""
+    from loglin.scale.dask_backend import ShardActor, _held
+    from loglin.solvers.base import minimize
+    data = scan(FileSource(tree_file, "conllx", "tree"), client, 3)          # three shards on two workers
+    space = _pickled_size(data.glob)
+    submitted = []
+    submit = client.submit
+
+    def recording_submit(function, *args, **kwargs):
+        submitted.append((function, _pickled_size(args)))
+        return submit(function, *args, **kwargs)
+    monkeypatch.setattr(client, "submit", recording_submit)
+    runs = []
+    for backend in ("inprocess", client):
+        with sharded(data, 2.0, backend=backend) as objective:
+            runs.append(minimize(objective, "lbfgs", tol=1e-10, max_iter=4, warn=False))
+    monkeypatch.undo()
+    starts = [size for function, size in submitted if function is ShardActor]
+    held = [size for function, size in submitted if function is _held]
+    assert space > 500_000
+    assert len(starts) == 3 and max(starts) < space / 100
+    assert len(held) == 1 and held[0] >= space
+    local, dask = runs
+    assert local.iterations == dask.iterations == 4
+    assert [r["objective"] for r in local.trace.records] == [r["objective"] for r in dask.trace.records]
+    assert np.array_equal(local.w, dask.w)

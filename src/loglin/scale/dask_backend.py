@@ -17,6 +17,7 @@ import logging
 import multiprocessing
 import threading
 import time
+import warnings
 
 from ..errors import InvalidInputError
 from ..signals import check_command_time, command_time_left
@@ -33,12 +34,12 @@ CLOSE_WAIT_PAST_LIMIT = 0.5      # the same once the command's time limit is use
 class ShardActor:
     """A shard on a Dask worker: built, and its kernels warmed, in the constructor."""
 
-    def __init__(self, kind, arrays, C, threads=1):
+    def __init__(self, kind, arrays, C, threads=1, shared=None):
         import numba
         from .shards import ShardPart, warm_kernels
         numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
         if callable(arrays):            # a recipe: this worker reads its part of the data file
-            arrays = arrays()
+            arrays = arrays() if shared is None else arrays(shared)
         warm_kernels(kind, arrays, C, threads)
         self.part = ShardPart(kind, arrays, C, threads)
 
@@ -52,7 +53,8 @@ def _actor_call(actor, method, args):
 
 
 def _held(args):
-    """A task whose result is the round's arguments, kept on its worker for the shards' calls."""
+    """A task whose result is its argument (a round's arguments, the shards' shared feature space), kept on
+    its worker for the shards' tasks."""
     return args
 
 
@@ -196,9 +198,9 @@ class DaskBackend(Backend):
     def load(self, kind, shards, C, threads=1):
         workers = self._live_workers()
         self.workers = [workers[i % len(workers)] for i in range(len(shards))]
-        futures = [self.client.submit(ShardActor, kind, arrays, C, threads, actor=True, workers=[worker],
+        futures = [self.client.submit(ShardActor, kind, arrays, C, threads, shared, actor=True, workers=[worker],
                                       allow_other_workers=False, pure=False)
-                   for arrays, worker in zip(shards, self.workers)]
+                   for (arrays, shared), worker in zip(self._hold_shared(shards), self.workers)]
         self.actors = []
         wait, limited = _start_wait(self.start_timeout)
         deadline = time.monotonic() + wait
@@ -213,6 +215,26 @@ class DaskBackend(Backend):
             except Exception as exc:
                 raise ShardError(i, f"could not start on worker {self.workers[i]}: {_text(exc)}") from exc
         self.n_shards = len(self.actors)
+
+    def _hold_shared(self, shards):
+        """[(shard i's recipe without its shared part, a future of that part, or None)]: the part all recipes
+        share (the global feature space) goes to the first shard's worker once, as a task's argument, and the
+        other workers fetch it from there worker to worker, once each for all their shards: a shard's start
+        no longer carries it in its graph. Not Client.scatter, for the reason given in ``reduce``. Distributed's
+        "Sending large graph" warning is silenced for this one send: it advises what is done here."""
+        held, out = {}, []
+        for arrays in shards:
+            shared = getattr(arrays, "shared", None)
+            if shared is None:
+                out.append((arrays, None))
+                continue
+            if id(shared) not in held:
+                with warnings.catch_warnings():
+                    warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
+                    held[id(shared)] = self.client.submit(_held, shared, workers=[self.workers[0]],
+                                                          allow_other_workers=False, pure=False)
+            out.append((arrays.without_shared(), held[id(shared)]))
+        return out
 
     def run(self, function, calls):
         """function(*args) of call i as a task on the worker that shard i will live on, in order."""

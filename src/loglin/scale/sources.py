@@ -16,7 +16,7 @@ The file path goes to the workers: on a real cluster it must name the same file 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -214,17 +214,29 @@ def _events_index(source, counts):
 @dataclass
 class ShardRecipe:
     """Shard ``index`` of ``n`` of ``source``, to be built where it will live: calling it reads the
-    worker's part of the file and returns the shard's arrays (:func:`~loglin.scale.shards.shard_arrays`)."""
+    worker's part of the file and returns the shard's arrays (:func:`~loglin.scale.shards.shard_arrays`).
+
+    The global index is ``shared``, the same object in every shard's recipe and by far its largest part: a
+    backend with workers sends it once (``without_shared`` is the rest) and calls the recipe with it
+    (docs/decisions/0055)."""
 
     source: FileSource
     index: int
     n: int
-    glob: GlobalIndex = field(repr=False)
+    glob: GlobalIndex | StructuredIndex | None = field(repr=False)
 
-    def __call__(self) -> dict:
+    @property
+    def shared(self):
+        return self.glob
+
+    def without_shared(self) -> ShardRecipe:
+        return replace(self, glob=None)
+
+    def __call__(self, shared=None) -> dict:
         from .shards import _slice, row_pointer
-        problem = build_shard_problem(self.source, self.index, self.n, self.glob)
-        return _slice(self.glob.kind, problem, 0, len(row_pointer(problem)) - 1)
+        glob = self.glob if shared is None else shared
+        problem = build_shard_problem(self.source, self.index, self.n, glob)
+        return _slice(glob.kind, problem, 0, len(row_pointer(problem)) - 1)
 
 
 def build_shard_problem(source, index, n, glob):
