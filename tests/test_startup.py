@@ -1,5 +1,6 @@
 """Start-up: the helpers that replaced slow-to-compile kernels agree with their references, and the `loglin`
 command does not import scikit-learn."""
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -74,3 +75,26 @@ def test_parse_train_imports_no_plotting_cluster_or_sklearn(tmp_path, argv):
     assert out.returncode == 0, out.stderr
     assert out.stdout.split()[-2:] == ["0", "none"], out.stdout[-500:]
 
+
+
+# what OPENBLAS_THREAD_TIMEOUT holds when NumPy is first imported (OpenBLAS reads it as it loads)
+NUMPY_IMPORT_PROBE = ("import os, sys\n"
+                      "class Watch:\n"
+                      "    seen = 'numpy not imported'\n"
+                      "    def find_spec(self, name, path=None, target=None):\n"
+                      "        if name == 'numpy' and Watch.seen == 'numpy not imported':\n"
+                      "            Watch.seen = os.environ.get('OPENBLAS_THREAD_TIMEOUT', 'unset')\n"
+                      "sys.meta_path.insert(0, Watch())\n"
+                      "import loglin.cli\n"
+                      "print(Watch.seen)\n")
+
+
+@pytest.mark.parametrize("user_value", [None, "20"])
+def test_the_command_lets_idle_openblas_threads_sleep_unless_the_user_set_the_timeout(user_value):
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
+    if user_value is not None:
+        env["OPENBLAS_THREAD_TIMEOUT"] = user_value
+    out = subprocess.run([sys.executable, "-c", NUMPY_IMPORT_PROBE], capture_output=True, text=True, timeout=300,
+                         env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[-1] == ("4" if user_value is None else user_value)

@@ -15,13 +15,20 @@ import atexit
 import contextlib
 import gc
 import json
+import os
 import signal
 import sys
 import time
 import warnings
 from pathlib import Path
 
-import numpy as np
+# OpenBLAS's idle threads spin for 2^OPENBLAS_THREAD_TIMEOUT cycles (default 2^28, ~0.1 s of a core each) after
+# the library loads, NumPy's copy and SciPy's, and after every threaded call; loglin's passes do not call BLAS
+# (docs/decisions/0047), so a command lets them sleep at once. Read when NumPy loads OpenBLAS, hence before the
+# import; the user's own setting wins (docs/decisions/0056).
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+
+import numpy as np  # noqa: E402
 
 from . import __version__
 from .cli_options import (EMPTY_INPUT_RULE, add_scale_out_options, check_numbers, chosen_solver, experiment_options,
