@@ -128,10 +128,12 @@ def minimize(objective, solver: str = "tron", w0=None, *, tol: float = 1e-3, max
     trace = trace if trace is not None else Trace(solver=solver)
 
     with StopOnSignal() as stop:
-        g0_norm = safe_norm(objective.fun_grad(np.zeros(objective.n), keep_cache=False)[1])
+        f_0, g_0 = objective.fun_grad(np.zeros(objective.n), keep_cache=False)
+        g0_norm = safe_norm(g_0)
         f_tol = f_tol if f_tol is not None else (tol if tol > 0 else DEFAULT_F_TOL)
         rule = StoppingRule(tol, g0_norm, strong_convexity(objective), f_tol, gap_tol)
-        f_w, g_w = objective.fun_grad(w, keep_cache=False)
+        # without w0 the start is that zero vector: one pass, not the same one twice
+        f_w, g_w = (f_0, g_0) if w0 is None else objective.fun_grad(w, keep_cache=False)
         best = _Best(w, f_w)
         wall_column = {"wall_seconds": 0.0} if clock == "cpu" else {}
         gnorm_w = safe_norm(g_w)
