@@ -14,7 +14,17 @@ from ._files import reading_encoding
 from .conll import Sentence, is_projective, read_columns, read_conll2000, read_conllx, write_conllx
 from .events import Events, read_events, write_events
 from .paths import require_shared, shared_data_dir
-from .svmlight import read_svmlight, write_svmlight
+
+# the svmlight reader builds SciPy sparse matrices: imported on first use, so that a command that reads no
+# svmlight file (--help, the taggers' and parsers' option parsing) does not load SciPy's sparse module for it
+_SVMLIGHT = ("read_svmlight", "write_svmlight")
+
+
+def __getattr__(name):
+    if name in _SVMLIGHT:
+        from . import svmlight
+        return getattr(svmlight, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = ["reading_encoding", 
     "read_svmlight", "write_svmlight",
