@@ -98,3 +98,16 @@ def test_the_command_lets_idle_openblas_threads_sleep_unless_the_user_set_the_ti
                          env=env)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split()[-1] == ("4" if user_value is None else user_value)
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["train", "--help"], ["parse", "train", "--help"]])
+def test_help_imports_neither_numba_nor_scipy_sparse(argv):
+    probe = ("import sys, loglin.cli\n"
+             "sys.argv = ['loglin'] + sys.argv[1:]\n"
+             "try:\n    code = loglin.cli.main()\nexcept SystemExit as exc:\n    code = exc.code or 0\n"
+             "loaded = [m for m in ('numba', 'scipy.sparse') if m in sys.modules]\n"
+             "import loglin.data\n"
+             "print(code, ','.join(loaded) or 'none', callable(loglin.data.read_svmlight), 'scipy.sparse' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[-4:] == ["0", "none", "True", "True"], out.stdout[-500:]

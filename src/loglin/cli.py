@@ -36,7 +36,7 @@ from .cli_options import (EMPTY_INPUT_RULE, add_scale_out_options, check_numbers
                           solver_options, split_encoding_option, training_keywords, training_options, worker_data)
 from .errors import DataFormatError, LoglinError, TimeLimitBeforeTraining, about_file
 from .outputs import check_writable
-from .training import DEFAULT_C, DEFAULT_MAX_ITER
+from .defaults import DEFAULT_C, DEFAULT_MAX_ITER
 
 SCALE_HELP = ("-C is LIBLINEAR's scale (1/2||w||^2 + C*sum loss); --sigma2 S is the Gaussian-prior variance "
               "on the unnormalized log-likelihood, identical to C = S (the papers' sigma^2 = 10 on NLP data "

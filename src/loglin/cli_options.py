@@ -18,7 +18,7 @@ import numpy as np
 
 from .errors import LoglinError
 from .limits import MAX_BEAM
-from .training import (DEFAULT_C, DEFAULT_GAP_TOL, DEFAULT_MAX_ITER, DEFAULT_MM_C, DEFAULT_MM_GAP_TOL,
+from .defaults import (DEFAULT_C, DEFAULT_GAP_TOL, DEFAULT_MAX_ITER, DEFAULT_MM_C, DEFAULT_MM_GAP_TOL,
                        DEFAULT_SOLVERS, DEFAULT_TOL, default_C)
 
 

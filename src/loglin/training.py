@@ -5,8 +5,8 @@
 ``problem`` is a flat :class:`~loglin.problem.MaxentProblem` or
 :class:`~loglin.binary.BinaryProblem`, a :class:`~loglin.structured.problem.ChainProblem`
 or a :class:`~loglin.parsing.problem.TreeProblem` (``loss="ll"``: CRF, ``"mm"``: M3N; a
-MaxentProblem with ``loss="mm"`` is the multi-class max-margin model). The defaults
-below are declared once here for every kind.
+MaxentProblem with ``loss="mm"`` is the multi-class max-margin model). The defaults of
+every kind are declared once, in :mod:`loglin.defaults`, and re-exported here.
 """
 from __future__ import annotations
 
@@ -21,39 +21,14 @@ from .solvers import TABLE, canonical, check, entry, serving
 from .solvers.base import minimize
 from .solvers.options import check_solver_options
 from .solvers.checkpoint import RESUMABLE
+from .defaults import (DEFAULT_BCFW_PASSES, DEFAULT_C, DEFAULT_GAP_TOL,  # noqa: F401 (re-exported)
+                       DEFAULT_L1_SOLVERS, DEFAULT_MAX_ITER, DEFAULT_MM_C, DEFAULT_MM_GAP_TOL, DEFAULT_MM_ORDER,
+                       DEFAULT_MM_SOLVERS, DEFAULT_SOLVER, DEFAULT_SOLVERS, DEFAULT_TOL, LOSSES, default_C,
+                       default_gap_tol)
 
 __all__ = ["ConvergenceWarning", "DEFAULT_C", "DEFAULT_MM_C", "DEFAULT_MM_GAP_TOL", "DEFAULT_SOLVERS", "DEFAULT_TOL",
            "DEFAULT_GAP_TOL", "DEFAULT_MAX_ITER", "auto_binary", "auto_maxent", "available_solvers", "default_C",
            "default_gap_tol", "default_solver", "problem_kind", "train"]
-
-# The solver used when none is named, per model kind ("tagger": the Maxent tagger's problem);
-# docs/decisions/0010-training-defaults.md gives the reasons and the measurements.
-DEFAULT_SOLVERS = {"maxent": "tron", "binary": "tron", "chain": "lbfgs", "tree": "eg", "tagger": "eg-acc"}
-DEFAULT_SOLVER = DEFAULT_SOLVERS["maxent"]
-# max-margin (loss "mm") objectives are not differentiable: their defaults are dual solvers
-# (chains and trees: block-coordinate pairwise Frank-Wolfe, whose gap closes where EG's stalls: docs/decisions/0040)
-DEFAULT_MM_SOLVERS = {"maxent": "eg-mm", "chain": "bcfw", "tree": "bcfw"}
-# bcfw's passes over the sentences per driver step: a pass costs about the driver's test of the iterate (one
-# loss-augmented decoding pass), and the iteration caps count steps (docs/decisions/0040)
-DEFAULT_BCFW_PASSES = 5
-DEFAULT_L1_SOLVERS = {"binary": "newglmnet"}   # penalty "l1" / "elasticnet"; other kinds: owlqn
-# ||grad f(w)|| <= tol ||grad f(0)|| (LIBLINEAR's 1e-3 is loose on NLP data: docs/decisions/0010)
-DEFAULT_TOL = 1e-4
-DEFAULT_GAP_TOL = 1e-4          # dual solvers on chain / tree problems: relative duality gap
-# C (LIBLINEAR scale) and outer iterations when not given, per model kind: the papers' sigma^2 = 10 for
-# taggers and chain models, 0.1 for parsers (Collins et al.'s C' = 10); a parser's iteration is an epoch of EG.
-DEFAULT_C = {"maxent": 1.0, "binary": 1.0, "tagger": 10.0, "chain": 10.0, "tree": 0.1}
-# M3N (loss "mm") chains: Collins et al.'s C' = 10 as for parsers; C = 10 leaves the hinge dual's quadratic
-# term C/2 ||w(u)||^2 so steep that EG's gap stays ~1 for hundreds of epochs (docs/decisions/0025)
-DEFAULT_MM_C = {"chain": 0.1}
-# and their relative duality gap: EG closes the hinge dual's gap as O(1/epochs), not linearly as the CRF's
-# (Collins et al. 2008, section 5.1, Table 1), so 1e-4 costs ~10x the epochs of 1e-3 (docs/decisions/0025)
-DEFAULT_MM_GAP_TOL = {"chain": 1e-3}
-# and online EG's order on them: each sentence once per epoch in a new random order, ~25-35% fewer epochs
-# to the same gap than Collins' draws with replacement (docs/decisions/0031)
-DEFAULT_MM_ORDER = "permutation"
-DEFAULT_MAX_ITER = {"maxent": 1000, "binary": 1000, "tagger": 1000, "chain": 1000, "tree": 200}
-LOSSES = ("ll", "mm")
 
 
 def problem_kind(problem) -> str:
@@ -73,20 +48,6 @@ def problem_kind(problem) -> str:
         return "tree"
     raise InvalidInputError(f"cannot train a {name}: give a MaxentProblem, BinaryProblem, ChainProblem or "
                             f"TreeProblem")
-
-
-def default_C(kind: str, loss: str = "ll") -> float:
-    """The regularization constant used when none is given, for ``kind`` models with ``loss``."""
-    if loss == "mm" and kind in DEFAULT_MM_C:
-        return DEFAULT_MM_C[kind]
-    return DEFAULT_C[kind]
-
-
-def default_gap_tol(kind: str, loss: str = "ll") -> float:
-    """The relative duality gap at which dual solvers of ``kind`` models with ``loss`` stop by default."""
-    if loss == "mm" and kind in DEFAULT_MM_GAP_TOL:
-        return DEFAULT_MM_GAP_TOL[kind]
-    return DEFAULT_GAP_TOL
 
 
 def default_solver(kind: str, loss: str = "ll", penalty: str = "l2", problem=None, tol: float | None = None) -> str:
