@@ -206,3 +206,19 @@ def test_a_file_head_is_whole_lines_of_the_decompressed_text(suffix, tmp_path):
         ends = np.cumsum([len(line.encode("utf-8")) + 1 for line in lines])     # each line's end, its newline included
         assert head == lines[:int(np.sum(ends <= size))]
         assert len("".join(line + "\n" for line in head).encode("utf-8")) <= size
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-8", "cp1252"])
+def test_a_file_head_cuts_between_characters_in_any_encoding(encoding, tmp_path):
+    """A newline byte can be half a character (UTF-16): the head of a valid file is never a decoding error."""
+    from loglin.data._files import read_head_lines, read_text_lines, reading_encoding
+    lines = [f"línea {k} " + "é" * (k % 7) for k in range(60)]
+    path = tmp_path / "f.txt"
+    path.write_text("".join(line + "\n" for line in lines), encoding=encoding)
+    with reading_encoding(encoding):
+        assert read_text_lines(path) == lines
+        for size in range(1, path.stat().st_size + 2, 7):
+            head = read_head_lines(path, size)
+            assert head == lines[:len(head)]
+            assert not head or len("".join(line + "\n" for line in head).encode(encoding)) <= size
+        assert read_head_lines(path, path.stat().st_size) == lines

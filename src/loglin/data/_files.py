@@ -118,9 +118,14 @@ def read_head_lines(path: PathLike, size: int = 1 << 20) -> list[str]:
     """The whole lines within the first ``size`` bytes of ``path`` (decompressed), decoded as :func:`read_text_lines`
     decodes: enough to sniff a file's format without reading all of it (a --workers driver never reads the data)."""
     data = read_bytes(path, size + 1)
-    if len(data) > size:
-        data = data[:data.rfind(b"\n", 0, size) + 1]
-    return decode_lines(data, path)
+    if len(data) <= size:
+        return decode_lines(data, path)
+    # cut by characters, not at a newline byte: in UTF-16 a b"\n" is half a character
+    try:
+        text = codecs.getincrementaldecoder(_ENCODING.get())().decode(data[:size], final=False)
+    except UnicodeDecodeError:
+        return decode_lines(data[:size], path)      # the error naming the line and column of the bad byte
+    return _split_lines(text, cut=True)
 
 
 def decode_lines(data: bytes, path: PathLike, encoding: str | None = None) -> list[str]:
@@ -138,10 +143,16 @@ def decode_lines(data: bytes, path: PathLike, encoding: str | None = None) -> li
             f"0x{data[exc.start]:02x} at column {exc.start - line_start + 1} (give the file's encoding with "
             f"--encoding, e.g. latin-1)",
         ) from None
+    return _split_lines(text)
+
+
+def _split_lines(text: str, cut: bool = False) -> list[str]:
+    """The lines of decoded ``text`` without their ``\\n`` and a leading byte-order mark; ``cut``: the text
+    stops inside its last line (or right after it), which is dropped."""
     if text.startswith("\ufeff"):
         text = text[1:]
     lines = text.split("\n")
-    if lines and not lines[-1]:
+    if cut or not lines[-1]:
         lines.pop()
     return lines
 
