@@ -37,7 +37,7 @@ OPTIONAL = ("hess_vec", "hess_diag", "hessian", "dual_state", "on_shards", "each
 # the pure-L1 duals an objective may declare (l1_certificate): "logistic", binary LR's from its problem's X,
 # y and cost; "maxent", Maxent's from loss_and_expectation and its problem's observed events; "crf", the CRF's
 # of loglin.structured.l1_dual from an inference pass of its own; "crf-fused", the same with the terms from
-# fun_grad's pass (l1_dual.fun_grad_with_entropy gives the objective's own f and gradient)
+# fun_grad's pass (the objective's fun_grad_with_entropy gives its own f and gradient)
 L1_CERTIFICATES = ("logistic", "maxent", "crf", "crf-fused")
 
 
