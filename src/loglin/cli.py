@@ -31,7 +31,7 @@ os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 import numpy as np  # noqa: E402
 
 from . import __version__
-from .cli_options import (EMPTY_INPUT_RULE, add_scale_out_options, check_numbers, chosen_solver, experiment_options,
+from .cli_options import (EMPTY_INPUT_RULE, add_output, add_scale_out_options, check_numbers, chosen_solver, experiment_options,
                           keep_solver_state, keeping_best_model, regularization, report, scale_out_backend,
                           solver_options, split_encoding_option, training_keywords, training_options, worker_data)
 from .errors import DataFormatError, LoglinError, TimeLimitBeforeTraining, about_file
@@ -65,7 +65,6 @@ def build_parser() -> argparse.ArgumentParser:
                                    "grad_norm, iterations, train_seconds, converged, stop_reason, ...}.",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("data", type=Path, help="training data file")
-    p.add_argument("-o", "--output", type=Path, required=True, help="where to write the model (.npz)")
     p.add_argument("--format", choices=DATA_FORMATS, default="svmlight",
                    help="svmlight/LIBSVM, OpenNLP-style events ('label pred pred=0.5 ...'), or a tagging "
                         "corpus (CoNLL-2000 chunking/POS, Brown): default %(default)s")
@@ -100,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Predict with any model kind. " + EMPTY_INPUT_RULE)
     p.add_argument("model", type=Path)
     p.add_argument("data", type=Path)
-    p.add_argument("-o", "--output", type=Path, default=None, help="output file (default: standard output)")
+    add_output(p)
     p.add_argument("--proba", action="store_true", help="write class probabilities after each label")
     p.add_argument("--format", choices=("svmlight", "events"), default=None,
                    help="input format (default: the training format stored in the model)")
@@ -120,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("dump", help="every non-zero weight of a model file: label, feature, weight")
     p.add_argument("model", type=Path)
-    p.add_argument("-o", "--output", type=Path, default=None, help="output file (default: standard output)")
+    add_output(p)
     p.add_argument("--json", action="store_true", help="JSON lines {label, feature, weight} instead of TSV")
 
     p = sub.add_parser("solvers", help="list the solvers, the model kinds they serve and their papers")

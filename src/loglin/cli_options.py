@@ -50,6 +50,7 @@ def training_options() -> argparse.ArgumentParser:
     """The parent parser (``parents=[training_options()]``) of every train command."""
     p = argparse.ArgumentParser(add_help=False)
     g = p.add_argument_group("training (the same for train, tag train and parse train)")
+    g.add_argument("-o", "--output", type=Path, required=True, help="where to write the model (.npz)")
     reg = g.add_mutually_exclusive_group()
     reg.add_argument("-C", dest="C", type=c_value, default=None,
                      help=f"regularization constant, LIBLINEAR scale (1/2||w||^2 + C*sum loss); default per model "
@@ -95,6 +96,16 @@ def training_options() -> argparse.ArgumentParser:
                         "CoNLL-2007 Basque treebank; default UTF-8")
     g.add_argument("--quiet", action="store_true", help="no progress bar and no summary text (--json still prints)")
     return p
+
+
+def add_output(p) -> None:
+    """-o/--output of the commands that write text (predict, dump, tag run, parse run)."""
+    p.add_argument("-o", "--output", type=Path, default=None, help="output file (default: standard output)")
+
+
+def add_nbest(p, what: str) -> None:
+    """--nbest K of tag run and parse run (checked with the other numbers: NUMERIC_OPTIONS); ``what``: its help."""
+    p.add_argument("--nbest", type=int, default=None, metavar="K", help=what)
 
 
 MAX_COUNT = 10 ** 9

@@ -293,7 +293,7 @@ def _parser_model(model):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from ..cli_options import training_options
+    from ..cli_options import add_nbest, add_output, training_options
     parser = argparse.ArgumentParser(prog="loglin parse", description="arc-factored dependency parsing "
                                      "(CRF / M3N trained by EG, L-BFGS, SGD or cutting planes)")
     sub = parser.add_subparsers(dest="command")
@@ -303,7 +303,6 @@ def build_parser() -> argparse.ArgumentParser:
         "in this process), gets the time the parser leaves. With none left, or after Ctrl-C / SIGTERM, the parser "
         "is saved without a labeller and a warning says so; a labeller cut short by the limit is its best so far."))
     p.add_argument("train", type=Path)
-    p.add_argument("-o", "--output", type=Path, required=True, help="model file to write")
     p.add_argument("--model", choices=("crf", "m3n"), default="crf")
     p.add_argument("--dev", type=Path, default=None, help="held-out treebank: UAS trace and final dev UAS / LAS")
     p.add_argument("--cutoff", type=int, default=DEFAULT_CUTOFF,
@@ -322,15 +321,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help=text, description=text + ". " + EMPTY_INPUT_RULE)
     p.add_argument("model", type=Path)
     p.add_argument("input", type=Path)
-    p.add_argument("-o", "--output", type=Path, default=None)
-    p.add_argument("--nbest", type=int, default=None, metavar="K",
-                   help="write the K best projective trees of each sentence (exact k-best Eisner), best first: "
-                        "each a comment line '# nbest RANK score SCORE' (RANK from 0; SCORE log P(tree | sentence) "
-                        "for a CRF parser, w.f for an M3N parser), the sentence with that tree's HEAD and DEPREL, "
-                        "a blank line; fewer when a sentence has fewer trees. Each tree is a CoNLL-U sentence of "
-                        "its own: its comments (e.g. '# text') are repeated with it, '# sent_id = ID' becomes "
-                        "'ID-RANK' (unique ids), and '# newdoc', '# newpar' and '# global.columns' lines are "
-                        "written once, before the best tree")
+    add_output(p)
+    add_nbest(p, "write the K best projective trees of each sentence (exact k-best Eisner), best first: "
+                 "each a comment line '# nbest RANK score SCORE' (RANK from 0; SCORE log P(tree | sentence) "
+                 "for a CRF parser, w.f for an M3N parser), the sentence with that tree's HEAD and DEPREL, "
+                 "a blank line; fewer when a sentence has fewer trees. Each tree is a CoNLL-U sentence of "
+                 "its own: its comments (e.g. '# text') are repeated with it, '# sent_id = ID' becomes "
+                 "'ID-RANK' (unique ids), and '# newdoc', '# newpar' and '# global.columns' lines are "
+                 "written once, before the best tree")
     p.add_argument("--keep-heads", action="store_true",
                    help="keep the heads the input's HEAD column gives (any token; '_' = free) and parse the rest: "
                         "the best projective tree with those arcs (an error names a sentence none can keep); a "

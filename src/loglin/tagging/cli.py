@@ -22,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..cli_options import (EMPTY_INPUT_RULE, add_scale_out_options, check_numbers, chosen_solver, keep_solver_state,
+from ..cli_options import (EMPTY_INPUT_RULE, add_nbest, add_output, add_scale_out_options, check_numbers, chosen_solver, keep_solver_state,
                            keeping_best_model, regularization, report, scale_out_backend, scaled_structured_solver,
                            solver_options, training_keywords, training_options)
 from ..errors import DataContentError, InvalidInputError, about_file
@@ -49,7 +49,6 @@ def add_tag_commands(subparsers) -> argparse.ArgumentParser:
 
     p = sub.add_parser("train", help="train a tagger or chunker", parents=[training_options()])
     p.add_argument("train", type=Path, help="training data (CoNLL-2000 file, or a Brown file/folder)")
-    p.add_argument("-o", "--output", type=Path, required=True, help="model file to write (.npz)")
     p.add_argument("--task", choices=("pos", "chunk", "ner"), default="pos",
                    help="default %(default)s; ner: CoNLL-2002/2003 columns, label last (crf / m3n models)")
     p.add_argument("--features", default=None, metavar="PRESET|FILE",
@@ -101,19 +100,18 @@ def add_tag_commands(subparsers) -> argparse.ArgumentParser:
             p.add_argument("--split", choices=("train", "test"), default=None, help=SPLIT_HELP)
             p.add_argument("--json", action="store_true", help="print one JSON object")
         else:
-            p.add_argument("-o", "--output", type=Path, default=None, help="output file (default stdout)")
+            add_output(p)
             p.add_argument("--input-format", choices=("auto", "conll", "text"), default="auto",
                            help="auto (default): CoNLL columns when the file has a -DOCSTART- line, or lines of one "
                                 "width with the model's labels in its label column (POS second, chunk third, NER "
                                 "last; at 4+ columns two lines or more), or lines of one width with blank lines "
                                 "between sentences; else text, one sentence a line")
-            p.add_argument("--nbest", type=int, default=None, metavar="K",
-                           help="write the K best taggings of each sentence, best first, each after a header "
-                                "'# RANK VALUE' (CRF++'s -n output; RANK from 0): VALUE is the probability of the "
-                                "tagging (CRF: P(labels | sentence), exact k-best Viterbi; Maxent: the product of "
-                                "the tokens' P(label | context) over the beam's final hypotheses) or, for M3N "
-                                "models, the score w.f; a blank line ends each tagging (text input: each "
-                                "tagging is one line, a blank line ends the sentence's list)")
+            add_nbest(p, "write the K best taggings of each sentence, best first, each after a header "
+                         "'# RANK VALUE' (CRF++'s -n output; RANK from 0): VALUE is the probability of the "
+                         "tagging (CRF: P(labels | sentence), exact k-best Viterbi; Maxent: the product of "
+                         "the tokens' P(label | context) over the beam's final hypotheses) or, for M3N "
+                         "models, the score w.f; a blank line ends each tagging (text input: each "
+                         "tagging is one line, a blank line ends the sentence's list)")
             p.add_argument("--keep-labels", action="store_true",
                            help="CoNLL input: a label already in the column after the inputs (not _ or ?) is kept "
                                 "and the other tokens are decoded consistently with it (CRF / M3N models)")
