@@ -50,7 +50,7 @@ from .contract import (add_labelling, argmax, expected_loss, gold_labels, label_
                        labelling_score, loss_augment, max_parts, n_instances, part_scores, part_size, scatter,
                        scatter_tracked)
 from .objective import StructuredObjective
-from .passes import decoder_workspace, touch_bound, tracked_workspace
+from .passes import decoder_workspace, instance_weight, touch_bound, tracked_workspace
 
 # a remainder lighter than this is not offered as an away atom (its point is mu minus the atoms, over rest)
 REST_EPS = 1e-9
@@ -101,10 +101,9 @@ def bcfw_pass(data, part_ptr, picks, C, wu, max_touch, weight, mu_flat, term):
     fws, iws, S, vertex, coef, labels, d, mark, touched = _block_workspace(data, wu.shape[0], max_touch)
     gaps, moved, gain = 0.0, 0, 0.0
     stamp = 0
-    for p_ in range(picks.shape[0]):
-        i = picks[p_]
-        c = weight[i]
-        if label_count(data, i) == 0 or c == 0.0:
+    for i in picks:
+        c = instance_weight(data, i, weight)
+        if c == 0.0:
             continue
         base = part_ptr[i]
         n_parts = part_size(data, i)

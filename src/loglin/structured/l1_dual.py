@@ -23,9 +23,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .contract import (gold_labels, label_count, labelling_score, log_partition, max_parts, part_scores,
-                       part_size, scatter)
-from .passes import _sum_rows, decoder_workspace
+from .contract import log_partition, max_parts, part_size, scatter
+from .passes import _sum_rows, decoder_workspace, scored_instance
 
 
 @njit(cache=True, parallel=True)
@@ -46,11 +45,9 @@ def loss_expectation_entropy(data, w, bounds, weight):
         mu = np.zeros(P)
         reuse = False
         for i in range(bounds[b], bounds[b + 1]):
-            c = weight[i]
-            if label_count(data, i) == 0 or c == 0.0:
+            c, gold_score = scored_instance(data, i, w, weight, s)
+            if c == 0.0:
                 continue
-            part_scores(data, i, w, 1.0, s)
-            gold_score = labelling_score(data, i, s, gold_labels(data, i))
             log_z = log_partition(data, i, s, fws, iws, mu, True, reuse)    # shared parts equal at fixed w
             reuse = True
             expected_score = 0.0

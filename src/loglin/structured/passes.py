@@ -21,7 +21,7 @@ docs/decisions/0001-structure-contract.md).
 import numpy as np
 from numba import njit, prange
 
-from ..kernels.vector import shrunk_scale
+from ..kernels.vector import sgd_rate, shrunk_scale
 from .contract import (add_labelling, argmax, expected_loss, gold_labels, label_count, label_offset,
                        labelling_score, log_partition, loss_augment, max_parts, n_instances, part_scores, part_size,
                        scatter, scatter_tracked, workspace_size)
@@ -33,6 +33,23 @@ def decoder_workspace(data):
     """(floats, ints) a thread's log_partition / argmax calls work in."""
     nf, ni = workspace_size(data)
     return np.empty(nf), np.empty(ni, dtype=np.int64)
+
+
+@njit(cache=True, inline="always")
+def instance_weight(data, i, weight):
+    """c_i, or 0 for an instance with no parts (an empty sentence): every pass skips both."""
+    return weight[i] if label_count(data, i) > 0 else 0.0
+
+
+@njit(cache=True, inline="always")
+def scored_instance(data, i, w, weight, s):
+    """(c_i, the gold labelling's score) with s = instance i's part scores at w; (0, 0) and s untouched for an
+    instance the passes skip (:func:`instance_weight`)."""
+    c = instance_weight(data, i, weight)
+    if c == 0.0:
+        return 0.0, 0.0
+    part_scores(data, i, w, 1.0, s)
+    return c, labelling_score(data, i, s, gold_labels(data, i))
 
 
 @njit(cache=True)
@@ -83,11 +100,9 @@ def _loss_pass(mm):
             pred = np.empty(P if mm else 0, dtype=np.int32)
             reuse = False
             for i in range(bounds[b], bounds[b + 1]):
-                c = weight[i]
-                if label_count(data, i) == 0 or c == 0.0:
+                c, gold_score = scored_instance(data, i, w, weight, s)
+                if c == 0.0:
                     continue
-                part_scores(data, i, w, 1.0, s)
-                gold_score = labelling_score(data, i, s, gold_labels(data, i))
                 if mm:
                     loss_augment(data, i, s, 1.0)
                     loss[b] += c * (argmax(data, i, s, fws, iws, pred) - gold_score)
@@ -170,14 +185,13 @@ def sgd_epoch(data, v, scale, order, eta0, step0, n_total, lam, weight):
     Step on example i: w -= eta (c_i grad loss_i + lam/n w) with eta = eta0/(1 + k/n) (section 7.1.3);
     the shrinkage is kept in ``scale`` so a step costs O(size of instance i).
     """
+    k = step0
     P = max_parts(data)
     fws, iws = decoder_workspace(data)
     s = np.empty(P)
     mu = np.empty(P)
-    k = step0
-    for s_ in range(order.shape[0]):
-        i = order[s_]
-        eta = eta0 / (1.0 + k / n_total)
+    for i in order:
+        eta = sgd_rate(eta0, k, n_total)
         k += 1
         scale = shrunk_scale(v, scale, 1.0 - eta * lam / n_total)
         if label_count(data, i) == 0:
@@ -243,10 +257,9 @@ def eg_online_pass(data, part_ptr, picks, eta, adapt, max_trial, C, mm, wu, max_
     accepted, trials, total = 0, 0, 0.0
     stamp = 0
     sign = -1.0 if mm else 1.0
-    for p_ in range(picks.shape[0]):
-        i = picks[p_]
-        c = weight[i]
-        if label_count(data, i) == 0 or c == 0.0:
+    for i in picks:
+        c = instance_weight(data, i, weight)
+        if c == 0.0:
             continue
         base = part_ptr[i]
         at = base
