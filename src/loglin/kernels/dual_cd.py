@@ -207,6 +207,22 @@ def solve_subproblem(a, b, c1, c2, s, g0, eps, xi, max_newton, variant, out):
 
 
 # ------------------------------------------------------------ LR, Algorithm 5
+@njit(cache=True, inline="always")
+def row_times_w(i, w, indptr, indices, data):
+    """x_i^T w, one chain of additions in index order (inlined: the caller's fastmath flags apply)."""
+    dot = 0.0
+    for k in range(indptr[i], indptr[i + 1]):
+        dot += data[k] * w[indices[k]]
+    return dot
+
+
+@njit(cache=True, inline="always")
+def add_row_to_w(i, coef, w, indptr, indices, data):
+    """w += coef x_i, eq. (24)."""
+    for k in range(indptr[i], indptr[i + 1]):
+        w[indices[k]] += coef * data[k]
+
+
 @njit(cache=True, fastmath=FAST)
 def lr_dual_pass(order, indptr, indices, data, y, cost, qdiag, alpha, alpha_c, log_odds, w,
                  inner_eps, xi, max_newton, variant):
@@ -219,20 +235,15 @@ def lr_dual_pass(order, indptr, indices, data, y, cost, qdiag, alpha, alpha_c, l
     visited points, #instances changed).
     """
     out = np.empty(3)
-    newton = 0
-    changed = 0
-    vmax = 0.0
+    newton, changed, vmax = 0, 0, 0.0
     for s_ in range(order.shape[0]):
         prefetch_lr_visit_lines(order, s_, LINES_AHEAD, indptr, indices, data, alpha, alpha_c, qdiag)
         if s_ + LINES_AHEAD < order.shape[0]:
             prefetch(log_odds, order[s_ + LINES_AHEAD])
         i = order[s_]
         yi = y[i]
-        dot = 0.0
-        for k in range(indptr[i], indptr[i + 1]):
-            dot += data[k] * w[indices[k]]
         a = qdiag[i]
-        b = yi * dot                                   # (23)
+        b = yi * row_times_w(i, w, indptr, indices, data)     # (23)
         c1, c2 = alpha[i], alpha_c[i]
         g = b + log_odds[i]                            # grad_i D(alpha), eq. (20) at z = 0
         if abs(g) > vmax:
@@ -243,9 +254,7 @@ def lr_dual_pass(order, indptr, indices, data, y, cost, qdiag, alpha, alpha_c, l
         # z = Z1 - alpha_i, or -(Z2 - (C - alpha_i)): take the form on the moving side
         z = out[0] - c1 if c1 <= c2 else c2 - out[1]
         if z != 0.0:
-            coef = z * yi
-            for k in range(indptr[i], indptr[i + 1]):
-                w[indices[k]] += coef * data[k]             # (24)
+            add_row_to_w(i, z * yi, w, indptr, indices, data)     # (24)
             changed += 1
         alpha[i], alpha_c[i] = out[0], out[1]
         log_odds[i] = out[2] if variant == LOG_ODDS else np.log(out[0] / out[1])
@@ -327,13 +336,14 @@ def _argmax_argmin(G):
 
 
 @njit(cache=True, inline="always")
-def _block_start(x, beta, v, zhat, G):
+def _block_start(x, beta, v, zhat, G, vmax):
     """zhat = beta_x and G = log zhat - v, the gradient (49) / (46) before any pair moves; returns (argmax G,
-    argmin G)."""
+    argmin G, the largest max G - min G of the pass so far)."""
     for yy in range(v.shape[0]):
         zhat[yy] = beta[x, yy]
         G[yy] = np.log(zhat[yy]) - v[yy]
-    return _argmax_argmin(G)
+    hi, lo = _argmax_argmin(G)
+    return hi, lo, max(vmax, G[hi] - G[lo])
 
 
 @njit(cache=True, inline="always")
@@ -361,17 +371,11 @@ def maxent_dual_pass(order, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_
     G = np.empty(K)
     zhat = np.empty(K)
     out = np.empty(2)
-    pairs = 0
-    newton = 0
-    vmax = 0.0
-    updated = 0
-    for s_ in range(order.shape[0]):
-        x = order[s_]
+    pairs, newton, vmax, updated = 0, 0, 0.0, 0
+    for x in order:
+        pairs_before = pairs
         context_terms(x, w, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, v, kd)
-        hi, lo = _block_start(x, beta, v, zhat, G)
-        if G[hi] - G[lo] > vmax:
-            vmax = G[hi] - G[lo]
-        moved = False
+        hi, lo, vmax = _block_start(x, beta, v, zhat, G, vmax)
         for _ in range(max_pairs):
             if G[hi] - G[lo] <= inner_eps:
                 break
@@ -384,9 +388,8 @@ def maxent_dual_pass(order, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_
             zhat[y1], zhat[y2] = out[0], out[1]
             G[y1] = np.log(zhat[y1]) + kd[y1] * (zhat[y1] - beta[x, y1]) - v[y1]
             G[y2] = np.log(zhat[y2]) + kd[y2] * (zhat[y2] - beta[x, y2]) - v[y2]
-            moved = True
             hi, lo = _argmax_argmin(G)
-        if moved:
+        if pairs > pairs_before:
             updated += 1
             _block_accept(x, zhat, beta, G)
             scatter_delta(x, G, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, w)
@@ -462,19 +465,13 @@ def maxent_dual_pass_general(order, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_lab
     zhat = np.empty(K)
     Kmat = np.empty((K, K))
     out = np.empty(2)
-    pairs = 0
-    newton = 0
-    vmax = 0.0
-    updated = 0
-    for s_ in range(order.shape[0]):
-        x = order[s_]
+    pairs, newton, vmax, updated = 0, 0, 0.0, 0
+    for x in order:
+        pairs_before = pairs
         m = context_matrix(x, w, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, slot, touched, F)
         gram_and_scores(F, m, touched, w, Kmat, v)
         Kz[:] = 0.0
-        hi, lo = _block_start(x, beta, v, zhat, G)
-        if G[hi] - G[lo] > vmax:
-            vmax = G[hi] - G[lo]
-        moved = False
+        hi, lo, vmax = _block_start(x, beta, v, zhat, G, vmax)
         for _ in range(max_pairs):
             if G[hi] - G[lo] <= inner_eps:
                 break
@@ -489,9 +486,8 @@ def maxent_dual_pass_general(order, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_lab
             for yy in range(K):
                 Kz[yy] += d * (Kmat[yy, y1] - Kmat[yy, y2])
                 G[yy] = np.log(zhat[yy]) + Kz[yy] - v[yy]
-            moved = True
             hi, lo = _argmax_argmin(G)
-        if moved:
+        if pairs > pairs_before:
             updated += 1
             _block_accept(x, zhat, beta, G)
             for c in range(m):

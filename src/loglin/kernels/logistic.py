@@ -5,7 +5,7 @@ Hessian's cache is D_i = C_i sigma(y_i z_i)(1 - sigma(y_i z_i)).
 """
 import numpy as np
 from numba import njit, prange
-from .vector import shrunk_scale, sum_rows
+from .vector import sgd_rate, shrunk_scale, sum_rows
 
 
 @njit(cache=True, inline="always")
@@ -103,9 +103,8 @@ def decision_rows(w, indptr, indices, data):
 def sgd_epoch(w_scaled, scale, order, eta0, step0, n_total, lam, weight, indptr, indices, data, y):
     """One SGD pass for LR; same schedule and scaling trick as the Maxent kernel."""
     k = step0
-    for j in range(order.shape[0]):
-        i = order[j]
-        eta = eta0 / (1.0 + k / n_total)
+    for i in order:
+        eta = sgd_rate(eta0, k, n_total)
         k += 1
         yz = y[i] * scale * row_dot(i, w_scaled, indptr, indices, data)
         coef = weight[i] * (sigmoid(yz) - 1.0) * y[i]

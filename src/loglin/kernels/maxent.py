@@ -11,7 +11,7 @@ entry j (MaxentProblem.map_feat_or_empty).
 import numpy as np
 from numba import njit, prange, get_num_threads
 from .elementary import exp_v
-from .vector import shrunk_scale, sum_rows
+from .vector import sgd_rate, shrunk_scale, sum_rows
 
 
 @njit(cache=True, inline="always")
@@ -171,9 +171,8 @@ def sgd_epoch(w_scaled, scale, order, eta0, step0, n_ctx_total, lam, weight_per_
     s = np.empty(n_labels)
     g = np.empty(n_labels)
     k = step0
-    for i in range(order.shape[0]):
-        x = order[i]
-        eta = eta0 / (1.0 + k / n_ctx_total)
+    for x in order:
+        eta = sgd_rate(eta0, k, n_ctx_total)
         k += 1
         context_scores(x, w_scaled, ctx_ptr, ctx_pred, ctx_val, map_ptr, map_label, map_feat, s)
         for y in range(n_labels):

@@ -118,6 +118,12 @@ def lbfgs_direction(g, S, Y, rho, gamma, order, d):
 
 
 @njit(cache=True, inline="always")
+def sgd_rate(eta0, k, n):
+    """eta_k = eta0 / (1 + k / n), k counting steps over all epochs (Collins et al. 2008, section 7.1.3)."""
+    return eta0 / (1.0 + k / n)
+
+
+@njit(cache=True, inline="always")
 def shrunk_scale(w_scaled, scale, factor):
     """SGD's decay w <- factor w in O(1), w = scale * w_scaled (Collins et al. 2008, section 7.1.3): the new
     scale, folded into w_scaled when it nears underflow."""
