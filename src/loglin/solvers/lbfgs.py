@@ -108,8 +108,8 @@ def lbfgs(objective, w, rng, memory: int = 10, checkpoint=None):
     if memory < 1:
         raise InvalidInputError(f"memory must be at least 1, got {memory}")
     n = w.shape[0]
-    S, Y = np.empty((memory, n)), np.empty((memory, n))
-    rho = np.empty(memory)
+    S, Y = np.zeros((memory, n)), np.zeros((memory, n))
+    rho = np.zeros(memory)     # zeros: a saved solver state (checkpoint) holds no stale bytes
     d, trial = np.empty(n), np.empty(n)
     kept = 0                    # pairs stored
     newest = -1                 # row of the newest pair
