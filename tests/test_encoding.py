@@ -119,3 +119,51 @@ def test_info_dump_and_scores_write_utf8_whatever_the_locale(tmp_path):
                             timeout=600)
     assert scores.returncode == 0, scores.stderr
     assert "LÖC: precision" in scores.stdout.decode("utf-8")
+
+
+def test_utf16_input_writes_utf16_files_and_utf8_to_standard_output(tmp_path):
+    """UTF-16 is not ASCII-compatible: a file tag run writes keeps the input's encoding, but standard output (the
+    summary, --json, tag run without -o) is UTF-8, which a terminal, a pipe or a JSON reader can read."""
+    import json
+    columns = tmp_path / "ner.txt"
+    columns.write_text("Año O\nMünchen B-LOC\n\nniño O\nKöln B-LOC\n\n" * 4, encoding="utf-16")
+    model = tmp_path / "n.npz"
+    command = [sys.executable, "-m", "loglin.cli", "tag"]
+    trained = subprocess.run(command + ["train", "--task", "ner", str(columns), "-o", str(model), "--encoding",
+                                        "utf-16", "--max-iter", "5", "--json"], capture_output=True, timeout=600)
+    assert trained.returncode == 0, trained.stderr
+    assert json.loads(trained.stdout.decode("utf-8"))["model"] == str(model)
+    tagged = tmp_path / "tagged.txt"
+    ran = subprocess.run(command + ["run", str(model), str(columns), "-o", str(tagged), "--encoding", "utf-16"],
+                         capture_output=True, timeout=600)
+    assert ran.returncode == 0, ran.stderr
+    words = [line.split()[0] for line in columns.read_text(encoding="utf-16").splitlines() if line.strip()]
+    assert [line.split()[0] for line in tagged.read_text(encoding="utf-16").splitlines() if line.strip()] == words
+    shown = subprocess.run(command + ["run", str(model), str(columns), "--encoding", "utf-16"], capture_output=True,
+                           timeout=600)
+    assert shown.returncode == 0, shown.stderr
+    assert [line.split()[0] for line in shown.stdout.decode("utf-8").splitlines() if line.strip()] == words
+
+
+def test_utf16_svmlight_trains_as_its_utf8_copy_and_workers_refuse_it_before_starting(tmp_path):
+    """svmlight is read as bytes: with --encoding utf-16 it is transcoded first (same model as the UTF-8 file);
+    --workers read byte ranges cut at newline bytes, which UTF-16 cannot be cut at: one error line naming the
+    file, before any cluster starts, and the same refusal from the sharding API."""
+    import numpy as np
+    from loglin.cli import main
+    from loglin.errors import InvalidInputError
+    from loglin.scale.sources import FileSource
+    text = "".join(f"{1 if i % 3 else -1} {1 + i % 5}:1 {7 + i % 4}:0.5 12:{i % 7 / 7:.3f}\n" for i in range(60))
+    utf8, utf16 = tmp_path / "d8.svm", tmp_path / "d16.svm"
+    utf8.write_text(text, encoding="utf-8")
+    utf16.write_text(text, encoding="utf-16")
+    for data, model, extra in ((utf8, "m8.npz", []), (utf16, "m16.npz", ["--encoding", "utf-16"])):
+        assert main(["train", str(data), "-o", str(tmp_path / model), "--quiet"] + extra) == 0
+    assert np.array_equal(np.load(tmp_path / "m8.npz")["w"], np.load(tmp_path / "m16.npz")["w"])
+    refused = subprocess.run([sys.executable, "-m", "loglin.cli", "train", str(utf16), "-o", str(tmp_path / "w.npz"),
+                              "--encoding", "utf-16", "--workers", "2"], capture_output=True, text=True, timeout=600)
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
+    assert "d16.svm" in refused.stderr and "UTF-8" in refused.stderr and not (tmp_path / "w.npz").exists()
+    with pytest.raises(InvalidInputError, match="byte ranges"):
+        FileSource(str(utf16), "svmlight", encoding="utf-16")
+    FileSource(str(utf8), "svmlight", encoding="latin-1")

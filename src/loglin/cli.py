@@ -256,7 +256,7 @@ def _scale_out_backend(args):
     elif (args.solver or "tron") not in SHARDABLE_SOLVERS:
         refusal = (f"--workers / --scheduler train Maxent and LR with {' or '.join(SHARDABLE_SOLVERS)} (chains and "
                    f"parsers: `loglin tag train --model crf`, `loglin parse train`)")
-    return scale_out_backend(args, refusal)
+    return scale_out_backend(args, refusal, args.data if args.format in ("svmlight", "events") else None)
 
 
 def _training_problem(args, C):

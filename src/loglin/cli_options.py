@@ -299,9 +299,10 @@ RESUME_HELP = ("start from the weights of MODEL (e.g. the best model kept when a
                "sharded again from the file and training resumes from that iterate")
 
 
-def scale_out_backend(args, refusal: str | None = None):
+def scale_out_backend(args, refusal: str | None = None, byte_ranges_of=None):
     """A Dask backend for --workers N (a LocalCluster) or --scheduler ADDRESS, closed with the training objective;
-    None without them. ``refusal``: why this model / solver cannot be sharded (an error when scaling out)."""
+    None without them. ``refusal``: why this model / solver cannot be sharded (an error when scaling out);
+    ``byte_ranges_of``: the file the workers will read in byte ranges (its encoding is checked first)."""
     workers, scheduler = getattr(args, "workers", None), getattr(args, "scheduler", None)
     if workers is None and scheduler is None:
         return None
@@ -311,6 +312,9 @@ def scale_out_backend(args, refusal: str | None = None):
         raise LoglinError(f"--workers must be at least 1, got {workers}")
     if refusal:
         raise LoglinError(refusal)
+    if byte_ranges_of is not None:
+        from .data._files import refuse_byte_range_encoding
+        refuse_byte_range_encoding(byte_ranges_of)
     from .scale import DaskBackend
     backend = DaskBackend(n_workers=workers, address=scheduler)
     backend.close_with_objective = True

@@ -169,15 +169,46 @@ def open_text_for_write(path: PathLike, encoding: str = "utf-8") -> IO[str]:
     return opener(path, "wt", encoding=encoding, newline="\n")
 
 
+def _ascii_compatible(encoding: str) -> bool:
+    """Whether text in ``encoding`` is ASCII text where it is ASCII, with no byte-order mark: latin-1, cp1252,
+    UTF-8, EUC-JP are; UTF-16, UTF-32 and utf-8-sig are not."""
+    try:
+        return "\n loglin\n".encode(encoding) == b"\n loglin\n"
+    except (LookupError, UnicodeError):
+        return False
+
+
+def ascii_bytes(data: bytes, path: PathLike) -> bytes:
+    """``data`` of a byte-level ASCII format (svmlight) as UTF-8 bytes when ``--encoding`` is not ASCII-compatible
+    (UTF-16, UTF-32), else as they are."""
+    encoding = _ENCODING.get()
+    if _ascii_compatible(encoding):
+        return data
+    return "\n".join(decode_lines(data, path, encoding)).encode("utf-8")
+
+
+def refuse_byte_range_encoding(path: PathLike) -> None:
+    """--workers / --scheduler cut the file into byte ranges at newline bytes, which text in an encoding that is not
+    ASCII-compatible cannot be cut at: one error naming the file, before any cluster starts."""
+    encoding = _ENCODING.get()
+    if not _ascii_compatible(encoding):
+        raise InvalidInputError(f"{path}: --workers and --scheduler read the file in byte ranges cut at newlines, "
+                                f"which {encoding} text cannot be cut at; convert it to UTF-8 first (e.g. iconv -f "
+                                f"{encoding} -t utf-8 FILE > NEW_FILE)")
+
+
 @contextlib.contextmanager
 def echo_output(path: PathLike | None):
     """The text stream a command that echoes its input writes to: the file ``path`` (None: standard output), in
     the encoding the input was read with (``--encoding``), so that echoed words keep their bytes (a CoNLL scorer
-    compares them with the gold file's). A character that encoding cannot hold is one error naming the output.
-    ``info`` and ``dump`` write a model's labels and features, read from such text, through it too: never in the
+    compares them with the gold file's); standard output takes UTF-8 in place of an encoding that is not
+    ASCII-compatible (UTF-16, UTF-32, a byte-order mark). A character that encoding cannot hold is one error
+    naming the output. ``info`` and ``dump`` write a model's labels and features, read from such text, through it too: never in the
     locale's encoding, which (LC_ALL=C without UTF-8 mode) may be ASCII."""
     encoding = _ENCODING.get()
     name = "standard output" if path is None else str(path)
+    if path is None and not _ascii_compatible(encoding):
+        encoding = "utf-8"              # a terminal or a pipe reads no UTF-16 / UTF-32 (and --json is UTF-8 text)
     try:
         if path is not None:
             with open_text_for_write(path, encoding) as out:

@@ -17,7 +17,7 @@ import scipy.sparse as sp
 
 from ..errors import DataFormatError, InvalidInputError
 from ..limits import MAX_FEATURES
-from ._files import PathLike, open_text_for_write, read_bytes, show, split_lines
+from ._files import PathLike, ascii_bytes, open_text_for_write, read_bytes, show, split_lines
 
 _INT32_MAX = np.iinfo(np.int32).max
 # What an index and a value may look like. Only used to explain a failure:
@@ -67,7 +67,8 @@ def read_svmlight(path: PathLike, n_features: int | None = None, zero_based: boo
     """
     if n_features is not None and (not isinstance(n_features, (int, np.integer)) or n_features < 0):
         raise InvalidInputError(f"n_features must be a non-negative integer, got {n_features!r}")
-    X, labels, rows = parse_svmlight(read_bytes(path), path, n_features, zero_based, dtype, drop_beyond)
+    X, labels, rows = parse_svmlight(ascii_bytes(read_bytes(path), path), path, n_features, zero_based, dtype,
+                                     drop_beyond)
     return X, labels_to_array(path, labels, rows, multi_label)
 
 

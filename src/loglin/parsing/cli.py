@@ -141,7 +141,7 @@ def _train(args):
     solver, refusal = scaled_structured_solver(args, args.model, solver, "loglin parse train")
     check_options(args.model, solver)
     options = solver_options(args, solver, ("tree",))              # before the treebank is read
-    backend = scale_out_backend(args, refusal)     # before the data is read: an unreachable scheduler fails first
+    backend = scale_out_backend(args, refusal, args.train)     # before reading: a bad scheduler fails first
     try:
         dev = _read(args.dev, purpose="to evaluate") if args.dev else None
         start = time.perf_counter()

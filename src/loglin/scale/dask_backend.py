@@ -169,11 +169,12 @@ class DaskBackend(Backend):
                 raise InvalidInputError(f"workers must be at least 1, got {n_workers}")
             self._children_before = {p.pid for p in multiprocessing.active_children()}
             # the start itself is not interruptible (it is a few seconds); the limit is checked right after it
-            # silence_logs: the workers' warnings about tasks cancelled by a close after a time limit are noise;
+            # silence_logs: the workers' warnings about tasks cancelled by a close after a time limit are noise, and
+            # a task's failure (bad data on a worker) comes back as one error line, never the worker's traceback;
             # a worker that dies still raises ShardError naming it
             self.cluster = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
                                                     dashboard_address=":0", memory_limit=memory_limit,
-                                                    silence_logs=logging.ERROR)
+                                                    silence_logs=logging.CRITICAL)
             try:
                 self.client = distributed.Client(self.cluster, direct_to_workers=True, set_as_default=False)
             except BaseException:

@@ -162,10 +162,11 @@ def train_tagger(args) -> int:
     args.test_sentences = _test_sentences(args)     # a --test file that cannot be scored fails before training
     if args.format != "brown":                      # read_gold's check, before --workers' cluster starts (whose
         refuse_foreign_corpus(args.train)           # workers read the file themselves)
-    backend = scale_out_backend(args, refusal)      # before the data is read: an unreachable scheduler fails first
+    from_file = kind == "chain" and C is not None and args.format == "conll2000" and _task_preset(args, features)
+    # before the data is read: an unreachable scheduler fails first
+    backend = scale_out_backend(args, refusal, args.train if from_file else None)
     try:
-        if (kind == "chain" and backend is not None and C is not None and args.format == "conll2000"
-                and _task_preset(args, features)):
+        if from_file and backend is not None:
             with about_file(args.train):         # the workers read their own sentences from the file
                 return _train_chain(args, C, None, options, features, backend)
         sentences = read_gold(args.train, args.format, args.task, args.split)
