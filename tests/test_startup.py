@@ -111,3 +111,19 @@ def test_help_imports_neither_numba_nor_scipy_sparse(argv):
     out = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split()[-4:] == ["0", "none", "True", "True"], out.stdout[-500:]
+
+
+def test_the_estimators_are_loglin_attributes_loaded_on_first_use():
+    """`from loglin import LogisticRegression` (scikit-learn's habit) works, and `import loglin` alone loads no
+    kernel: each estimator's module is imported when the name is first asked for."""
+    probe = ("import sys, loglin\n"
+             "before = 'numba' in sys.modules\n"
+             "from loglin import (LogisticRegression, LogisticRegressionCV, MaxentClassifier, MaxentClassifierCV,\n"
+             "                    Parser, Tagger)\n"
+             "import loglin.estimators, loglin.selection\n"
+             "print(before, LogisticRegression is loglin.estimators.LogisticRegression,\n"
+             "      MaxentClassifierCV is loglin.selection.MaxentClassifierCV,\n"
+             "      set(loglin.__all__) <= set(dir(loglin)))\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "True", "True", "True"], out.stdout

@@ -14,15 +14,20 @@ __version__ = "0.1.0"
 SKLEARN_BASES = True
 
 
+# the public estimators, imported on first use (the kernels load with them): loglin.LogisticRegression etc.
+_LAZY = {"MaxentClassifier": "estimators", "LogisticRegression": "estimators", "MaxentClassifierCV": "selection",
+         "LogisticRegressionCV": "selection", "Tagger": "tagging.estimator", "Parser": "parsing.estimator"}
+
+
 def __getattr__(name):
-    """``loglin.Tagger`` and ``loglin.Parser``, imported on first use (the kernels load with them)."""
-    if name == "Tagger":
-        from .tagging.estimator import Tagger
-        return Tagger
-    if name == "Parser":
-        from .parsing.estimator import Parser
-        return Parser
+    if name in _LAZY:
+        import importlib
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
     raise AttributeError(f"module 'loglin' has no attribute {name!r}")
 
 
-__all__ = ["Tagger", "Parser", "__version__"]
+def __dir__():
+    return sorted(list(globals()) + list(_LAZY))
+
+
+__all__ = [*_LAZY, "__version__"]
