@@ -207,22 +207,6 @@ def solve_subproblem(a, b, c1, c2, s, g0, eps, xi, max_newton, variant, out):
 
 
 # ------------------------------------------------------------ LR, Algorithm 5
-@njit(cache=True, inline="always")
-def row_times_w(i, w, indptr, indices, data):
-    """x_i^T w, one chain of additions in index order (inlined: the caller's fastmath flags apply)."""
-    dot = 0.0
-    for k in range(indptr[i], indptr[i + 1]):
-        dot += data[k] * w[indices[k]]
-    return dot
-
-
-@njit(cache=True, inline="always")
-def add_row_to_w(i, coef, w, indptr, indices, data):
-    """w += coef x_i, eq. (24)."""
-    for k in range(indptr[i], indptr[i + 1]):
-        w[indices[k]] += coef * data[k]
-
-
 @njit(cache=True, fastmath=FAST)
 def lr_dual_pass(order, indptr, indices, data, y, cost, qdiag, alpha, alpha_c, log_odds, w,
                  inner_eps, xi, max_newton, variant):
@@ -235,15 +219,20 @@ def lr_dual_pass(order, indptr, indices, data, y, cost, qdiag, alpha, alpha_c, l
     visited points, #instances changed).
     """
     out = np.empty(3)
-    newton, changed, vmax = 0, 0, 0.0
+    newton = 0
+    changed = 0
+    vmax = 0.0
     for s_ in range(order.shape[0]):
         prefetch_lr_visit_lines(order, s_, LINES_AHEAD, indptr, indices, data, alpha, alpha_c, qdiag)
         if s_ + LINES_AHEAD < order.shape[0]:
             prefetch(log_odds, order[s_ + LINES_AHEAD])
         i = order[s_]
         yi = y[i]
+        dot = 0.0
+        for k in range(indptr[i], indptr[i + 1]):
+            dot += data[k] * w[indices[k]]
         a = qdiag[i]
-        b = yi * row_times_w(i, w, indptr, indices, data)     # (23)
+        b = yi * dot                                   # (23)
         c1, c2 = alpha[i], alpha_c[i]
         g = b + log_odds[i]                            # grad_i D(alpha), eq. (20) at z = 0
         if abs(g) > vmax:
@@ -254,7 +243,9 @@ def lr_dual_pass(order, indptr, indices, data, y, cost, qdiag, alpha, alpha_c, l
         # z = Z1 - alpha_i, or -(Z2 - (C - alpha_i)): take the form on the moving side
         z = out[0] - c1 if c1 <= c2 else c2 - out[1]
         if z != 0.0:
-            add_row_to_w(i, z * yi, w, indptr, indices, data)     # (24)
+            coef = z * yi
+            for k in range(indptr[i], indptr[i + 1]):
+                w[indices[k]] += coef * data[k]             # (24)
             changed += 1
         alpha[i], alpha_c[i] = out[0], out[1]
         log_odds[i] = out[2] if variant == LOG_ODDS else np.log(out[0] / out[1])

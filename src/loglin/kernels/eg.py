@@ -20,8 +20,7 @@ b' log b' - b log b without subtracting two large, nearly equal numbers
 import numpy as np
 from numba import njit
 
-from .dual_cd import (TINY, add_row_to_w, context_matrix, context_terms, gram_and_scores, row_times_w,
-                      scatter_delta)
+from .dual_cd import TINY, context_matrix, context_terms, gram_and_scores, scatter_delta
 from .maxent import dense_context_scores, dense_scatter_context
 from .memory import LINES_AHEAD, prefetch_lr_visit_lines
 
@@ -93,13 +92,18 @@ def lr_eg_pass(picks, indptr, indices, data, y, cost, qdiag, alpha, alpha_c, w, 
     the update (52) is r' = r - eta (b + r), where b = y_i w^T x_i.
     Returns (#accepted, #trials, max |grad_i D| at the visited points).
     """
-    accepted, trials, vmax = 0, 0, 0.0
+    accepted = 0
+    trials = 0
+    vmax = 0.0
     for s_ in range(picks.shape[0]):
         prefetch_lr_visit_lines(picks, s_, LINES_AHEAD, indptr, indices, data, alpha, alpha_c, eta)
         i = picks[s_]
         C = cost[i]
+        dot = 0.0
+        for k in range(indptr[i], indptr[i + 1]):
+            dot += data[k] * w[indices[k]]
         a = qdiag[i]
-        b = y[i] * row_times_w(i, w, indptr, indices, data)
+        b = y[i] * dot
         c1, c2 = alpha[i], alpha_c[i]
         r = np.log(c1 / c2)
         g = b + r
@@ -126,7 +130,9 @@ def lr_eg_pass(picks, indptr, indices, data, y, cost, qdiag, alpha, alpha_c, w, 
             ok = improves(change, ROUNDING * C)
             next_rate(eta, i, ok, growth)
             if ok:
-                add_row_to_w(i, z * y[i], w, indptr, indices, data)
+                coef = z * y[i]
+                for k in range(indptr[i], indptr[i + 1]):
+                    w[indices[k]] += coef * data[k]
                 alpha[i], alpha_c[i] = n1, n2
                 accepted += 1
                 break
