@@ -38,7 +38,7 @@ import numpy as np
 from numba import njit, prange
 
 from .maxent import context_scores
-from .memory import prefetch
+from .memory import LINE_VALUES, prefetch, prefetch_write
 
 N_EXP, N_LOG, NEWTON, LINE_SEARCH, UNIT, SKIP, RESCALE, SERIES = range(8)
 COUNTER_NAMES = ("n_exp", "n_log", "newton_steps", "line_search_steps", "unit_steps",
@@ -264,13 +264,31 @@ def _store_row(x, gx, S, R, S_all, R_all, label):
 
 
 @njit(cache=True, inline="always")
-def _prefetch_row(i, ctx, label, S_all, R_all):
-    """Ask for the lines of S_all[ctx[i], label] and R_all[ctx[i]] before they are copied (kernels/memory.py)."""
+def _prefetch_row(i, ctx, first, last, S_all, R_all, write):
+    """Ask for every line of S_all[ctx[i], first..last] and of R_all[ctx[i]] before they are copied
+    (kernels/memory.py): a row's lines are not adjacent to the previous row's, so the hardware does not."""
     if i < ctx.shape[0]:
-        x = ctx[i]
-        prefetch(S_all, x * S_all.shape[1] + label[0])
-        prefetch(S_all, x * S_all.shape[1] + label[label.shape[0] - 1])
-        prefetch(R_all, x * RECORD)
+        base = ctx[i] * S_all.shape[1]
+        for k in range(base + first, base + last, LINE_VALUES):
+            if write:
+                prefetch_write(S_all, k)
+            else:
+                prefetch(S_all, k)
+        if write:
+            prefetch_write(S_all, base + last)
+            prefetch_write(R_all, ctx[i] * RECORD)
+        else:
+            prefetch(S_all, base + last)
+            prefetch(R_all, ctx[i] * RECORD)
+
+
+@njit(cache=True, inline="always")
+def _label_span(label):
+    first = last = label[0]
+    for j in range(1, label.shape[0]):
+        first = min(first, label[j])
+        last = max(last, label[j])
+    return first, last
 
 
 @njit(cache=True)
@@ -279,8 +297,9 @@ def load_block(ctx, label, S_all, R_all, S_flat, R_flat):
     n, m = ctx.shape[0], label.shape[0]
     S = S_flat[:m * n].reshape((m, n)).T
     R = R_flat[:RECORD * n].reshape((RECORD, n)).T
+    first, last = _label_span(label)
     for i in range(n):
-        _prefetch_row(i + BLOCK_AHEAD, ctx, label, S_all, R_all)
+        _prefetch_row(i + BLOCK_AHEAD, ctx, first, last, S_all, R_all, False)
         x = ctx[i]
         for j in range(m):
             S[i, j] = S_all[x, label[j]]
@@ -292,8 +311,9 @@ def load_block(ctx, label, S_all, R_all, S_flat, R_flat):
 @njit(cache=True)
 def store_block(ctx, label, S, R, S_all, R_all):
     """Copy a block back to the global S and R (inverse of :func:`load_block`)."""
+    first, last = _label_span(label)
     for i in range(ctx.shape[0]):
-        _prefetch_row(i + BLOCK_AHEAD, ctx, label, S_all, R_all)
+        _prefetch_row(i + BLOCK_AHEAD, ctx, first, last, S_all, R_all, True)
         _store_row(i, ctx[i], S, R, S_all, R_all, label)
 
 
