@@ -113,24 +113,24 @@ def _column_split_sums(p, y, cols, S, R, out):
     L_k = sum c(x) P^k over the contexts with P <= 1/2, N_hi = sum c(x) and H_k = sum c(x) (1 - P)^k over
     those with P > 1/2 (1 - P is then exact: Sterbenz). Gathered only when the bound from M_1..M_3 fails."""
     col_ptr, col_ctx, _ = cols
-    for j in range(7):
-        out[j] = 0.0
-    for k in range(col_ptr[p], col_ptr[p + 1]):
+    l1 = l2 = l3 = n_hi = h1 = h2 = h3 = 0.0
+    for k in range(col_ptr[p], col_ptr[p + 1]):      # selects, not branches: P's side of 1/2 is unpredictable
         x = col_ctx[k]
         c = R[x, COUNT]
         P = S[x, y] / R[x, TOTAL]
-        if P > 0.5:
-            P = 1.0 - P
-            out[3] += c
-            j = 4
-        else:
-            j = 0
-        a = c * P
-        out[j] += a
-        a *= P
-        out[j + 1] += a
-        a *= P
-        out[j + 2] += a
+        high = P > 0.5
+        v = 1.0 - P if high else P
+        a = c * v
+        b = a * v
+        d = b * v
+        l1 += 0.0 if high else a
+        l2 += 0.0 if high else b
+        l3 += 0.0 if high else d
+        n_hi += c if high else 0.0
+        h1 += a if high else 0.0
+        h2 += b if high else 0.0
+        h3 += d if high else 0.0
+    out[0], out[1], out[2], out[3], out[4], out[5], out[6] = l1, l2, l3, n_hi, h1, h2, h3
 
 
 @njit(cache=True, inline="always")
@@ -298,18 +298,18 @@ def cd_step(t, p, y, w, r, C, emp_t, gamma, beta, use_bound, f_max, omega, rows,
             em1 = math.expm1(z)              # one exp per line-search step (section 4.3)
             inside = em1 >= BOUND_LOW and em1 <= BOUND_HIGH
             accepted = inside and q + C * _series_bound(em1, sums) <= target         # implies (35)
-            small = abs(em1) <= SERIES_MAX
-            if not accepted and small:
-                if not full:                 # the caller's pending update is applied: these are the sums of S now
-                    _column_power_sums(p, y, cols, S, R, sums)
-                    full = True
-                accepted = q + C * _series_log_ratio(em1, sums) <= target      # (35), A_t^CD by its series
-            elif not accepted and inside:
+            if not accepted and inside:      # the caller's pending update is applied: sums of S as it is now
                 if not split:
                     _column_split_sums(p, y, cols, S, R, sums[SERIES_TERMS:])
                     split = True
                 counters[N_EXP] += 1
                 accepted = q + C * _split_bound(z, em1, sums[SERIES_TERMS:]) <= target     # implies (35)
+            small = abs(em1) <= SERIES_MAX
+            if not accepted and small:
+                if not full:
+                    _column_power_sums(p, y, cols, S, R, sums)
+                    full = True
+                accepted = q + C * _series_log_ratio(em1, sums) <= target      # (35), A_t^CD by its series
             if accepted or small:
                 counters[SERIES] += 1
             if accepted:
