@@ -252,11 +252,15 @@ def cd_step(t, p, y, w, r, C, emp_t, gamma, beta, use_bound, f_max, omega, rows,
     A_t^CD(z), eq. (17), is skipped. Otherwise the evaluation and the update
     share one column pass (:func:`_step_and_measure`), undone if (35) fails.
     For 0/1 data e^{z f_t(x,y)} = e^z: one exp per line-search step (section
-    4.3), and for small steps A_t^CD(z) is the O(1) power series of
-    :func:`_series_log_ratio` over sums gathered with E in the same pass.
-    With ``fused`` (0/1 data) ``sums`` already hold that column's sums, and a
-    step accepted by (38) or the series is left to the caller, who applies it
-    in the pass that gathers the next feature's sums
+    4.3), and (35) is decided in O(1) where possible: by the upper bound
+    :func:`_series_bound` from M_1..M_3 (gathered with E), then by
+    :func:`_split_bound` (its sums in an extra pass, only when the first
+    fails), then for small steps by the power series :func:`_series_log_ratio`
+    (M_4..M_24 in an extra pass); only what is left evaluates (17) over the
+    column. A bound that holds implies (35), so the same lambda is accepted.
+    With ``fused`` (0/1 data) ``sums`` hold M_1..M_3 of that column, and a
+    step accepted in O(1) is left to the caller, who applies it in the pass
+    that gathers the next feature's sums
     (:func:`loglin.kernels.scaled_scores.block_pass`).
     Returns (the accepted z or 0, whether w_t += z and (18)-(19) are left to do).
     """
