@@ -201,6 +201,40 @@ def test_power_series_of_the_cd_surrogate_matches_direct_logs():
         assert kcd._series_log_ratio(em1, sums) == pytest.approx(direct, rel=1e-13, abs=1e-300)
 
 
+def test_bounds_from_few_power_sums_lie_above_the_cd_surrogate():
+    """(35) is first tried on upper bounds of sum_x c log(1 + P_x (e^z - 1)): the series cut after M_1..M_3, and
+    for large steps the same cut on P <= 1/2 and on (1 - P)(e^{-z} - 1) for P > 1/2. They must never lie below
+    the direct logs (else a step would be accepted that (35) rejects), and the split one must be close for P
+    near 1 and large steps, where the other is loose."""
+    from loglin.kernels import primal_cd as kcd
+    from loglin.kernels import scaled_scores as ss
+    rng = np.random.default_rng(3)
+    n = 400
+    for shape in ("spread", "near_one"):
+        S = rng.random((n, 5)) ** 3
+        if shape == "near_one":
+            S[:, 2] = 1e3 * (1.0 + rng.random(n))
+        R = ss.context_records(rng.integers(1, 4, size=n).astype(float))
+        R[:, ss.TOTAL] = S.sum(axis=1)
+        cols = (np.array([0, n], dtype=np.int64), np.arange(n, dtype=np.int32), np.empty(0))
+        sums = np.zeros(kcd.SUMS)
+        kcd._column_bound_powers(0, 2, cols, S, R, sums)
+        first = sums[:3].copy()
+        kcd._column_power_sums(0, 2, cols, S, R, sums)
+        assert np.array_equal(first, sums[:3])          # the same M_1..M_3 whichever pass gathered them
+        kcd._column_split_sums(0, 2, cols, S, R, sums[kcd.SERIES_TERMS:])
+        P = S[:, 2] / R[:, ss.TOTAL]
+        for z in np.linspace(np.log1p(kcd.BOUND_LOW), 3.0, 61):
+            em1 = np.expm1(z)
+            direct = float(np.sum(R[:, ss.COUNT] * np.log1p(P * em1)))
+            scale = float(R[:, ss.COUNT].sum()) * max(1.0, abs(z))
+            assert kcd._series_bound(em1, sums) >= direct - 1e-13 * scale
+            split = kcd._split_bound(z, em1, sums[kcd.SERIES_TERMS:])
+            assert split >= direct - 1e-13 * scale
+            if shape == "near_one" and abs(z) >= 1.0:
+                assert split - direct <= 0.05 * abs(direct)
+
+
 def test_rejected_cd_step_leaves_the_state_exactly_as_it_was():
     """The fused evaluate-and-update pass of CD must be undone bit for bit when (35) fails."""
     from loglin.kernels import primal_cd as kcd

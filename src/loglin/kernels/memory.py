@@ -22,20 +22,31 @@ from numba.extending import intrinsic
 _PREFETCH = "llvm.prefetch.p0i8" if llvm_version_info[0] < 15 else "llvm.prefetch.p0"
 
 
-@intrinsic
-def prefetch(typingctx, array, index):
-    if not isinstance(array, types.Array) or not isinstance(index, types.Integer):
-        return None
-
+def _prefetch_codegen(write):
     def codegen(context, builder, signature, args):
         ary = context.make_array(signature.args[0])(context, builder, args[0])
         address = builder.bitcast(builder.gep(ary.data, [args[1]]), ir.IntType(8).as_pointer())
         i32 = ir.IntType(32)
         fnty = ir.FunctionType(ir.VoidType(), [ir.IntType(8).as_pointer(), i32, i32, i32])
         fn = cgutils.get_or_insert_function(builder.module, fnty, _PREFETCH)
-        builder.call(fn, [address, i32(0), i32(3), i32(1)])      # read, keep in all levels, data
+        builder.call(fn, [address, i32(write), i32(3), i32(1)])      # read or write, keep in all levels, data
         return context.get_dummy_value()
-    return types.void(array, index), codegen
+    return codegen
+
+
+@intrinsic
+def prefetch(typingctx, array, index):
+    if not isinstance(array, types.Array) or not isinstance(index, types.Integer):
+        return None
+    return types.void(array, index), _prefetch_codegen(0)
+
+
+@intrinsic
+def prefetch_write(typingctx, array, index):
+    """As :func:`prefetch`, for a line about to be written (fetched ready for writing)."""
+    if not isinstance(array, types.Array) or not isinstance(index, types.Integer):
+        return None
+    return types.void(array, index), _prefetch_codegen(1)
 
 
 LINES_AHEAD = 4     # visits ahead whose row lines the LR passes ask for (docs/decisions/0023)

@@ -12,12 +12,17 @@ import math
 import numpy as np
 from numba import njit
 
-from .scaled_scores import (COUNT, LINE_SEARCH, N_EXP, N_LOG, NEWTON, SERIES, SERIES_MAX, SERIES_TERMS, SKIP, TOP,
-                            TOTAL, UNIT, _column_moments, _repair, _scale_entry, _store_row, _update_column,
-                            add_series_powers, start_series_powers, store_series_powers)
+from .scaled_scores import (BOUND_TERMS, COUNT, LINE_SEARCH, N_EXP, N_LOG, NEWTON, SERIES, SERIES_MAX,
+                            SERIES_NEGLIGIBLE, SERIES_TERMS, SKIP, TOP, TOTAL, UNIT, _column_moments, _repair,
+                            _scale_entry, _store_row, _update_column, add_bound_powers, add_series_powers,
+                            start_series_powers, store_series_powers)
 
 SMALL_ARG = 1e-4                 # below this 1 + P (e^{zf} - 1) is re-formed without cancellation
 MAX_LINE_SEARCH = 60             # lambda = 1, beta, ..., beta^59
+# e^z - 1 where the bounds _series_bound and _split_bound are tried: from e^z = 1e-3 on, 1 + P (e^z - 1) >= e^z
+# stays above SMALL_ARG, so the exact evaluation would take log1p of the same P and the bounds hold for it too
+BOUND_LOW, BOUND_HIGH = -0.999, 1e3
+SUMS = SERIES_TERMS + 7          # M_1..M_24, then the sums of _column_split_sums
 
 
 @njit(cache=True)
@@ -68,6 +73,82 @@ def _column_power_sums(p, y, cols, S, R, sums):
         x = col_ctx[k]
         m = add_series_powers(m, R[x, COUNT], S[x, y] / R[x, TOTAL], sums)
     store_series_powers(m, sums)
+
+
+@njit(cache=True, inline="always")
+def _column_bound_powers(p, y, cols, S, R, sums):
+    """sums[k-1] = M_k for k = 1..BOUND_TERMS only (bit-equal to those of :func:`_column_power_sums`)."""
+    col_ptr, col_ctx, _ = cols
+    m = 0.0, 0.0, 0.0
+    for k in range(col_ptr[p], col_ptr[p + 1]):
+        x = col_ctx[k]
+        m = add_bound_powers(m, R[x, COUNT], S[x, y] / R[x, TOTAL])
+    for j in range(BOUND_TERMS):
+        sums[j] = m[j]
+
+
+@njit(cache=True, inline="always")
+def _series_bound(em1, sums):
+    """An upper bound of sum_x c(x) log(1 + P_x (e^z - 1)), eq. (17) for 0/1 data, from M_1..M_BOUND_TERMS.
+
+    Taylor's remainder of log(1 + v) after an odd number of terms is -v^(N+1) / ((N+1) (1+xi)^(N+1)) <= 0
+    for every v > -1, so the series cut after BOUND_TERMS (odd) terms bounds each context's log from above,
+    for any step, not only |e^z - 1| <= SERIES_MAX. M_3.. leave out the contexts with P <= SERIES_NEGLIGIBLE
+    (:func:`loglin.kernels.scaled_scores.add_series_powers`); their terms from the third on add up to at
+    most |e^z - 1|^3 SERIES_NEGLIGIBLE^2 M_1 (|e^z - 1| SERIES_NEGLIGIBLE <= 1/2), which is added.
+    """
+    total = 0.0
+    power = 1.0
+    for j in range(BOUND_TERMS):
+        power *= em1
+        term = power * sums[j] / (j + 1)
+        total += term if j % 2 == 0 else -term
+    a = abs(em1)
+    return total + a * a * a * (SERIES_NEGLIGIBLE * SERIES_NEGLIGIBLE) * sums[0]
+
+
+@njit(cache=True)
+def _column_split_sums(p, y, cols, S, R, out):
+    """out[:7] = (L_1, L_2, L_3, N_hi, H_1, H_2, H_3) over column p, label y (0/1 data) for :func:`_split_bound`:
+    L_k = sum c(x) P^k over the contexts with P <= 1/2, N_hi = sum c(x) and H_k = sum c(x) (1 - P)^k over
+    those with P > 1/2 (1 - P is then exact: Sterbenz). Gathered only when the bound from M_1..M_3 fails."""
+    col_ptr, col_ctx, _ = cols
+    l1 = l2 = l3 = n_hi = h1 = h2 = h3 = 0.0
+    for k in range(col_ptr[p], col_ptr[p + 1]):      # selects, not branches: P's side of 1/2 is unpredictable
+        x = col_ctx[k]
+        c = R[x, COUNT]
+        P = S[x, y] / R[x, TOTAL]
+        high = P > 0.5
+        v = 1.0 - P if high else P
+        a = c * v
+        b = a * v
+        d = b * v
+        l1 += 0.0 if high else a
+        l2 += 0.0 if high else b
+        l3 += 0.0 if high else d
+        n_hi += c if high else 0.0
+        h1 += a if high else 0.0
+        h2 += b if high else 0.0
+        h3 += d if high else 0.0
+    out[0], out[1], out[2], out[3], out[4], out[5], out[6] = l1, l2, l3, n_hi, h1, h2, h3
+
+
+@njit(cache=True, inline="always")
+def _split_bound(z, em1, out):
+    """An upper bound of sum_x c(x) log(1 + P_x (e^z - 1)) (eq. 17, 0/1 data) for large steps, from
+    :func:`_column_split_sums`: where P <= 1/2 the three-term series in P (e^z - 1), and where P > 1/2
+
+        log(1 + P (e^z - 1)) = z + log(1 + (1 - P) (e^{-z} - 1)),
+
+    the three-term series in (1 - P) (e^{-z} - 1); both bound the log from above (odd number of terms,
+    :func:`_series_bound`) and both arguments are at most 1/2 |e^{+-z} - 1|, so the omitted terms are
+    small where the bound from M_1..M_3 is loose: P near 1, or e^z - 1 beyond 1. Used for
+    BOUND_LOW <= e^z - 1 <= BOUND_HIGH.
+    """
+    u = math.expm1(-z)
+    low = em1 * out[0] - em1 * em1 * out[1] / 2 + em1 * em1 * em1 * out[2] / 3
+    high = z * out[3] + u * out[4] - u * u * out[5] / 2 + u * u * u * out[6] / 3
+    return low + high
 
 
 @njit(cache=True, inline="always")
@@ -171,18 +252,24 @@ def cd_step(t, p, y, w, r, C, emp_t, gamma, beta, use_bound, f_max, omega, rows,
     A_t^CD(z), eq. (17), is skipped. Otherwise the evaluation and the update
     share one column pass (:func:`_step_and_measure`), undone if (35) fails.
     For 0/1 data e^{z f_t(x,y)} = e^z: one exp per line-search step (section
-    4.3), and for small steps A_t^CD(z) is the O(1) power series of
-    :func:`_series_log_ratio` over sums gathered with E in the same pass.
-    With ``fused`` (0/1 data) ``sums`` already hold that column's sums, and a
-    step accepted by (38) or the series is left to the caller, who applies it
-    in the pass that gathers the next feature's sums
-    (:func:`loglin.kernels.scaled_scores.update_and_sums`).
+    4.3), and (35) is decided in O(1) where possible: by the upper bound
+    :func:`_series_bound` from M_1..M_3 (gathered with E), then by
+    :func:`_split_bound` (its sums in an extra pass, only when the first
+    fails), then for small steps by the power series :func:`_series_log_ratio`
+    (M_4..M_24 in an extra pass); only what is left evaluates (17) over the
+    column. A bound that holds implies (35), so the same lambda is accepted.
+    With ``fused`` (0/1 data) ``sums`` hold M_1..M_3 of that column, and a
+    step accepted in O(1) is left to the caller, who applies it in the pass
+    that gathers the next feature's sums
+    (:func:`loglin.kernels.scaled_scores.block_pass`).
     Returns (the accepted z or 0, whether w_t += z and (18)-(19) are left to do).
     """
     w_t = w[t]
     binary = cols[2].shape[0] == 0
+    full = not fused                         # fused: sums hold only M_1..M_BOUND_TERMS
+    split = False                            # sums[SERIES_TERMS:] hold those of _column_split_sums
     if binary:
-        if not fused:
+        if full:
             _column_power_sums(p, y, cols, S, R, sums)
         E, V2, M2 = sums[0], sums[0], sums[1]
     else:
@@ -213,14 +300,29 @@ def cd_step(t, p, y, w, r, C, emp_t, gamma, beta, use_bound, f_max, omega, rows,
         if binary:
             counters[N_EXP] += 1
             em1 = math.expm1(z)              # one exp per line-search step (section 4.3)
-            if abs(em1) <= SERIES_MAX:
+            inside = em1 >= BOUND_LOW and em1 <= BOUND_HIGH
+            accepted = inside and q + C * _series_bound(em1, sums) <= target         # implies (35)
+            if not accepted and inside:      # the caller's pending update is applied: sums of S as it is now
+                if not split:
+                    _column_split_sums(p, y, cols, S, R, sums[SERIES_TERMS:])
+                    split = True
+                counters[N_EXP] += 1
+                accepted = q + C * _split_bound(z, em1, sums[SERIES_TERMS:]) <= target     # implies (35)
+            small = abs(em1) <= SERIES_MAX
+            if not accepted and small:
+                if not full:
+                    _column_power_sums(p, y, cols, S, R, sums)
+                    full = True
+                accepted = q + C * _series_log_ratio(em1, sums) <= target      # (35), A_t^CD by its series
+            if accepted or small:
                 counters[SERIES] += 1
-                if q + C * _series_log_ratio(em1, sums) <= target:      # (35), A_t^CD by its series
-                    if trial == 0:
-                        counters[UNIT] += 1
-                    if not fused:
-                        _update_column(t, z, w, rows, cols, S, R, scores, counters, p, y, link)
-                    return z, fused
+            if accepted:
+                if trial == 0:
+                    counters[UNIT] += 1
+                if not fused:
+                    _update_column(t, z, w, rows, cols, S, R, scores, counters, p, y, link)
+                return z, fused
+            if small:
                 lam *= beta
                 continue
         total = _step_and_measure(t, p, y, z, w, rows, cols, S, R, saved, scores, counters, link)

@@ -38,7 +38,7 @@ import numpy as np
 from numba import njit, prange
 
 from .maxent import context_scores
-from .memory import prefetch
+from .memory import LINE_VALUES, prefetch, prefetch_write
 
 N_EXP, N_LOG, NEWTON, LINE_SEARCH, UNIT, SKIP, RESCALE, SERIES = range(8)
 COUNTER_NAMES = ("n_exp", "n_log", "newton_steps", "line_search_steps", "unit_steps",
@@ -56,6 +56,9 @@ SERIES_TERMS = 24
 SERIES_LOW = 12                  # terms held in registers (unrolled) for every context above SERIES_NEGLIGIBLE
 SERIES_NEGLIGIBLE = 1e-7
 SERIES_HIGH = 0.25
+# The sums a 0/1 column pass gathers first: M_1..M_BOUND_TERMS (odd), enough for the upper bound of
+# kernels.primal_cd._series_bound; the rest of the series only when that bound does not decide (35).
+BOUND_TERMS = 3
 
 
 # ------------------------------------------------------------ S_w and T_w
@@ -186,6 +189,20 @@ def add_series_powers(m, count, P, sums):
 
 
 @njit(cache=True, inline="always")
+def add_bound_powers(m, count, P):
+    """M_1..M_BOUND_TERMS of one more context, with the same arithmetic as :func:`add_series_powers` (bit-equal)."""
+    m1, m2, m3 = m
+    a = count * P
+    m1 += a
+    a *= P
+    m2 += a
+    q = P if P > SERIES_NEGLIGIBLE else 0.0
+    a *= q
+    m3 += a
+    return m1, m2, m3
+
+
+@njit(cache=True, inline="always")
 def start_series_powers(sums):
     """Zero M_13..M_24 in sums and return M_1..M_12 = 0 (held as locals: registers)."""
     for j in range(SERIES_LOW, SERIES_TERMS):
@@ -247,13 +264,31 @@ def _store_row(x, gx, S, R, S_all, R_all, label):
 
 
 @njit(cache=True, inline="always")
-def _prefetch_row(i, ctx, label, S_all, R_all):
-    """Ask for the lines of S_all[ctx[i], label] and R_all[ctx[i]] before they are copied (kernels/memory.py)."""
+def _prefetch_row(i, ctx, first, last, S_all, R_all, write):
+    """Ask for every line of S_all[ctx[i], first..last] and of R_all[ctx[i]] before they are copied
+    (kernels/memory.py): a row's lines are not adjacent to the previous row's, so the hardware does not."""
     if i < ctx.shape[0]:
-        x = ctx[i]
-        prefetch(S_all, x * S_all.shape[1] + label[0])
-        prefetch(S_all, x * S_all.shape[1] + label[label.shape[0] - 1])
-        prefetch(R_all, x * RECORD)
+        base = ctx[i] * S_all.shape[1]
+        for k in range(base + first, base + last, LINE_VALUES):
+            if write:
+                prefetch_write(S_all, k)
+            else:
+                prefetch(S_all, k)
+        if write:
+            prefetch_write(S_all, base + last)
+            prefetch_write(R_all, ctx[i] * RECORD)
+        else:
+            prefetch(S_all, base + last)
+            prefetch(R_all, ctx[i] * RECORD)
+
+
+@njit(cache=True, inline="always")
+def _label_span(label):
+    first = last = label[0]
+    for j in range(1, label.shape[0]):
+        first = min(first, label[j])
+        last = max(last, label[j])
+    return first, last
 
 
 @njit(cache=True)
@@ -262,8 +297,9 @@ def load_block(ctx, label, S_all, R_all, S_flat, R_flat):
     n, m = ctx.shape[0], label.shape[0]
     S = S_flat[:m * n].reshape((m, n)).T
     R = R_flat[:RECORD * n].reshape((RECORD, n)).T
+    first, last = _label_span(label)
     for i in range(n):
-        _prefetch_row(i + BLOCK_AHEAD, ctx, label, S_all, R_all)
+        _prefetch_row(i + BLOCK_AHEAD, ctx, first, last, S_all, R_all, False)
         x = ctx[i]
         for j in range(m):
             S[i, j] = S_all[x, label[j]]
@@ -275,8 +311,9 @@ def load_block(ctx, label, S_all, R_all, S_flat, R_flat):
 @njit(cache=True)
 def store_block(ctx, label, S, R, S_all, R_all):
     """Copy a block back to the global S and R (inverse of :func:`load_block`)."""
+    first, last = _label_span(label)
     for i in range(ctx.shape[0]):
-        _prefetch_row(i + BLOCK_AHEAD, ctx, label, S_all, R_all)
+        _prefetch_row(i + BLOCK_AHEAD, ctx, first, last, S_all, R_all, True)
         _store_row(i, ctx[i], S, R, S_all, R_all, label)
 
 
@@ -312,42 +349,59 @@ def _update_column(t, z, w, rows, cols, S, R, scores, counters, p, y, link):
 
 
 @njit(cache=True)
-def update_and_sums(t, z, y_old, y, w, rows, cols, S, R, scores, counters, link, sums, powers):
-    """:func:`_update_column` of (t, z) on label ``y_old`` of 0/1 column 0 and, in the same pass, the sums of
-    label ``y``: M_1..M_24 of :func:`loglin.kernels.primal_cd._column_power_sums` (``powers``, CD) or E
-    (sums[0], SCGIS). Each row is updated before it is read, so the sums are those of the updated S, T.
+def block_pass(t, z, j_old, j, w, rows, S_flat, R_flat, S, R, scores, counters, link, sums, powers):
+    """One pass over a 0/1 block (:func:`load_block`; ``S_flat``, ``R_flat`` its storage, ``S``, ``R`` its views):
+    with ``j_old >= 0``, w_t += z and eqs. (18)-(19) on column ``j_old`` (:func:`_update_column`); with
+    ``j >= 0``, in the same pass, the sums of column ``j``: M_1..M_BOUND_TERMS of
+    :func:`loglin.kernels.primal_cd._column_bound_powers` (``powers``, CD) or E (sums[0], SCGIS). Each row
+    is updated before it is read, so the sums are those of the updated S, T. The same arithmetic in the same
+    order as those kernels, on the block's columns as 1-D contiguous arrays (no context indices, no 2-D
+    strides): the loop that a pass over a block spends its time in. Rows needing a repair leave it (rare).
     """
-    w[t] += z
-    col_ptr, col_ctx, _ = cols
-    factor = math.exp(z)         # one exp for the whole column (section 4.3)
-    counters[N_EXP] += 1
-    m = start_series_powers(sums)
-    expectation = 0.0
-    for k in range(col_ptr[0], col_ptr[1]):
-        x = col_ctx[k]
-        s_old = S[x, y_old]                  # _scale_entry written out, as in _update_column (decision 0033)
-        status = 2
-        if not (s_old < TINY_S and factor > 1.0):
+    n = S.shape[0]
+    update = j_old >= 0
+    gather = j >= 0
+    factor = 1.0
+    if update:
+        w[t] += z
+        factor = math.exp(z)     # one exp for the whole column (section 4.3)
+        counters[N_EXP] += 1
+    S_old = S_flat[max(j_old, 0) * n:(max(j_old, 0) + 1) * n]
+    S_new = S_flat[max(j, 0) * n:(max(j, 0) + 1) * n]
+    T = R_flat[TOTAL * n:(TOTAL + 1) * n]
+    T_top = R_flat[TOP * n:(TOP + 1) * n]
+    c = R_flat[COUNT * n:(COUNT + 1) * n]
+    m1 = m2 = m3 = 0.0
+    for i in range(n):
+        total = T[i]
+        if update:
+            s_old = S_old[i]                 # _scale_entry written out, as in _update_column (decision 0033)
             s_new = s_old * factor
-            S[x, y_old] = s_new
-            t_new = R[x, TOTAL] + (s_new - s_old)
-            status = 1
-            if t_new > CANCEL * R[x, TOP] and t_new > TINY_T and t_new < HUGE_T:
-                R[x, TOTAL] = t_new
-                if t_new > R[x, TOP]:
-                    R[x, TOP] = t_new
-                status = 0
-        if status != 0:
-            _repair(x, status, w, rows, S, R, scores, counters, link)
-        P = S[x, y] / R[x, TOTAL]
+            t_new = total + (s_new - s_old)
+            grows_from_underflow = s_old < TINY_S and factor > 1.0
+            if not grows_from_underflow and t_new > CANCEL * T_top[i] and t_new > TINY_T and t_new < HUGE_T:
+                S_old[i] = s_new
+                T[i] = t_new
+                T_top[i] = t_new if t_new > T_top[i] else T_top[i]
+                total = t_new
+            else:
+                status = 2
+                if not grows_from_underflow:
+                    S_old[i] = s_new
+                    status = 1
+                _repair(i, status, w, rows, S, R, scores, counters, link)
+                total = T[i]
+        if gather:
+            P = S_new[i] / total
+            if powers:
+                m1, m2, m3 = add_bound_powers((m1, m2, m3), c[i], P)
+            else:
+                m1 += c[i] * (P * 1.0)       # as _column_moments with v = 1
+    if gather:
+        sums[0] = m1
         if powers:
-            m = add_series_powers(m, R[x, COUNT], P, sums)
-        else:
-            expectation += R[x, COUNT] * (P * 1.0)        # as _column_moments with v = 1
-    if powers:
-        store_series_powers(m, sums)
-    else:
-        sums[0] = expectation
+            sums[1] = m2
+            sums[2] = m3
 
 
 @njit(cache=True, inline="always")

@@ -23,9 +23,9 @@ import numpy as np
 from numba import njit, prange
 
 from .maxent import context_scores
-from .primal_cd import SERIES_TERMS, _column_power_sums, cd_step
-from .scaled_scores import (COUNTER_NAMES, N_EXP, NEWTON, RECORD, _column_moments, _update_column, load_block,
-                            store_block, update_and_sums)
+from .primal_cd import SUMS, cd_step
+from .scaled_scores import (COUNTER_NAMES, N_EXP, NEWTON, RECORD, _column_moments, _update_column, block_pass,
+                            load_block, store_block)
 
 SCGIS, CD = 0, 1                 # sub-problem of a sequential pass
 MAX_EXP_STEP = 30.0              # a Newton step may move z * f^s by at most this
@@ -221,7 +221,7 @@ def sequential_pass(method, order, w, reg, C, emp, newton_tol, gamma, beta, use_
     for p in range(col_ptr.shape[0] - 1):
         longest = max(longest, col_ptr[p + 1] - col_ptr[p])
     saved = np.empty((longest if method == CD else 0, 4))
-    sums = np.zeros(SERIES_TERMS)
+    sums = np.zeros(SUMS)
     block_entries = min(block_entries, n_labels * longest)
     S_flat = np.empty(block_entries)
     R_flat = np.empty(RECORD * longest)
@@ -271,13 +271,8 @@ def sequential_pass(method, order, w, reg, C, emp, newton_tol, gamma, beta, use_
                                counters, link)
                 continue
             # 0/1 data: the last accepted step's (18)-(19) and this feature's sums share one pass
-            if pending:
-                update_and_sums(t_old, z_old, q - i - 1, q - i, w, rows, local_cols, S_block, R_block, scores,
-                                counters, link, sums, method == CD)
-            elif method == CD:
-                _column_power_sums(block_column, q - i, local_cols, S_block, R_block, sums)
-            else:
-                sums[0] = _column_moments(block_column, q - i, local_cols, S_block, R_block)[0]
+            block_pass(t_old, z_old, q - i - 1 if pending else -1, q - i, w, rows, S_flat, R_flat, S_block, R_block,
+                       scores, counters, link, sums, method == CD)
             if method == SCGIS:
                 z = minimize_surrogate(t, reg[t], w[t], C, emp[t], sums[0], pred_max[p], newton_tol, None, counters)
                 pending = z != 0.0 and math.isfinite(z)
@@ -287,8 +282,8 @@ def sequential_pass(method, order, w, reg, C, emp, newton_tol, gamma, beta, use_
                                      scores, counters, link, fused)
             t_old, z_old = t, z
         if pending:
-            _update_column(t_old, z_old, w, rows, local_cols, S_block, R_block, scores, counters, block_column,
-                           run - i - 1, link)
+            block_pass(t_old, z_old, run - i - 1, -1, w, rows, S_flat, R_flat, S_block, R_block, scores, counters,
+                       link, sums, method == CD)
         store_block(ctx, label, S_block, R_block, S, R)
         i = run
 
