@@ -88,6 +88,18 @@ def _column_bound_powers(p, y, cols, S, R, sums):
 
 
 @njit(cache=True, inline="always")
+def _log_series(em1, sums, terms):
+    """sum_{k <= terms} (-1)^(k+1) (e^z - 1)^k M_k / k: the series of sum_x c(x) log(1 + P_x (e^z - 1))."""
+    total = 0.0
+    power = 1.0
+    for j in range(terms):
+        power *= em1
+        term = power * sums[j] / (j + 1)
+        total += term if j % 2 == 0 else -term
+    return total
+
+
+@njit(cache=True, inline="always")
 def _series_bound(em1, sums):
     """An upper bound of sum_x c(x) log(1 + P_x (e^z - 1)), eq. (17) for 0/1 data, from M_1..M_BOUND_TERMS.
 
@@ -97,14 +109,8 @@ def _series_bound(em1, sums):
     (:func:`loglin.kernels.scaled_scores.add_series_powers`); their terms from the third on add up to at
     most |e^z - 1|^3 SERIES_NEGLIGIBLE^2 M_1 (|e^z - 1| SERIES_NEGLIGIBLE <= 1/2), which is added.
     """
-    total = 0.0
-    power = 1.0
-    for j in range(BOUND_TERMS):
-        power *= em1
-        term = power * sums[j] / (j + 1)
-        total += term if j % 2 == 0 else -term
     a = abs(em1)
-    return total + a * a * a * (SERIES_NEGLIGIBLE * SERIES_NEGLIGIBLE) * sums[0]
+    return _log_series(em1, sums, BOUND_TERMS) + a * a * a * (SERIES_NEGLIGIBLE * SERIES_NEGLIGIBLE) * sums[0]
 
 
 @njit(cache=True)
@@ -159,13 +165,7 @@ def _series_log_ratio(em1, sums):
     |e^z - 1| <= SERIES_MAX, where the omitted terms are below rounding. O(1) per
     line-search step instead of O(|Omega_t|) logs.
     """
-    total = 0.0
-    power = 1.0
-    for j in range(SERIES_TERMS):
-        power *= em1
-        term = power * sums[j] / (j + 1)
-        total += term if j % 2 == 0 else -term
-    return total
+    return _log_series(em1, sums, SERIES_TERMS)
 
 
 @njit(cache=True, inline="always")
@@ -242,6 +242,16 @@ def _undo_step(t, p, y, w_t, w, cols, S, R, saved):
         R[x, TOP] = saved[k - lo, 2]
 
 
+@njit(cache=True, inline="always")
+def _unit_or_update(t, z, trial, fused, w, rows, cols, S, R, scores, counters, p, y, link):
+    """A step accepted without a column pass: counted (a unit step at trial 0) and applied by (18)-(19) now,
+    unless the caller fuses the update with the next feature's sums."""
+    if trial == 0:
+        counters[UNIT] += 1
+    if not fused:
+        _update_column(t, z, w, rows, cols, S, R, scores, counters, p, y, link)
+
+
 @njit(cache=True)
 def cd_step(t, p, y, w, r, C, emp_t, gamma, beta, use_bound, f_max, omega, rows, cols, S, R, saved, sums,
             scores, counters, link, fused):
@@ -292,10 +302,7 @@ def cd_step(t, p, y, w, r, C, emp_t, gamma, beta, use_bound, f_max, omega, rows,
             arg = 1.0 + math.expm1(z * f_max) * E / (f_max * omega)
             if arg >= SMALL_ARG and q + C * omega * math.log(arg) <= target:   # (38)-(39)
                 counters[SKIP] += 1
-                if trial == 0:
-                    counters[UNIT] += 1
-                if not fused:
-                    _update_column(t, z, w, rows, cols, S, R, scores, counters, p, y, link)
+                _unit_or_update(t, z, trial, fused, w, rows, cols, S, R, scores, counters, p, y, link)
                 return z, fused
         if binary:
             counters[N_EXP] += 1
@@ -317,10 +324,7 @@ def cd_step(t, p, y, w, r, C, emp_t, gamma, beta, use_bound, f_max, omega, rows,
             if accepted or small:
                 counters[SERIES] += 1
             if accepted:
-                if trial == 0:
-                    counters[UNIT] += 1
-                if not fused:
-                    _update_column(t, z, w, rows, cols, S, R, scores, counters, p, y, link)
+                _unit_or_update(t, z, trial, fused, w, rows, cols, S, R, scores, counters, p, y, link)
                 return z, fused
             if small:
                 lam *= beta
