@@ -31,9 +31,10 @@ os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 import numpy as np  # noqa: E402
 
 from . import __version__
-from .cli_options import (EMPTY_INPUT_RULE, add_output, add_scale_out_options, check_numbers, chosen_solver, experiment_options,
-                          keep_solver_state, keeping_best_model, regularization, report, scale_out_backend,
-                          solver_options, split_encoding_option, training_keywords, training_options, worker_data)
+from .cli_options import (EMPTY_INPUT_RULE, add_output, add_scale_out_options, check_numbers, chosen_solver,
+                          experiment_options, keep_solver_state, keeping_best_model, regularization, report,
+                          scale_out_backend, solver_options, split_encoding_option, training_keywords,
+                          training_options, worker_data)
 from .errors import DataFormatError, LoglinError, TimeLimitBeforeTraining, about_file
 from .outputs import check_writable
 from .defaults import DEFAULT_C, DEFAULT_MAX_ITER

@@ -187,10 +187,11 @@ def ascii_bytes(data: bytes, path: PathLike) -> bytes:
     return "\n".join(decode_lines(data, path, encoding)).encode("utf-8")
 
 
-def refuse_byte_range_encoding(path: PathLike) -> None:
+def refuse_byte_range_encoding(path: PathLike, encoding: str | None = None) -> None:
     """--workers / --scheduler cut the file into byte ranges at newline bytes, which text in an encoding that is not
-    ASCII-compatible cannot be cut at: one error naming the file, before any cluster starts."""
-    encoding = _ENCODING.get()
+    ASCII-compatible cannot be cut at: one error naming the file, before any cluster starts. ``encoding``: the
+    file's (default: ``--encoding``'s)."""
+    encoding = _ENCODING.get() if encoding is None else encoding
     if not _ascii_compatible(encoding):
         raise InvalidInputError(f"{path}: --workers and --scheduler read the file in byte ranges cut at newlines, "
                                 f"which {encoding} text cannot be cut at; convert it to UTF-8 first (e.g. iconv -f "
@@ -203,8 +204,8 @@ def echo_output(path: PathLike | None):
     the encoding the input was read with (``--encoding``), so that echoed words keep their bytes (a CoNLL scorer
     compares them with the gold file's); standard output takes UTF-8 in place of an encoding that is not
     ASCII-compatible (UTF-16, UTF-32, a byte-order mark). A character that encoding cannot hold is one error
-    naming the output. ``info`` and ``dump`` write a model's labels and features, read from such text, through it too: never in the
-    locale's encoding, which (LC_ALL=C without UTF-8 mode) may be ASCII."""
+    naming the output. ``info`` and ``dump`` write a model's labels and features, read from such text, through it
+    too: never in the locale's encoding, which (LC_ALL=C without UTF-8 mode) may be ASCII."""
     encoding = _ENCODING.get()
     name = "standard output" if path is None else str(path)
     if path is None and not _ascii_compatible(encoding):

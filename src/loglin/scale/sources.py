@@ -23,7 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..csr import offsets
-from ..data._files import reading_encoding, refuse_byte_range_encoding
+from ..data._files import refuse_byte_range_encoding
 from ..errors import DataContentError, InvalidInputError
 from .file_ranges import shard_bytes
 
@@ -53,8 +53,7 @@ class FileSource:
         object.__setattr__(self, "path", str(Path(self.path).resolve()))
         if not Path(self.path).is_file():
             raise FileNotFoundError(f"no such data file: {self.path}")
-        with reading_encoding(self.encoding):
-            refuse_byte_range_encoding(self.path)
+        refuse_byte_range_encoding(self.path, self.encoding)
 
     def part(self, index, n) -> bytes:
         return shard_bytes(self.path, index, n, sentences=self.format in SENTENCES)

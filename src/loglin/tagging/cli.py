@@ -22,9 +22,10 @@ import sys
 import time
 from pathlib import Path
 
-from ..cli_options import (EMPTY_INPUT_RULE, add_nbest, add_output, add_scale_out_options, check_numbers, chosen_solver, keep_solver_state,
-                           keeping_best_model, regularization, report, scale_out_backend, scaled_structured_solver,
-                           solver_options, training_keywords, training_options)
+from ..cli_options import (EMPTY_INPUT_RULE, add_nbest, add_output, add_scale_out_options, check_numbers,
+                           chosen_solver, keep_solver_state, keeping_best_model, regularization, report,
+                           scale_out_backend, scaled_structured_solver, solver_options, training_keywords,
+                           training_options)
 from ..errors import DataContentError, InvalidInputError, about_file
 from ..outputs import check_writable
 from ..structured.model import MODELS as CHAIN_MODELS
