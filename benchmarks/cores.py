@@ -27,11 +27,11 @@ from . import common
 SETS = ("conll-pos", "conll-chunk", "a9a", "news20", "crf")
 KIND = {"conll-pos": "maxent", "conll-chunk": "maxent", "a9a": "binary", "news20": "binary", "crf": "chain"}
 SOLVERS = {"maxent": ("eg-acc", "eg", "lbfgs", "tron", "gis", "cd", "scgis", "cddual"),
-           "binary": ("tron", "lbfgs", "cddual", "eg-acc"),
+           "binary": ("newton", "tron", "lbfgs", "cddual", "eg-acc"),
            "chain": ("lbfgs", "eg-batch", "eg")}
 # an iteration of these is a sum over the data (batch passes); the others update one example or
 # one coordinate at a time, each from the previous one's result
-BATCH = {"lbfgs", "tron", "gis", "iis", "eg-batch"}
+BATCH = {"lbfgs", "tron", "newton", "gis", "iis", "eg-batch"}
 CALIBRATE_S = 1.5              # wall seconds of iterations per run (1 thread), at least one iteration
 QUICK_CALIBRATE_S = 0.2
 MAX_ITERATIONS = 40
@@ -99,11 +99,14 @@ def run(obj, spec, threads, iterations, budget=None):
 def measure(name, quick, repeats, many):
     kind, problem, make, spec_of = load(name, quick)
     from loglin.training import default_solver
+    from loglin.solvers.newton import MAX_FEATURES as NEWTON_MAX_FEATURES
     auto = default_solver(kind, problem=problem if kind in ("maxent", "binary") else None)
     objs = {1: built_with(1, make), many: built_with(many, make)}
     load0 = common.loadavg()
     rows = []
     for solver in SOLVERS[kind]:
+        if solver == "newton" and problem.n_features > NEWTON_MAX_FEATURES:
+            continue                              # it refuses to form a Hessian that large
         spec = spec_of(solver)
         t0 = time.time()
         run(objs[many], spec, many, 1)            # compile / load kernels for both objectives

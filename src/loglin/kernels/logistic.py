@@ -51,10 +51,11 @@ def loss_grad(w, bounds, indptr, indices, data, y, cost, d_out, want_grad):
     acc = np.zeros((nb if want_grad else 1, n))
     store = d_out.shape[0] > 0
     for b in prange(nb):
+        block_loss = 0.0        # one write of loss[b] per block: the blocks' entries share a cache line
         for i in range(bounds[b], bounds[b + 1]):
             yz = y[i] * row_dot(i, w, indptr, indices, data)
             li, sg = loss_and_sigmoid(yz)
-            loss[b] += cost[i] * li
+            block_loss += cost[i] * li
             if want_grad or store:
                 if store:
                     d_out[i] = cost[i] * sg * (1.0 - sg)
@@ -62,6 +63,7 @@ def loss_grad(w, bounds, indptr, indices, data, y, cost, d_out, want_grad):
                     coef = cost[i] * (sg - 1.0) * y[i]
                     for k in range(indptr[i], indptr[i + 1]):
                         acc[b, indices[k]] += coef * data[k]
+        loss[b] = block_loss
     return loss.sum(), sum_rows(acc)
 
 

@@ -282,14 +282,15 @@ def loss_and_expectation(wd, w, bounds, n_labels, dense_ptr, dense_row, dense_va
     store = prob_out.shape[0] > 0
     for b in prange(nb):
         s = np.empty(n_labels)
+        block_loss = 0.0        # one write of loss[b] per block: the blocks' entries share a cache line
         for x in range(bounds[b], bounds[b + 1]):
             rows_context_scores(x, wd, w, n_labels, dense_ptr, dense_row, dense_val, sparse_ptr, sparse_pred,
                                 sparse_val, map_ptr, map_label, map_feat, s)
             c = ctx_count[x]
             if not (want_grad or store):
-                loss[b] += c * log_sum_exp_overwrite(s)
+                block_loss += c * log_sum_exp_overwrite(s)
             else:
-                loss[b] += c * softmax_inplace(s)
+                block_loss += c * softmax_inplace(s)
                 if store:
                     prob_out[x, :] = s
                 if want_grad:
@@ -297,6 +298,7 @@ def loss_and_expectation(wd, w, bounds, n_labels, dense_ptr, dense_row, dense_va
                         s[y] *= c
                     rows_scatter_context(x, s, n_labels, dense_ptr, dense_row, dense_val, sparse_ptr, sparse_pred,
                                          sparse_val, map_ptr, map_label, map_feat, acc_d[b], acc[b])
+        loss[b] = block_loss
     return loss.sum(), sum_rows(acc), sum_rows(acc_d)
 
 
