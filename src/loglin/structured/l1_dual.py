@@ -44,7 +44,6 @@ def loss_expectation_entropy(data, w, bounds, weight):
         s = np.empty(P)
         mu = np.zeros(P)
         reuse = False
-        block_loss = 0.0        # one write of loss[b] per block: the blocks' entries share a cache line
         for i in range(bounds[b], bounds[b + 1]):
             c, gold_score = scored_instance(data, i, w, weight, s)
             if c == 0.0:
@@ -57,9 +56,8 @@ def loss_expectation_entropy(data, w, bounds, weight):
                 mu[r] *= c
             entropy[i] = log_z - expected_score
             log_gold[i] = gold_score - log_z
-            block_loss += c * (log_z - gold_score)
+            loss[b] += c * (log_z - gold_score)
             scatter(data, i, mu, acc[b])
-        loss[b] = block_loss
     return loss.sum(), _sum_rows(acc, n_feat, True), entropy, log_gold
 
 

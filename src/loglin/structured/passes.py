@@ -99,19 +99,18 @@ def _loss_pass(mm):
             coef = np.zeros(P)              # P-LL: the marginals; P-MM: the counts of yhat_i
             pred = np.empty(P if mm else 0, dtype=np.int32)
             reuse = False
-            block_loss = 0.0        # one write of loss[b] per block: the blocks' entries share a cache line
             for i in range(bounds[b], bounds[b + 1]):
                 c, gold_score = scored_instance(data, i, w, weight, s)
                 if c == 0.0:
                     continue
                 if mm:
                     loss_augment(data, i, s, 1.0)
-                    block_loss += c * (argmax(data, i, s, fws, iws, pred) - gold_score)
+                    loss[b] += c * (argmax(data, i, s, fws, iws, pred) - gold_score)
                     if want_grad:
                         add_labelling(data, i, pred, c, coef)
                 else:
                     # at fixed w the position-shared parts are the same for every instance (decision 0001)
-                    block_loss += c * (log_partition(data, i, s, fws, iws, coef, want_grad, reuse) - gold_score)
+                    loss[b] += c * (log_partition(data, i, s, fws, iws, coef, want_grad, reuse) - gold_score)
                     reuse = True
                     if want_grad and c != 1.0:
                         for r in range(part_size(data, i)):
@@ -121,7 +120,6 @@ def _loss_pass(mm):
                     if mm:
                         for r in range(part_size(data, i)):
                             coef[r] = 0.0
-            loss[b] = block_loss
         return loss.sum(), _sum_rows(acc, n_feat, want_grad)
     return loss_pass
 
