@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from ..errors import DataFormatError
+from ._files import fields, is_blank
 
 HEAD_LINES = 200                        # content lines looked at: the decision never reads the whole file
 
@@ -31,14 +32,14 @@ def _conllu_row(line: str) -> bool:
 
 
 def _svmlight_row(line: str) -> bool:
-    tokens = line.split("#", 1)[0].split()
+    tokens = fields(line.split("#", 1)[0])
     return (len(tokens) >= 2 and all(_is_number(y) for y in tokens[0].split(","))
             and all(_SVMLIGHT_PAIR.fullmatch(t) for t in tokens[1:]))
 
 
 def foreign_format(lines) -> str | None:
     """'CoNLL-U' or 'svmlight' when every content line of the head has that shape, else None."""
-    content = [line for line in lines if line.strip() and not line.lstrip().startswith("#")][:HEAD_LINES]
+    content = [line for line in lines if not is_blank(line) and not line.lstrip().startswith("#")][:HEAD_LINES]
     if not content:
         return None
     if all(_conllu_row(line) for line in content):
@@ -59,13 +60,13 @@ def token_columns(lines) -> bool:
     separate single lines (double spacing)."""
     widths, sentences, content, in_sentence = set(), 0, 0, False
     for line in lines:
-        if not line.strip():
+        if is_blank(line):
             in_sentence = False
             continue
         sentences += not in_sentence
         in_sentence = True
         content += 1
-        widths.add(len(line.split()))
+        widths.add(len(fields(line)))
         if len(widths) > 1:
             return False
         if content >= HEAD_LINES:

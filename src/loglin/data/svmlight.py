@@ -17,7 +17,7 @@ import scipy.sparse as sp
 
 from ..errors import DataFormatError, InvalidInputError
 from ..limits import MAX_FEATURES
-from ._files import PathLike, ascii_bytes, open_text_for_write, read_bytes, show, split_lines
+from ._files import PathLike, ascii_bytes, field_encoding, fields, open_text_for_write, read_bytes, show, split_lines
 
 _INT32_MAX = np.iinfo(np.int32).max
 # What an index and a value may look like. Only used to explain a failure:
@@ -199,7 +199,15 @@ def _sort_rows(index_a, data, indptr_a, fail, base):
 
 
 def labels_to_array(path, labels: list[bytes], rows, multi_label: bool = True) -> np.ndarray:
-    """int64 if all labels are ints, else float64 if all are numbers, else str objects."""
+    """int64 if all labels are ints, else float64 if all are numbers, else str objects (decoded as the file's
+    text: ``--encoding`` when it is ASCII-compatible, :func:`~loglin.data._files.field_encoding`).
+
+    ``multi_label=False`` reads the labels of a single-label classifier's training data: a multi-label line, and
+    numeric labels that are not all whole numbers (a regression target, which would train one class per value),
+    are errors, as scikit-learn's classifiers refuse them. ``rows``: the source line of every label, or None
+    (labels gathered from several parts of the file: an error names the file only)."""
+    def line(i):
+        return None if rows is None else int(rows[i])
     # int()/float() accept "1_000": such labels are kept as strings.
     numeric = not any(b"_" in label for label in labels)
     if numeric:
@@ -214,18 +222,25 @@ def labels_to_array(path, labels: list[bytes], rows, multi_label: bool = True) -
         else:
             if not np.isfinite(y).all():
                 bad = int(np.flatnonzero(~np.isfinite(y))[0])
-                raise DataFormatError(path, int(rows[bad]), f"expected a finite numeric label, got {show(labels[bad])}")
+                raise DataFormatError(path, line(bad), f"expected a finite numeric label, got {show(labels[bad])}")
+            if not multi_label and np.any(y != np.round(y)):
+                bad = int(np.flatnonzero(y != np.round(y))[0])
+                raise DataFormatError(path, line(bad), f"expected class labels, got the number {show(labels[bad])}: "
+                                                       "non-integral labels are a regression target, and loglin "
+                                                       "trains classifiers (give whole-number or string classes)")
             return y
     for i, label in enumerate([] if multi_label else labels):     # else silently a class named "1,2"
         if b"," in label and _MULTI_LABEL_RE.fullmatch(label):
-            raise DataFormatError(path, int(rows[i]), f"expected one label per line, got the multi-label "
-                                                      f"{show(label)} (loglin trains single-label models)")
+            raise DataFormatError(path, line(i), f"expected one label per line, got the multi-label "
+                                                 f"{show(label)} (loglin trains single-label models)")
+    encoding = field_encoding()
     y = np.empty(len(labels), dtype=object)
     for i, label in enumerate(labels):
         try:
-            y[i] = label.decode("utf-8")
+            y[i] = label.decode(encoding)
         except UnicodeDecodeError:
-            raise DataFormatError(path, int(rows[i]), f"expected a UTF-8 label, got {show(label)}") from None
+            raise DataFormatError(path, line(i), f"expected a {encoding.upper()} label, got {show(label)} (give "
+                                                 "the file's encoding with --encoding, e.g. latin-1)") from None
     return y
 
 
@@ -272,6 +287,6 @@ def _label_text(label) -> str:
     if isinstance(label, (int, np.integer)):
         return str(int(label))
     text = str(label)
-    if not text or text.split() != [text] or "#" in text or ":" in text:
+    if not text or fields(text) != [text] or "#" in text or ":" in text:
         raise InvalidInputError(f"label {text!r} cannot be written: it must be non-empty, without whitespace, '#' or ':'")
     return text
