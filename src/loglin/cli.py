@@ -239,6 +239,7 @@ def _cross_validate(args, C, options):
         C=C, penalty=args.penalty, l1_ratio=args.l1_ratio, solver=args.solver or "auto", tol=args.tol,
         max_iter=args.max_iter or DEFAULT_MAX_ITER["binary" if binary else "maxent"], fit_intercept=bias > 0,
         intercept_scaling=bias or 1.0, regularize_intercept=not args.no_regularize_bias, random_state=args.seed,
+        time_limit=args.time_limit if args.clock == "wall" else None,     # the command's: the folds count too
         solver_options=options or None)
     searching = args.C == "auto"
     return cross_validation_path(estimator, X, y, AUTO_CS if searching else [C], cv=args.cv or DEFAULT_FOLDS,
