@@ -238,6 +238,8 @@ def scores_line(r) -> str:
 
 
 def labeller_line(info) -> str:
+    if info["n_labels"] == 1:
+        return f"arc labeller: one DEPREL on all {info['train_arcs']} training arcs, given to every arc"
     return (f"arc labeller: {info['n_labels']} labels, {info['n_predicates']} predicates on {info['train_arcs']} "
             f"arcs, {info['solver']} {info['iterations']} iterations, training {info['train_seconds']:.1f} s")
 
