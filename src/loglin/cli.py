@@ -32,6 +32,7 @@ import numpy as np  # noqa: E402
 
 from . import __version__
 from .cli_options import (EMPTY_INPUT_RULE, add_output, add_scale_out_options, check_numbers, chosen_solver,
+                          document_encoding,
                           experiment_options, keep_solver_state, keeping_best_model, regularization, report,
                           scale_out_backend, solver_options, split_encoding_option, training_keywords,
                           training_options, worker_data)
@@ -157,6 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("parse", help="dependency parsing: `loglin parse train|evaluate ...` or `loglin parse MODEL INPUT`",
                        add_help=False)
     p.add_argument("rest", nargs=argparse.REMAINDER)
+    document_encoding(sub)
     return parser
 
 

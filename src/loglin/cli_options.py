@@ -103,6 +103,19 @@ def add_output(p) -> None:
     p.add_argument("-o", "--output", type=Path, default=None, help="output file (default: standard output)")
 
 
+ENCODING_HELP = ("text encoding of the input files (default UTF-8; e.g. latin-1, cp1252, shift_jis, gb18030, utf-16); "
+                 "predict, tag run and parse run write in it too, so that echoed words keep their bytes")
+
+
+def document_encoding(subparsers) -> None:
+    """List --encoding ENC in the help of every command of ``subparsers`` (an argparse subparsers action).
+    :func:`split_encoding_option` takes it out of the command line before argparse reads it, so this is what
+    `loglin COMMAND --help` shows of it."""
+    for p in subparsers.choices.values():
+        if p.add_help and "--encoding" not in p._option_string_actions:     # the train commands list it already
+            p.add_argument("--encoding", metavar="ENC", default=None, help=ENCODING_HELP)
+
+
 def add_nbest(p, what: str) -> None:
     """--nbest K of tag run and parse run (checked with the other numbers: NUMERIC_OPTIONS); ``what``: its help."""
     p.add_argument("--nbest", type=int, default=None, metavar="K", help=what)

@@ -336,6 +336,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="keep the heads the input's HEAD column gives (any token; '_' = free) and parse the rest: "
                         "the best projective tree with those arcs (an error names a sentence none can keep); a "
                         "DEPREL given beside a given HEAD is kept too, the other words are labelled")
+    from ..cli_options import document_encoding
+    document_encoding(sub)
     return parser
 
 
