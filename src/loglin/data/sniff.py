@@ -27,8 +27,12 @@ def _is_number(text: str) -> bool:
 
 
 def _conllu_row(line: str) -> bool:
-    fields = line.rstrip("\r").split("\t")
-    return len(fields) == 10 and _CONLLU_ID.fullmatch(fields[0]) is not None
+    """A CoNLL-U / CoNLL-X token line as :func:`~loglin.data.conll.read_conllx` reads it: 10 fields, split at tabs
+    when the line has one, else at spaces (CoNLL-X files written with spaces, which a tagger would otherwise
+    read as columns whose word is the token's ID)."""
+    line = line.rstrip("\r")
+    columns = line.split("\t") if "\t" in line else fields(line)
+    return len(columns) == 10 and _CONLLU_ID.fullmatch(columns[0].strip()) is not None
 
 
 def _svmlight_row(line: str) -> bool:
@@ -80,7 +84,7 @@ def refuse_foreign_format(path, lines, reads: str, instead: dict) -> None:
     ``reads``: what the command reads; ``instead``: per format, the command that takes it."""
     found = foreign_format(lines)
     if found is not None:
-        what = {"CoNLL-U": "a CoNLL-U / CoNLL-X treebank (10 tab-separated columns)",
+        what = {"CoNLL-U": "a CoNLL-U / CoNLL-X treebank (10 columns, an ID first)",
                 "svmlight": "an svmlight / LIBSVM file (label index:value ...)"}[found]
         raise DataFormatError(path, None, f"this looks like {what}, but {reads}; {instead[found]}")
 
