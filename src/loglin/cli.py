@@ -32,7 +32,7 @@ import numpy as np  # noqa: E402
 
 from . import __version__
 from .cli_options import (EMPTY_INPUT_RULE, add_output, add_scale_out_options, check_numbers, chosen_solver,
-                          document_encoding,
+                          document_encoding, liblinear_option,
                           experiment_options, keep_solver_state, keeping_best_model, regularization, report,
                           scale_out_backend, solver_options, split_encoding_option, training_keywords,
                           training_options, worker_data)
@@ -529,6 +529,10 @@ def main(argv=None) -> int:
     if argv and argv[0] == "parse":
         from .parsing.cli import parse_main
         return _guard(lambda: parse_main(argv[1:]), encoding, started)
+    foreign = liblinear_option(argv[1:]) if argv and argv[0] == "train" else None
+    if foreign:                                 # before argparse: "unrecognized arguments: -c a9a" names no cure
+        print(f"loglin: error: {foreign}", file=sys.stderr)
+        return 2
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()

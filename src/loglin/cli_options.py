@@ -349,6 +349,26 @@ def scaled_structured_solver(args, model: str, solver: str, command: str) -> tup
     return solver, None
 
 
+# LIBLINEAR's `train` options that `loglin train` spells otherwise (argparse would say "unrecognized arguments")
+LIBLINEAR_OPTIONS = {"-c": "-C C (the same scale)", "-B": "--bias B", "-v": "--cv K", "-q": "--quiet",
+                     "-e": "--tol TOL (relative to the first gradient)",
+                     "-s": "--model lr|maxent and --penalty l2|l1 (-s 0: the default)",
+                     "-wi": "no class weights (in Python: class_weight=)",
+                     "-n": "no thread count (NUMBA_NUM_THREADS=N)"}
+
+
+def liblinear_option(argv) -> str | None:
+    """The error line for a LIBLINEAR option given to `loglin train` (``argv``: after the command name), or None."""
+    for item in argv:
+        if item == "--":
+            break
+        name = "-wi" if item.startswith("-w") and item[2:].isdigit() else item
+        if name in LIBLINEAR_OPTIONS:
+            return (f"{item} is LIBLINEAR's train option; loglin train takes {LIBLINEAR_OPTIONS[name]} "
+                    "(loglin train --help lists them)")
+    return None
+
+
 def split_encoding_option(argv):
     """(argv without ``--encoding ENC``, ENC or None): every command's text inputs are read in ENC."""
     from .data._files import check_encoding
