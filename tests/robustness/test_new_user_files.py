@@ -168,3 +168,33 @@ def test_every_command_lists_encoding_in_its_help(command, capsys):
         main(command + ["--help"])
     assert stop.value.code == 0
     assert "--encoding ENC" in capsys.readouterr().out
+
+
+def test_a_space_separated_conllx_file_is_refused_by_taggers_not_tagged_by_its_ids(tmp_path, capsys):
+    """read_conllx reads CoNLL-X lines split at spaces, but the taggers' format check only knew tabs: a
+    space-separated treebank was read as columns whose word is the token ID ("1 the the X ... CD")."""
+    from .cli_helpers import MODELS
+    bank = treebank(tmp_path / "bank.conll")
+    spaced = tmp_path / "spaced.conll"
+    spaced.write_text(bank.read_text().replace("\t", " "))
+    code, out, err = run(capsys, "tag", "run", MODELS / "tagger-pos.npz", spaced)
+    one_error(code, err, str(spaced), "CoNLL-U / CoNLL-X treebank")
+    code, out, err = run(capsys, "tag", "train", "--format", "columns", spaced, "-o", tmp_path / "m.npz")
+    one_error(code, err, str(spaced), "CoNLL-U / CoNLL-X treebank")
+    assert not (tmp_path / "m.npz").exists()
+
+
+def test_feature_dicts_given_to_the_tagger_point_to_the_crfsuite_estimator():
+    from loglin.errors import InvalidInputError
+    from loglin.tagging.templates import token_columns
+    with pytest.raises(InvalidInputError, match="loglin.crfsuite.CRF"):
+        token_columns({"bias": 1.0, "word.lower()": "paris", "word.istitle()": True})
+
+
+@pytest.mark.parametrize("option, name", [("-c", "-C C"), ("-B", "--bias"), ("-v", "--cv"), ("-s", "--penalty")])
+def test_a_liblinear_option_names_loglins(option, name, tmp_path, capsys):
+    """`loglin train -c 4 a9a` was argparse's "unrecognized arguments: -c a9a" under the top-level usage."""
+    data = svmlight_rows(tmp_path / "rows.svm")
+    code, out, err = run(capsys, "train", option, "1", data, "-o", tmp_path / "m.npz")
+    one_error(code, err, f"{option} is LIBLINEAR's", name)
+    assert not (tmp_path / "m.npz").exists()

@@ -50,7 +50,8 @@ def read_svmlight(path: PathLike, n_features: int | None = None, zero_based: boo
         anything: prediction input, where features unseen in training carry no weight.
     multi_label : bool
         Whether multi-label lines (``1,3 1:0.5``) are read, their label lists kept as
-        strings (default); False makes them an error (training single-label models).
+        strings (default); False (the labels of a classifier being trained) makes them an error, and numeric
+        labels that are not all whole numbers too (a regression target).
 
     Returns
     -------
