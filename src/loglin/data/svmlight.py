@@ -17,7 +17,8 @@ import scipy.sparse as sp
 
 from ..errors import DataFormatError, InvalidInputError
 from ..limits import MAX_FEATURES
-from ._files import PathLike, ascii_bytes, field_encoding, fields, open_text_for_write, read_bytes, show, split_lines
+from ._files import (PathLike, ascii_bytes, field_encoding, fields, open_text_for_write, read_bytes, show, split_lines,
+                     takes_encoding)
 
 _INT32_MAX = np.iinfo(np.int32).max
 # What an index and a value may look like. Only used to explain a failure:
@@ -29,6 +30,7 @@ _MULTI_LABEL_RE = re.compile(rb"[+-]?[\d.]+(?:[eE][+-]?\d+)?(?:,[+-]?[\d.]+(?:[e
 _VALUE_RE = re.compile(rb"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan)", re.I)
 
 
+@takes_encoding
 def read_svmlight(path: PathLike, n_features: int | None = None, zero_based: bool = False,
                   dtype=np.float64, drop_beyond: int | None = None, multi_label: bool = True):
     """Read an svmlight/LIBSVM file into ``(X, y)``.
@@ -62,8 +64,9 @@ def read_svmlight(path: PathLike, n_features: int | None = None, zero_based: boo
         int64 if every label is an integer, else float64 if every label is a
         (finite) number, else an object array of ``str``.
 
-    The optional ``qid:N`` token after the label is checked and ignored; ``#``
-    starts a comment; blank lines are skipped. Every malformed input raises
+    ``encoding=`` (keyword): the text encoding of string labels (default UTF-8, or the CLI's ``--encoding``;
+    UTF-16 / UTF-32 files are transcoded first). The optional ``qid:N`` token after the label is checked and
+    ignored; ``#`` starts a comment; blank lines are skipped. Every malformed input raises
     :class:`~loglin.errors.DataFormatError` naming file and line.
     """
     if n_features is not None and (not isinstance(n_features, (int, np.integer)) or n_features < 0):
