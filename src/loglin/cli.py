@@ -32,6 +32,7 @@ import numpy as np  # noqa: E402
 
 from . import __version__
 from .cli_options import (EMPTY_INPUT_RULE, add_output, add_scale_out_options, check_numbers, chosen_solver,
+                          document_encoding, liblinear_option,
                           experiment_options, keep_solver_state, keeping_best_model, regularization, report,
                           scale_out_backend, solver_options, split_encoding_option, training_keywords,
                           training_options, worker_data)
@@ -157,6 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("parse", help="dependency parsing: `loglin parse train|evaluate ...` or `loglin parse MODEL INPUT`",
                        add_help=False)
     p.add_argument("rest", nargs=argparse.REMAINDER)
+    document_encoding(sub)
     return parser
 
 
@@ -239,6 +241,7 @@ def _cross_validate(args, C, options):
         C=C, penalty=args.penalty, l1_ratio=args.l1_ratio, solver=args.solver or "auto", tol=args.tol,
         max_iter=args.max_iter or DEFAULT_MAX_ITER["binary" if binary else "maxent"], fit_intercept=bias > 0,
         intercept_scaling=bias or 1.0, regularize_intercept=not args.no_regularize_bias, random_state=args.seed,
+        time_limit=args.time_limit if args.clock == "wall" else None,     # the command's: the folds count too
         solver_options=options or None)
     searching = args.C == "auto"
     return cross_validation_path(estimator, X, y, AUTO_CS if searching else [C], cv=args.cv or DEFAULT_FOLDS,
@@ -526,6 +529,10 @@ def main(argv=None) -> int:
     if argv and argv[0] == "parse":
         from .parsing.cli import parse_main
         return _guard(lambda: parse_main(argv[1:]), encoding, started)
+    foreign = liblinear_option(argv[1:]) if argv and argv[0] == "train" else None
+    if foreign:                                 # before argparse: "unrecognized arguments: -c a9a" names no cure
+        print(f"loglin: error: {foreign}", file=sys.stderr)
+        return 2
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()

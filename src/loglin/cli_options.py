@@ -103,6 +103,19 @@ def add_output(p) -> None:
     p.add_argument("-o", "--output", type=Path, default=None, help="output file (default: standard output)")
 
 
+ENCODING_HELP = ("text encoding of the input files (default UTF-8; e.g. latin-1, cp1252, shift_jis, gb18030, utf-16); "
+                 "predict, tag run and parse run write in it too, so that echoed words keep their bytes")
+
+
+def document_encoding(subparsers) -> None:
+    """List --encoding ENC in the help of every command of ``subparsers`` (an argparse subparsers action).
+    :func:`split_encoding_option` takes it out of the command line before argparse reads it, so this is what
+    `loglin COMMAND --help` shows of it."""
+    for p in subparsers.choices.values():
+        if p.add_help and "--encoding" not in p._option_string_actions:     # the train commands list it already
+            p.add_argument("--encoding", metavar="ENC", default=None, help=ENCODING_HELP)
+
+
 def add_nbest(p, what: str) -> None:
     """--nbest K of tag run and parse run (checked with the other numbers: NUMERIC_OPTIONS); ``what``: its help."""
     p.add_argument("--nbest", type=int, default=None, metavar="K", help=what)
@@ -334,6 +347,26 @@ def scaled_structured_solver(args, model: str, solver: str, command: str) -> tup
         return solver, (f"`{command}` with --workers / --scheduler trains {models} with "
                         f"{' or '.join(s for s in SHARDABLE_SOLVERS if s != 'tron')}")
     return solver, None
+
+
+# LIBLINEAR's `train` options that `loglin train` spells otherwise (argparse would say "unrecognized arguments")
+LIBLINEAR_OPTIONS = {"-c": "-C C (the same scale)", "-B": "--bias B", "-v": "--cv K", "-q": "--quiet",
+                     "-e": "--tol TOL (relative to the first gradient)",
+                     "-s": "--model lr|maxent and --penalty l2|l1 (-s 0: the default)",
+                     "-wi": "no class weights (in Python: class_weight=)",
+                     "-n": "no thread count (NUMBA_NUM_THREADS=N)"}
+
+
+def liblinear_option(argv) -> str | None:
+    """The error line for a LIBLINEAR option given to `loglin train` (``argv``: after the command name), or None."""
+    for item in argv:
+        if item == "--":
+            break
+        name = "-wi" if item.startswith("-w") and item[2:].isdigit() else item
+        if name in LIBLINEAR_OPTIONS:
+            return (f"{item} is LIBLINEAR's train option; loglin train takes {LIBLINEAR_OPTIONS[name]} "
+                    "(loglin train --help lists them)")
+    return None
 
 
 def split_encoding_option(argv):

@@ -41,8 +41,12 @@ class TimeLimitBeforeTraining(LoglinError):
     EXIT_STATUS = 124
 
     def __init__(self, limit: float, elapsed: float, doing: str):
+        self.limit, self.elapsed, self.doing = limit, elapsed, doing
         super().__init__(f"time limit of {limit:g} s reached before training started ({elapsed:.1f} s spent "
                          f"{doing}): no model written; give a larger --time-limit")
+
+    def __reduce__(self):               # raised in a fold worker process, re-raised in the command's
+        return type(self), (self.limit, self.elapsed, self.doing)
 
 
 class ModelFormatError(LoglinError, ValueError):

@@ -21,7 +21,8 @@ import numpy as np
 from .errors import InvalidInputError, LoglinError
 from .estimators import LogisticRegression, MaxentClassifier, _check_y
 from .params import store_params
-from .signals import raising_on_signal, received, received_count
+from .signals import (check_command_deadline, command_clock_state, continued_command_clock, raising_on_signal,
+                      received, received_count)
 
 DEFAULT_CS = 10                    # np.logspace(-4, 4, 10), scikit-learn's LogisticRegressionCV grid
 AUTO_CS = tuple(2.0 ** k for k in range(-6, 11))   # `-C auto`: LIBLINEAR's doubling search, 1/64 ... 1024
@@ -265,8 +266,9 @@ def _start_worker(task, threads):
     _WORKER_TASK = task
 
 
-def _run_in_worker(f, C, state):
-    return _quiet(_WORKER_TASK, f, C, state)
+def _run_in_worker(f, C, state, clock=None):
+    with continued_command_clock(clock):        # the command's --time-limit bounds the fold here too
+        return _quiet(_WORKER_TASK, f, C, state)
 
 
 STOPPED_PATH = "cross-validation stopped, its fold workers ended; no model written"
@@ -306,6 +308,7 @@ class FoldPool:
         if self.executor is None:
             out, mark = [], received_count()
             for f, state in enumerate(states):
+                check_command_deadline(f"cross-validating C (fold {f + 1} at C = {C:g})")
                 out.append(_quiet(self.task, f, C, state))
                 if received(mark) is not None:
                     raise KeyboardInterrupt(STOPPED_PATH)
@@ -313,9 +316,11 @@ class FoldPool:
         import pickle
         from concurrent.futures.process import BrokenProcessPool
         mark = received_count()
+        check_command_deadline(f"cross-validating C (at C = {C:g})")
+        clock = command_clock_state()
         try:
             with raising_on_signal(STOPPED_PATH):       # the pool is stopped on the way out (__exit__)
-                futures = [self.executor.submit(_run_in_worker, f, C, state) for f, state in enumerate(states)]
+                futures = [self.executor.submit(_run_in_worker, f, C, state, clock) for f, state in enumerate(states)]
                 return [future.result() for future in futures]
         except BrokenProcessPool:
             if received(mark) is not None:                # the signal reached the workers' group first

@@ -60,6 +60,42 @@ def check_command_time(doing: str) -> None:
         raise TimeLimitBeforeTraining(_command_budget[-1]["limit"], elapsed, doing)
 
 
+def check_command_deadline(doing: str) -> None:
+    """:func:`check_command_time` for work that trains but precedes the command's own training: the fold fits of
+    a cross-validated C (-C auto, --cv), called between them. The limit holds even though solvers have run; the
+    command stops with exit status 124 and no model, as when reading outlasts the limit."""
+    if not _command_budget or _command_budget[-1]["limit"] is None:
+        return
+    elapsed = command_elapsed()
+    if elapsed > _command_budget[-1]["limit"]:
+        from .errors import TimeLimitBeforeTraining
+        raise TimeLimitBeforeTraining(_command_budget[-1]["limit"], elapsed, doing)
+
+
+def command_clock_state():
+    """(the running command's start as a wall-clock time.time(), its wall-clock limit) to carry into a worker
+    process (:func:`continued_command_clock`); None outside a command. Wall-clock time, not perf_counter(): the
+    worker may start the work much later than it was sent (a fold queued behind others), and must count from
+    the command's start, not from the sending."""
+    if not _command_started:
+        return None
+    return time.time() - command_elapsed(), _command_budget[-1]["limit"]
+
+
+@contextmanager
+def continued_command_clock(state):
+    """In a worker process: the clock of the command that sent the work (``state`` from
+    :func:`command_clock_state`), so that its ``--time-limit`` bounds the solvers and reads here as in the
+    command's own process. None: nothing changes."""
+    if state is None:
+        yield
+        return
+    started, limit = state
+    with command_clock(time.perf_counter() - max(0.0, time.time() - started)):
+        limit_command(limit)
+        yield
+
+
 def in_command() -> bool:
     """Whether a command clock (:func:`command_clock`) is running."""
     return bool(_command_started)

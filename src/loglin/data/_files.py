@@ -17,6 +17,7 @@ import gzip
 import io
 import lzma
 import os
+import re
 import stat
 import sys
 from pathlib import Path
@@ -131,6 +132,7 @@ def read_head_lines(path: PathLike, size: int = 1 << 20) -> list[str]:
 def decode_lines(data: bytes, path: PathLike, encoding: str | None = None) -> list[str]:
     """:func:`read_text_lines` of bytes already read (``path`` names them in errors): a shard's byte range."""
     encoding = _ENCODING.get() if encoding is None else check_encoding(encoding)
+    refuse_wide_text(data, path, encoding)
     try:
         text = data.decode(encoding)
     except UnicodeDecodeError as exc:
@@ -157,6 +159,26 @@ def _split_lines(text: str, cut: bool = False) -> list[str]:
     return lines
 
 
+WHITESPACE = " \t\n\r\x0b\x0c"        # ASCII whitespace: what separates the fields of every text format read
+_FIELD_BREAK = re.compile("[ \t\n\r\x0b\x0c]+")
+
+
+def fields(line: str) -> list[str]:
+    """The fields of a line of text as ``line.split()`` gives them, but split at ASCII whitespace only (space,
+    tab, CR, ...), as the formats (CoNLL, svmlight, OpenNLP events) and their tools (CRF++, CRFsuite,
+    conlleval, LIBLINEAR) define them: a no-break space (U+00A0, "10\u00a0000"), U+0085 (cp1252's ellipsis
+    byte read as latin-1), U+2028 or an ideographic space (U+3000) is part of a word, not a column break."""
+    if line.isascii():
+        return line.split()
+    line = line.strip(WHITESPACE)
+    return _FIELD_BREAK.split(line) if line else []
+
+
+def is_blank(line: str) -> bool:
+    """Whether a line of text has no field (:func:`fields`): empty or ASCII whitespace only."""
+    return not line.strip(WHITESPACE)
+
+
 def open_text_for_write(path: PathLike, encoding: str = "utf-8") -> IO[str]:
     """Open ``path`` for writing text (UTF-8 unless ``encoding``), compressing by extension.
 
@@ -178,11 +200,38 @@ def _ascii_compatible(encoding: str) -> bool:
         return False
 
 
+def field_encoding() -> str:
+    """The encoding of the text fields (svmlight's string labels) of bytes that :func:`ascii_bytes` gave: the
+    ``--encoding`` in effect when it is ASCII-compatible (latin-1, cp1252, Shift-JIS: the bytes are the file's),
+    else UTF-8 (the file was transcoded)."""
+    encoding = _ENCODING.get()
+    return encoding if _ascii_compatible(encoding) else "utf-8"
+
+
+# byte-order marks of text that no ASCII-compatible encoding reads (UTF-32's first: FF FE 00 00 starts with FF FE)
+_WIDE_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"),
+              (codecs.BOM_UTF16_BE, "utf-16"))
+
+
+def refuse_wide_text(data: bytes, path: PathLike, encoding: str) -> None:
+    """One error naming ``path`` when its bytes start with a UTF-16 / UTF-32 byte-order mark (Notepad's "Unicode",
+    Windows PowerShell's ``>``) but are read in an ASCII-compatible ``encoding``: every other byte is 0, so the
+    text decodes to nothing usable (UTF-8: an undecodable 0xff; latin-1, the advice that message gave: lines of
+    NULs and misleading column counts; svmlight's bytes: "expected an integer feature index")."""
+    if not _ascii_compatible(encoding):
+        return
+    for bom, name in _WIDE_BOMS:
+        if data.startswith(bom):
+            raise DataFormatError(path, 1, f"expected {encoding.upper()} text, found a {name.upper()} byte-order mark: "
+                                           f"the file is {name.upper()} text; give --encoding {name}")
+
+
 def ascii_bytes(data: bytes, path: PathLike) -> bytes:
     """``data`` of a byte-level ASCII format (svmlight) as UTF-8 bytes when ``--encoding`` is not ASCII-compatible
     (UTF-16, UTF-32), else as they are."""
     encoding = _ENCODING.get()
     if _ascii_compatible(encoding):
+        refuse_wide_text(data, path, encoding)
         return data
     return "\n".join(decode_lines(data, path, encoding)).encode("utf-8")
 
@@ -239,4 +288,5 @@ def show(token: bytes | str, limit: int = 40) -> str:
     return repr(token)
 
 
-__all__ = ["read_bytes", "split_lines", "read_text_lines", "read_head_lines", "decode_lines", "open_text_for_write", "echo_output", "show"]
+__all__ = ["fields", "is_blank", "read_bytes", "split_lines", "read_text_lines", "read_head_lines", "decode_lines",
+           "open_text_for_write", "echo_output", "show"]

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..errors import DataFormatError
-from ._files import PathLike, read_text_lines, show, takes_encoding
+from ._files import PathLike, fields, read_text_lines, show, takes_encoding
 
 _CORPUS_FILE_RE = re.compile(r"c[a-r]\d\d")
 # Tag modifiers dropped by Huang et al. (2010) and Yu et al. (2011): foreign
@@ -89,7 +89,7 @@ def _read_file(path: Path, simplify_tags: bool) -> list[TaggedSentence]:
     sentences = []
     simplified: dict[str, str] = {}  # ~500 distinct tags: cache instead of re-splitting 1M times
     for lineno, line in enumerate(read_text_lines(path), 1):
-        tokens = line.split()
+        tokens = fields(line)
         if not tokens:
             continue
         sentence = []

@@ -1,6 +1,6 @@
 """OpenNLP-style event files: one event per line, ``label pred1 pred2=0.5 ...``.
 
-Tokens are separated by whitespace (``str.split()``). The first token is the
+Tokens are separated by ASCII whitespace (:func:`~loglin.data._files.fields`). The first token is the
 outcome label, every other token a predicate (context feature):
 
 * ``name`` — a binary predicate, value 1.0;
@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 
 from ..errors import DataFormatError, InvalidInputError
-from ._files import PathLike, open_text_for_write, read_text_lines, show, takes_encoding
+from ._files import PathLike, fields, open_text_for_write, read_text_lines, show, takes_encoding
 
 # Same spelling as OpenNLP's Float.parseFloat minus hex and type suffixes; the
 # non-finite spellings are included so that they are reported, not silently
@@ -70,7 +70,7 @@ def events_from_lines(lines, path: PathLike) -> Events:
     values: list[list[float]] = []
     real_valued = False
     for lineno, line in enumerate(lines, 1):
-        tokens = line.split()
+        tokens = fields(line)
         if not tokens:
             continue
         names: list[str] = []
@@ -124,5 +124,5 @@ def write_events(path: PathLike, events: Events) -> None:
 
 
 def _check_token(text: str, what: str) -> None:
-    if not isinstance(text, str) or text.split() != [text]:
+    if not isinstance(text, str) or fields(text) != [text]:
         raise InvalidInputError(f"{what} {text!r} must be a non-empty string without whitespace")

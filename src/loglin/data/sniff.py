@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from ..errors import DataFormatError
+from ._files import fields, is_blank
 
 HEAD_LINES = 200                        # content lines looked at: the decision never reads the whole file
 
@@ -26,19 +27,23 @@ def _is_number(text: str) -> bool:
 
 
 def _conllu_row(line: str) -> bool:
-    fields = line.rstrip("\r").split("\t")
-    return len(fields) == 10 and _CONLLU_ID.fullmatch(fields[0]) is not None
+    """A CoNLL-U / CoNLL-X token line as :func:`~loglin.data.conll.read_conllx` reads it: 10 fields, split at tabs
+    when the line has one, else at spaces (CoNLL-X files written with spaces, which a tagger would otherwise
+    read as columns whose word is the token's ID)."""
+    line = line.rstrip("\r")
+    columns = line.split("\t") if "\t" in line else fields(line)
+    return len(columns) == 10 and _CONLLU_ID.fullmatch(columns[0].strip()) is not None
 
 
 def _svmlight_row(line: str) -> bool:
-    tokens = line.split("#", 1)[0].split()
+    tokens = fields(line.split("#", 1)[0])
     return (len(tokens) >= 2 and all(_is_number(y) for y in tokens[0].split(","))
             and all(_SVMLIGHT_PAIR.fullmatch(t) for t in tokens[1:]))
 
 
 def foreign_format(lines) -> str | None:
     """'CoNLL-U' or 'svmlight' when every content line of the head has that shape, else None."""
-    content = [line for line in lines if line.strip() and not line.lstrip().startswith("#")][:HEAD_LINES]
+    content = [line for line in lines if not is_blank(line) and not line.lstrip().startswith("#")][:HEAD_LINES]
     if not content:
         return None
     if all(_conllu_row(line) for line in content):
@@ -59,13 +64,13 @@ def token_columns(lines) -> bool:
     separate single lines (double spacing)."""
     widths, sentences, content, in_sentence = set(), 0, 0, False
     for line in lines:
-        if not line.strip():
+        if is_blank(line):
             in_sentence = False
             continue
         sentences += not in_sentence
         in_sentence = True
         content += 1
-        widths.add(len(line.split()))
+        widths.add(len(fields(line)))
         if len(widths) > 1:
             return False
         if content >= HEAD_LINES:
@@ -79,7 +84,7 @@ def refuse_foreign_format(path, lines, reads: str, instead: dict) -> None:
     ``reads``: what the command reads; ``instead``: per format, the command that takes it."""
     found = foreign_format(lines)
     if found is not None:
-        what = {"CoNLL-U": "a CoNLL-U / CoNLL-X treebank (10 tab-separated columns)",
+        what = {"CoNLL-U": "a CoNLL-U / CoNLL-X treebank (10 columns, an ID first)",
                 "svmlight": "an svmlight / LIBSVM file (label index:value ...)"}[found]
         raise DataFormatError(path, None, f"this looks like {what}, but {reads}; {instead[found]}")
 

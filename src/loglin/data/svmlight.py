@@ -17,7 +17,8 @@ import scipy.sparse as sp
 
 from ..errors import DataFormatError, InvalidInputError
 from ..limits import MAX_FEATURES
-from ._files import PathLike, ascii_bytes, open_text_for_write, read_bytes, show, split_lines
+from ._files import (PathLike, ascii_bytes, field_encoding, fields, open_text_for_write, read_bytes, show, split_lines,
+                     takes_encoding)
 
 _INT32_MAX = np.iinfo(np.int32).max
 # What an index and a value may look like. Only used to explain a failure:
@@ -29,6 +30,7 @@ _MULTI_LABEL_RE = re.compile(rb"[+-]?[\d.]+(?:[eE][+-]?\d+)?(?:,[+-]?[\d.]+(?:[e
 _VALUE_RE = re.compile(rb"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan)", re.I)
 
 
+@takes_encoding
 def read_svmlight(path: PathLike, n_features: int | None = None, zero_based: bool = False,
                   dtype=np.float64, drop_beyond: int | None = None, multi_label: bool = True):
     """Read an svmlight/LIBSVM file into ``(X, y)``.
@@ -50,7 +52,8 @@ def read_svmlight(path: PathLike, n_features: int | None = None, zero_based: boo
         anything: prediction input, where features unseen in training carry no weight.
     multi_label : bool
         Whether multi-label lines (``1,3 1:0.5``) are read, their label lists kept as
-        strings (default); False makes them an error (training single-label models).
+        strings (default); False (the labels of a classifier being trained) makes them an error, and numeric
+        labels that are not all whole numbers too (a regression target).
 
     Returns
     -------
@@ -61,8 +64,9 @@ def read_svmlight(path: PathLike, n_features: int | None = None, zero_based: boo
         int64 if every label is an integer, else float64 if every label is a
         (finite) number, else an object array of ``str``.
 
-    The optional ``qid:N`` token after the label is checked and ignored; ``#``
-    starts a comment; blank lines are skipped. Every malformed input raises
+    ``encoding=`` (keyword): the text encoding of string labels (default UTF-8, or the CLI's ``--encoding``;
+    UTF-16 / UTF-32 files are transcoded first). The optional ``qid:N`` token after the label is checked and
+    ignored; ``#`` starts a comment; blank lines are skipped. Every malformed input raises
     :class:`~loglin.errors.DataFormatError` naming file and line.
     """
     if n_features is not None and (not isinstance(n_features, (int, np.integer)) or n_features < 0):
@@ -199,7 +203,15 @@ def _sort_rows(index_a, data, indptr_a, fail, base):
 
 
 def labels_to_array(path, labels: list[bytes], rows, multi_label: bool = True) -> np.ndarray:
-    """int64 if all labels are ints, else float64 if all are numbers, else str objects."""
+    """int64 if all labels are ints, else float64 if all are numbers, else str objects (decoded as the file's
+    text: ``--encoding`` when it is ASCII-compatible, :func:`~loglin.data._files.field_encoding`).
+
+    ``multi_label=False`` reads the labels of a single-label classifier's training data: a multi-label line, and
+    numeric labels that are not all whole numbers (a regression target, which would train one class per value),
+    are errors, as scikit-learn's classifiers refuse them. ``rows``: the source line of every label, or None
+    (labels gathered from several parts of the file: an error names the file only)."""
+    def line(i):
+        return None if rows is None else int(rows[i])
     # int()/float() accept "1_000": such labels are kept as strings.
     numeric = not any(b"_" in label for label in labels)
     if numeric:
@@ -214,18 +226,25 @@ def labels_to_array(path, labels: list[bytes], rows, multi_label: bool = True) -
         else:
             if not np.isfinite(y).all():
                 bad = int(np.flatnonzero(~np.isfinite(y))[0])
-                raise DataFormatError(path, int(rows[bad]), f"expected a finite numeric label, got {show(labels[bad])}")
+                raise DataFormatError(path, line(bad), f"expected a finite numeric label, got {show(labels[bad])}")
+            if not multi_label and np.any(y != np.round(y)):
+                bad = int(np.flatnonzero(y != np.round(y))[0])
+                raise DataFormatError(path, line(bad), f"expected class labels, got the number {show(labels[bad])}: "
+                                                       "non-integral labels are a regression target, and loglin "
+                                                       "trains classifiers (give whole-number or string classes)")
             return y
     for i, label in enumerate([] if multi_label else labels):     # else silently a class named "1,2"
         if b"," in label and _MULTI_LABEL_RE.fullmatch(label):
-            raise DataFormatError(path, int(rows[i]), f"expected one label per line, got the multi-label "
-                                                      f"{show(label)} (loglin trains single-label models)")
+            raise DataFormatError(path, line(i), f"expected one label per line, got the multi-label "
+                                                 f"{show(label)} (loglin trains single-label models)")
+    encoding = field_encoding()
     y = np.empty(len(labels), dtype=object)
     for i, label in enumerate(labels):
         try:
-            y[i] = label.decode("utf-8")
+            y[i] = label.decode(encoding)
         except UnicodeDecodeError:
-            raise DataFormatError(path, int(rows[i]), f"expected a UTF-8 label, got {show(label)}") from None
+            raise DataFormatError(path, line(i), f"expected a {encoding.upper()} label, got {show(label)} (give "
+                                                 "the file's encoding with --encoding, e.g. latin-1)") from None
     return y
 
 
@@ -272,6 +291,6 @@ def _label_text(label) -> str:
     if isinstance(label, (int, np.integer)):
         return str(int(label))
     text = str(label)
-    if not text or text.split() != [text] or "#" in text or ":" in text:
+    if not text or fields(text) != [text] or "#" in text or ":" in text:
         raise InvalidInputError(f"label {text!r} cannot be written: it must be non-empty, without whitespace, '#' or ':'")
     return text

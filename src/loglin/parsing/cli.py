@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 
+from ..data._files import WHITESPACE, fields, is_blank
 from ..errors import InvalidInputError, about_file
 from ..outputs import check_writable
 
@@ -46,7 +47,7 @@ def conll_flavour(path) -> str:
     """'conllu' when the file has comments, multiword tokens or empty nodes, else 'conllx'."""
     from ..data._files import read_text_lines
     for line in read_text_lines(path):
-        first = line.split("\t")[0].split()[0] if line.strip() else ""
+        first = (fields(line.split("\t")[0]) or [""])[0]
         if line.startswith("#") or "-" in first or "." in first:
             return "conllu"
     return "conllx"
@@ -61,22 +62,22 @@ def write_with_heads(path, out, heads, labels=None) -> None:
     blank = (8,) if conll_flavour(path) == "conllu" else (8, 9)
     k, in_sentence = 0, False
     for line in read_text_lines(path):
-        if not line.strip():
+        if is_blank(line):
             k += in_sentence
             in_sentence = False
             out.write("\n")
             continue
-        fields = line.rstrip("\r\n").split("\t") if "\t" in line else line.split()
-        if not line.startswith("#") and _TOKEN_ID.fullmatch(fields[0].strip()):
+        columns = line.rstrip("\r\n").split("\t") if "\t" in line else fields(line)
+        if not line.startswith("#") and _TOKEN_ID.fullmatch(columns[0].strip(WHITESPACE)):
             in_sentence = True
-            fields[6] = str(int(heads[k][int(fields[0]) - 1]))
-            fields[7] = "_" if labels is None else labels[k][int(fields[0]) - 1]
+            columns[6] = str(int(heads[k][int(columns[0]) - 1]))
+            columns[7] = "_" if labels is None else labels[k][int(columns[0]) - 1]
             for column in blank:
-                fields[column] = "_"
-            line = "\t".join(fields)
-        elif not line.startswith("#") and "." in fields[0] and len(fields) > 8:      # an empty node: its DEPS
-            fields[8] = "_"
-            line = "\t".join(fields)
+                columns[column] = "_"
+            line = "\t".join(columns)
+        elif not line.startswith("#") and "." in columns[0] and len(columns) > 8:      # an empty node: its DEPS
+            columns[8] = "_"
+            line = "\t".join(columns)
         out.write(line.rstrip("\r\n") + "\n")
 
 
@@ -102,7 +103,7 @@ def write_n_best(path, out, n_best, labels=None) -> None:
             raise InvalidInputError(f"{path}: cannot align the n-best output with the input lines")
     k, block = 0, []
     for j, line in enumerate(lines + [""]):
-        if line.strip():
+        if not is_blank(line):
             block.append(j)
             continue
         if not block:
@@ -125,8 +126,8 @@ _SENT_ID = re.compile(r"(?<=^#)\s*sent_id\s*=\s*\S.*?(?=\s*$)")
 
 
 def _is_token_line(line) -> bool:
-    fields = line.rstrip("\r\n").split("\t") if "\t" in line else line.split()
-    return not line.startswith("#") and bool(_TOKEN_ID.fullmatch(fields[0].strip()))
+    columns = line.rstrip("\r\n").split("\t") if "\t" in line else fields(line)
+    return not line.startswith("#") and bool(_TOKEN_ID.fullmatch(columns[0].strip(WHITESPACE)))
 
 
 def _train(args):
@@ -237,6 +238,8 @@ def scores_line(r) -> str:
 
 
 def labeller_line(info) -> str:
+    if info["n_labels"] == 1:
+        return f"arc labeller: one DEPREL on all {info['train_arcs']} training arcs, given to every arc"
     return (f"arc labeller: {info['n_labels']} labels, {info['n_predicates']} predicates on {info['train_arcs']} "
             f"arcs, {info['solver']} {info['iterations']} iterations, training {info['train_seconds']:.1f} s")
 
@@ -333,6 +336,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="keep the heads the input's HEAD column gives (any token; '_' = free) and parse the rest: "
                         "the best projective tree with those arcs (an error names a sentence none can keep); a "
                         "DEPREL given beside a given HEAD is kept too, the other words are labelled")
+    from ..cli_options import document_encoding
+    document_encoding(sub)
     return parser
 
 

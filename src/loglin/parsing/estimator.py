@@ -31,7 +31,7 @@ from ..params import (check_training_params, deprecated_fit_options, sequence_es
                       sequence_train_keywords, store_params)
 from ..errors import ConvergenceWarning, DataContentError, InvalidInputError, ModelFormatError
 from ..training import DEFAULT_C, DEFAULT_MAX_ITER, DEFAULT_TOL
-from .labeller import ArcLabeller, has_labels
+from .labeller import ArcLabeller, has_labels, one_label
 from .model import MODELS, ParserModel, check_options, dev_uas_metric, training_info
 
 
@@ -263,6 +263,8 @@ def labeller_after_parser(sentences, parser_result, *, started, C, cutoff=1, sam
             sentences = sentences()
             if not has_labels(sentences):
                 return None
+        if one_label(sentences) is not None:
+            return ArcLabeller.constant(one_label(sentences), sum(len(s) for s in sentences))
         labeller, problem = ArcLabeller.training_problem(sentences, cutoff=cutoff, sample_weight=sample_weight)
         if stop.requested:                  # while reading or extracting features: no labeller
             return _without_labeller(f"{stop.name} arrived before the arc labeller's training")

@@ -164,6 +164,17 @@ class ArcLabeller:
         return self, result
 
     @classmethod
+    def constant(cls, label: str, train_arcs: int) -> "ArcLabeller":
+        """The labeller of a treebank whose arcs all have one DEPREL ("dep" everywhere, "root" on one-word
+        sentences): that label on every arc. A Maxent needs two labels; nothing is left to learn."""
+        from ..model import LinearModel
+        model = LinearModel("maxent", np.zeros(0), np.asarray([label], dtype=str), 0, np.zeros(1, dtype=np.int64),
+                            np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int64))
+        info = {"n_predicates": 0, "n_weights": 0, "n_labels": 1, "train_arcs": int(train_arcs), "solver": None,
+                "C": None, "iterations": 0, "converged": True, "objective": 0.0, "train_seconds": 0.0}
+        return cls(list(SPECIALS), np.zeros(0, dtype=np.uint64), model, info)
+
+    @classmethod
     def training_problem(cls, sentences, *, cutoff=1, sample_weight=None):
         """(untrained labeller, MaxentProblem): the vocabulary and kept features of ``sentences``' gold arcs, and
         the Maxent problem over them (every (predicate, label) pair a weight)."""
@@ -193,6 +204,8 @@ class ArcLabeller:
         """The most probable label of every arc (heads[i][m - 1], m) of every sentence."""
         if len(sentences) == 0:
             return []
+        if len(self.labels) == 1:                       # ArcLabeller.constant
+            return [[self.labels[0]] * len(s) for s in sentences]
         keys, row_ptr = self._arc_keys(sentences, heads)
         best = self.model.predict(self._rows(keys, row_ptr)).astype(str)
         ends = np.cumsum([len(s) for s in sentences])
@@ -289,6 +302,12 @@ def _columns(s):
     words = [f.lower() for f in s.forms]
     return (("w:", words), ("l:", list(s.lemmas)), ("c:", list(s.cpos)), ("p:", list(s.pos)),
             ("s:", [w[-SUFFIX:] for w in words]))
+
+
+def one_label(sentences) -> str | None:
+    """The DEPREL of every arc of a treebank when there is only one, else None."""
+    labels = {r for s in sentences for r in s.deprels}
+    return labels.pop() if len(labels) == 1 else None
 
 
 def has_labels(sentences) -> bool:

@@ -166,7 +166,7 @@ def _svmlight_index(source, counts):
     from ..data.svmlight import labels_to_array
     from ..problem import _predicate_label_map
     texts = list(dict.fromkeys(t for c in counts for t in c["labels"]))
-    values = labels_to_array(source.path, texts, np.zeros(len(texts), dtype=np.int64))
+    values = labels_to_array(source.path, texts, None, multi_label=False)   # as the one-process read
     label_values = dict(zip(texts, values.tolist()))
     classes = np.unique(values)
     kind = source.kind if source.kind != "auto" else ("binary" if len(classes) == 2 else "maxent")

@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 
 from ..cli_options import (EMPTY_INPUT_RULE, add_nbest, add_output, add_scale_out_options, check_numbers,
-                           chosen_solver, keep_solver_state, keeping_best_model, regularization, report,
-                           scale_out_backend, scaled_structured_solver, solver_options, training_keywords,
+                           chosen_solver, document_encoding, keep_solver_state, keeping_best_model, regularization,
+                           report, scale_out_backend, scaled_structured_solver, solver_options, training_keywords,
                            training_options)
 from ..errors import DataContentError, InvalidInputError, about_file
 from ..outputs import check_writable
@@ -116,6 +116,7 @@ def add_tag_commands(subparsers) -> argparse.ArgumentParser:
             p.add_argument("--keep-labels", action="store_true",
                            help="CoNLL input: a label already in the column after the inputs (not _ or ?) is kept "
                                 "and the other tokens are decoded consistently with it (CRF / M3N models)")
+    document_encoding(sub)
     return tag
 
 

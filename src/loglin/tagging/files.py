@@ -62,10 +62,11 @@ def detect_format(path, lines, task: str, labels) -> str:
     column whose values are all labels of the model (:func:`_label_column`; two lines or more at widths >= 4,
     where one line is as likely a line of text) or, at width <= 3, blank lines between sentences; "I love you"
     lines stay text."""
+    from ..data._files import fields, is_blank
     from ..data.sniff import MIN_COLUMNS, token_columns
     if any(line.startswith("-DOCSTART-") for line in lines) or token_columns(lines):
         return "conll"
-    rows = [line.split() for line in lines if line.strip()]
+    rows = [fields(line) for line in lines if not is_blank(line)]
     widths = {len(r) for r in rows}
     if len(widths) != 1:
         return "text"
@@ -76,7 +77,7 @@ def detect_format(path, lines, task: str, labels) -> str:
         return "conll"
     if width > (1 if task == "pos" else 2):             # wide enough for a gold column, whose values are not labels
         return "text"
-    blank = any(not line.strip() for line in lines)
+    blank = any(is_blank(line) for line in lines)
     if blank or (width == 1 and len(rows) > 1):
         return "conll"
     return "text"
@@ -98,7 +99,7 @@ def _all_labels(values, labels) -> bool:
 
 def read_input(path, fmt: str, task: str, labels=()):
     """(token tuples for MaxentTaggerModel.tag, raw lines to echo, 'conll' or 'text')."""
-    from ..data._files import read_text_lines
+    from ..data._files import fields, is_blank, read_text_lines
     from ..data import read_columns
     from ..data.sniff import refuse_foreign_format
     lines = read_text_lines(path)
@@ -114,7 +115,7 @@ def read_input(path, fmt: str, task: str, labels=()):
         if task == "ner":
             return [list(s) for s in sentences], sentences, "conll"        # the templates read what they need
         return [[t if task == "chunk" else t[0] for t in s] for s in sentences], sentences, "conll"
-    sentences = [line.split() for line in lines if line.strip()]
+    sentences = [fields(line) for line in lines if not is_blank(line)]
     if task == "chunk":
         pairs = []
         for k, s in enumerate(sentences):

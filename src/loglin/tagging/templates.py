@@ -341,7 +341,8 @@ def token_columns(token):
         return (token,)
     if isinstance(token, dict):
         if "word" not in token:
-            raise InvalidInputError(f"a token dict needs a 'word' key, got {sorted(token)}")
+            raise InvalidInputError(f"a token dict needs a 'word' key, got {sorted(token)[:8]} (sentences of "
+                                    f"per-token feature dicts, as sklearn-crfsuite takes them: loglin.crfsuite.CRF)")
         return (token["word"], token["pos"]) if "pos" in token else (token["word"],)
     return tuple(token)
 
