@@ -226,3 +226,15 @@ def test_tron_preconditions_low_dimensional_binary_lr_by_default(small_binary, s
     assert default_precondition(problem_from_matrix(*small_multiclass).objective(1.0)) == 0.0
     plain, default = _tight(tall, "tron", precondition=0.0), _tight(tall, "tron")
     assert abs(plain.f - default.f) <= 1e-9 * abs(plain.f)
+
+
+def test_tron_forcing_defaults_and_the_fixed_rule_reach_one_optimum(small_binary, small_multiclass):
+    """0060: binary LR stops CG at min(0.3, (|g|/|g0|)^(1/4)) |g| with an unbounded first radius; Maxent keeps
+    0.1 and |g0|; the 0005 rule (cg_tol=0.1, forcing=0, radius=1) reaches the same optimum."""
+    from loglin.solvers.tron import default_forcing
+    binary = binary_problem(*small_binary, C=1.0).objective()
+    maxent = problem_from_matrix(*small_multiclass).objective(1.0)
+    assert default_forcing(binary) == (0.3, 0.25, np.inf) and default_forcing(maxent) == (0.1, 0.0, 1.0)
+    new, old = _tight(binary, "tron"), _tight(binary, "tron", cg_tol=0.1, forcing=0.0, radius=1.0)
+    assert abs(new.f - old.f) <= 1e-10 * abs(old.f)
+    assert np.linalg.norm(new.w - old.w) <= 1e-6 * np.linalg.norm(old.w)

@@ -16,7 +16,7 @@ BAD_OPTIONS = [
     ("tron", "precondition=2"), ("tron", "max_cg=0"), ("lbfgs", "memory=0"), ("lbfgs", "memory=10000000000"),
     ("eg", "C_schedule=3"), ("eg", "eta=-1"), ("eg", "eta=nan"), ("eg", "order=sorted"), ("eg", "max_trial=0"),
     ("cd", "beta=1.5"), ("cd", "shuffle=maybe"), ("eg-acc", "passes=abc"), ("eg-lbfgs", "switch_gap=0"),
-    ("eg-ll", "max_trial=-2"), ("sgd", "eta0=0"),
+    ("eg-ll", "max_trial=-2"), ("sgd", "eta0=0"), ("tron", "forcing=2"), ("tron", "radius=0"),
 ]
 
 

@@ -26,11 +26,13 @@ RANGES = {
     "cg_tol": (0.0, False, 1.0, False), "precondition": (0.0, True, 1.0, True), "beta": (0.0, False, 1.0, False),
     "xi": (0.0, False, 1.0, False), "switch_gap": (0.0, False, 1.0, False), "memory": (1, True, 1000, True),
     "eps": (0.0, True, math.inf, False), "updates_per_step": (0, True, INT_CAP, True),
+    "forcing": (0.0, True, 1.0, True), "radius": (0.0, False, math.inf, False),
 }
 CHOICES = {"order": ("random", "permutation", "blocks", "cyclic"), "subproblem": ("log-odds", "alg4")}
 AUTO_OR_POSITIVE = {"eta", "eta0"}          # a positive rate, or "auto" (Collins et al. section 7)
 # options whose default is None: their type
-NONE_DEFAULT_TYPES = {"precondition": float, "gamma": float, "kappa": float, "updates_per_step": int, "max_pairs": int}
+NONE_DEFAULT_TYPES = {"precondition": float, "cg_tol": float, "forcing": float, "radius": float, "gamma": float,
+                      "kappa": float, "updates_per_step": int, "max_pairs": int}
 CALLABLE = {"C_schedule"}
 OBJECTS = {"state", "validation"}          # in-memory objects (warm starts): passed through unchecked
 TRUE_TEXT, FALSE_TEXT = ("1", "true", "yes", "on"), ("0", "false", "no", "off")

@@ -15,6 +15,13 @@ uses a = 0.01); the trust region is then a ball in the M-norm
 neither a = 0.01 nor a = 1 wins everywhere (docs/decisions/0005-tron-plain-cg-by-default.md), except
 on low-dimensional binary LR (features < LOW_DIMENSIONAL x instances, a9a), where the default is a = 1
 (docs/decisions/0023).
+
+CG stops when ||r|| <= eta_k ||g_k||. On binary LR the forcing term is eta_k = min(0.3, (||g_k|| / ||g_0||)^(1/4))
+(loose while far from w*, tightening as the gradient falls: Dembo, Eisenstat & Steihaug 1982 give a
+superlinear rate for eta_k -> 0), and the trust region starts unbounded: it takes its first finite radius
+from the first rejected step (actual < eta0 x predicted reduction), so until then TRON takes the truncated Newton
+steps as they come. Elsewhere eta_k = 0.1 and the first radius is ||g_0||, cut to the first step's length,
+as in Lin et al. (2008) (docs/decisions/0060).
 """
 import math
 
@@ -83,30 +90,54 @@ def default_precondition(objective) -> float:
     return 1.0 if problem.n_features < LOW_DIMENSIONAL * problem.n_instances else 0.0
 
 
-def tron(objective, w, rng, cg_tol: float = 0.1, precondition: float | None = None, max_cg: int = MAX_CG,
-         checkpoint=None):
+def default_forcing(objective) -> tuple[float, float, float]:
+    """(cg_tol, forcing, radius) for ``objective``: (0.3, 0.25, inf) on binary LR, else (0.1, 0, 1)
+    (docs/decisions/0060)."""
+    if objective_kind(objective) == "binary":
+        return 0.3, 0.25, math.inf
+    return 0.1, 0.0, 1.0
+
+
+def tron(objective, w, rng, cg_tol: float | None = None, precondition: float | None = None, max_cg: int = MAX_CG,
+         checkpoint=None, forcing: float | None = None, radius: float | None = None):
     """Outer iteration = one trust-region step (accepted or not). ``precondition``: the mix a of M
     (default :func:`default_precondition`); ``max_cg``: CG steps per outer iteration at most;
+    ``cg_tol``, ``forcing``: CG stops when ||r|| <= min(cg_tol, (||g|| / ||g_0||)^forcing) ||g|| (forcing 0: a
+    fixed cg_tol); ``radius``: the first trust region is radius * ||g_0||_M^-1, cut to the first step's length
+    when finite (defaults: :func:`default_forcing`);
     ``checkpoint`` (:class:`~loglin.solvers.checkpoint.SolverCheckpoint`): the radius is recorded there after
     every iteration, and a radius recorded by an earlier run (at ``w``) is where this one starts."""
+    defaults = default_forcing(objective)
+    cg_tol = defaults[0] if cg_tol is None else cg_tol
+    forcing = defaults[1] if forcing is None else forcing
+    radius = defaults[2] if radius is None else radius
     if precondition is None:
         precondition = default_precondition(objective)
     if not 0 <= precondition <= 1:
         raise ValueError(f"precondition must be in [0, 1], got {precondition}")
     if not (isinstance(max_cg, (int, np.integer)) and max_cg >= 1):
         raise ValueError(f"max_cg must be a positive integer, got {max_cg!r}")
+    if not 0 <= forcing <= 1:
+        raise ValueError(f"forcing must be in [0, 1], got {forcing}")
+    if not radius > 0:
+        raise ValueError(f"radius must be positive, got {radius}")
     f, g = objective.fun_grad(w)
     objective.accept()
     m = preconditioner(objective, precondition)
-    delta = math.sqrt(dot(g, g / m))
-    first = True
+    delta = radius * math.sqrt(dot(g, g / m))
+    first = math.isfinite(delta)
+    g0_norm = safe_norm(g)
     if checkpoint is not None and checkpoint.holds("tron"):
-        delta, first = float(checkpoint.restore("tron", objective.n, ())["delta"]), False
+        state = checkpoint.restore("tron", objective.n, ())
+        delta, first = float(state["delta"]), False
+        g0_norm = float(state.get("g0_norm", g0_norm))
     while True:
-        s, r, cg_iters = truncated_cg(objective, g, delta, cg_tol * safe_norm(g), m, int(max_cg))
+        g_norm = safe_norm(g)
+        eta = cg_tol if forcing == 0 or not g0_norm > 0 else min(cg_tol, (g_norm / g0_norm) ** forcing)
+        s, r, cg_iters = truncated_cg(objective, g, delta, eta * g_norm, m, int(max_cg))
         w_new = w + s
-        gs = float(g @ s)
-        predicted = -0.5 * (gs - float(s @ r))
+        gs = dot(g, s)
+        predicted = -0.5 * (gs - dot(s, r))
         f_new, g_new = objective.fun_grad(w_new)
         actual = f - f_new
         s_norm = math.sqrt(m_products(s, s, m)[0])
@@ -133,7 +164,9 @@ def tron(objective, w, rng, cg_tol: float = 0.1, precondition: float | None = No
         stalled = (abs(actual) <= 0 and predicted <= 0) or (
             abs(actual) <= 1e-12 * abs(f) and abs(predicted) <= 1e-12 * abs(f))
         if checkpoint is not None:      # w is updated before accept(), which a lost shard can fail: a copy
-            checkpoint.record("tron", {"w": w.copy()}, {"delta": delta})
+            checkpoint.record("tron", {"w": w.copy()}, {"delta": delta, "g0_norm": g0_norm})
+        # delta 0 in the trace: no bound yet (an infinite radius would not be valid JSON in the trace files)
         yield Step(w=w, f=f, grad_norm=safe_norm(g),
-                   counters={"cg_iterations": cg_iters, "accepted": int(accepted), "delta": delta},
+                   counters={"cg_iterations": cg_iters, "accepted": int(accepted),
+                             "delta": delta if math.isfinite(delta) else 0.0},
                    done=stalled)
