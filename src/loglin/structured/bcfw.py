@@ -43,6 +43,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..kernels import vector as vk
 from ..errors import InvalidInputError
 from ..solvers.base import Step
 from ..solvers.eg import REFRESH_EVERY, pick_order
@@ -389,7 +390,7 @@ class FrankWolfeState:
 
     def dual(self, C) -> float:
         """D = C sum_i c_i term_i - C^2/2 ||w(u)||^2 (= -C Q_MM, loglin.structured.dual)."""
-        return C * float(self.problem.weight @ self.term) - 0.5 * C * C * float(self.wu @ self.wu)
+        return C * float(vk.dot(self.problem.weight, self.term)) - 0.5 * C * C * float(vk.dot(self.wu, self.wu))
 
     def primal_weights(self, C) -> np.ndarray:
         return C * self.wu
@@ -427,7 +428,7 @@ def bcfw_steps(objective, w, rng, state, order="permutation", average=False, pas
     n = state.n_blocks
     every = np.arange(n, dtype=np.int64)
     cursor, done = 0, 0
-    wu_avg, terms_avg = state.wu.copy(), float(objective.problem.weight @ state.term)
+    wu_avg, terms_avg = state.wu.copy(), float(vk.dot(objective.problem.weight, state.term))
     while True:
         for _ in range(passes):
             picks, cursor = pick_order(every, rng, order, n, cursor)
@@ -442,8 +443,8 @@ def bcfw_steps(objective, w, rng, state, order="permutation", average=False, pas
             continue
         rho = 2.0 / (done / passes + 1.0)  # bcfw-wavg: the k-th iterate weighted by k (per driver step)
         wu_avg += rho * (state.wu - wu_avg)
-        terms_avg += rho * (float(objective.problem.weight @ state.term) - terms_avg)
-        dual_avg = C * terms_avg - 0.5 * C * C * float(wu_avg @ wu_avg)
+        terms_avg += rho * (float(vk.dot(objective.problem.weight, state.term)) - terms_avg)
+        dual_avg = C * terms_avg - 0.5 * C * C * float(vk.dot(wu_avg, wu_avg))
         f_last, f_avg = objective.fun(w), objective.fun(C * wu_avg)
         if f_avg < f_last:
             w[:] = C * wu_avg

@@ -157,8 +157,8 @@ class PartDualState:
         if getattr(self, "_buf", None) is None:
             self._buf = [np.empty_like(a) for a in self._parts()]
         self._wu_new = self.problem.emp - self.propose(eta, C, *self._buf)
-        terms = float(self.problem.weight @ self._buf[-1])
-        return (-terms if self.mm else terms) + 0.5 * C * float(self._wu_new @ self._wu_new)
+        terms = float(vk.dot(self.problem.weight, self._buf[-1]))
+        return (-terms if self.mm else terms) + 0.5 * C * float(vk.dot(self._wu_new, self._wu_new))
 
     def batch_commit(self):
         for k, name in enumerate(self.PARTS):
