@@ -38,7 +38,7 @@ import numpy as np
 from numba import njit, prange
 
 from .maxent import context_scores
-from .memory import LINE_VALUES, prefetch, prefetch_write
+from .memory import LINE_VALUES, line_position, prefetch, prefetch_write
 
 N_EXP, N_LOG, NEWTON, LINE_SEARCH, UNIT, SKIP, RESCALE, SERIES = range(8)
 COUNTER_NAMES = ("n_exp", "n_log", "newton_steps", "line_search_steps", "unit_steps",
@@ -71,8 +71,12 @@ BLOCK_AHEAD = 8                  # rows ahead whose lines a block copy asks for 
 
 
 def context_records(ctx_count):
-    """R with c(x) filled in; T and T_top are set by :func:`init_scores`."""
-    R = np.zeros((ctx_count.shape[0], RECORD))
+    """R with c(x) filled in; T and T_top are set by :func:`init_scores`. Its data start on a 64-byte line,
+    so that no 32-byte record straddles two lines."""
+    n = ctx_count.shape[0]
+    storage = np.zeros(n * RECORD + LINE_VALUES)
+    start = (-(storage.ctypes.data // 8)) % LINE_VALUES
+    R = storage[start:start + n * RECORD].reshape((n, RECORD))
     R[:, COUNT] = ctx_count
     return R
 
@@ -263,57 +267,116 @@ def _store_row(x, gx, S, R, S_all, R_all, label):
         R_all[gx, f] = R[x, f]
 
 
+@njit(cache=True)
+def block_lines(label, order, lines):
+    """The cache lines of S_all that a block's row occupies, for :func:`load_block` and :func:`store_block`:
+    for a row whose first element lies at place r of its line (r = 0..7, :func:`loglin.kernels.memory.line_position`
+    of S_all plus the row's start), lines[r, 0] is their number and lines[r, 1:] one label in each. Only these
+    are asked for: a run's labels are often a few far apart in the row. ``order``: scratch for the sorted labels."""
+    m = label.shape[0]
+    for j in range(m):                   # insertion sort: a predicate's features mostly come in label order
+        v = label[j]
+        k = j
+        while k > 0 and order[k - 1] > v:
+            order[k] = order[k - 1]
+            k -= 1
+        order[k] = v
+    for r in range(LINE_VALUES):
+        count, seen = 0, -1
+        for j in range(m):
+            line = (r + order[j]) // LINE_VALUES
+            if line != seen:
+                count += 1
+                lines[r, count] = order[j]
+                seen = line
+        lines[r, 0] = count
+
+
 @njit(cache=True, inline="always")
-def _prefetch_row(i, ctx, first, last, S_all, R_all, write):
-    """Ask for every line of S_all[ctx[i], first..last] and of R_all[ctx[i]] before they are copied
-    (kernels/memory.py): a row's lines are not adjacent to the previous row's, so the hardware does not."""
+def _prefetch_row(i, ctx, lines, position, S_all, R_all, write):
+    """Ask for the lines of S_all[ctx[i], labels] (:func:`block_lines`) and of R_all[ctx[i]] before they are
+    copied (kernels/memory.py): a row's lines are not adjacent to the previous row's, so the hardware does not."""
     if i < ctx.shape[0]:
         base = ctx[i] * S_all.shape[1]
-        for k in range(base + first, base + last, LINE_VALUES):
+        r = (position + base) % LINE_VALUES
+        for k in range(1, lines[r, 0] + 1):
             if write:
-                prefetch_write(S_all, k)
+                prefetch_write(S_all, base + lines[r, k])
             else:
-                prefetch(S_all, k)
+                prefetch(S_all, base + lines[r, k])
         if write:
-            prefetch_write(S_all, base + last)
             prefetch_write(R_all, ctx[i] * RECORD)
         else:
-            prefetch(S_all, base + last)
             prefetch(R_all, ctx[i] * RECORD)
 
 
-@njit(cache=True, inline="always")
-def _label_span(label):
-    first = last = label[0]
-    for j in range(1, label.shape[0]):
-        first = min(first, label[j])
-        last = max(last, label[j])
-    return first, last
-
-
 @njit(cache=True)
-def load_block(ctx, label, S_all, R_all, S_flat, R_flat):
-    """The block of contexts ``ctx`` x labels ``label``: (S, R) as label-major views, see the module notes."""
+def load_block(ctx, label, lines, S_all, R_all, S_flat, R_flat, sums, gather, powers):
+    """The block of contexts ``ctx`` x labels ``label``: (S, R) as label-major views, see the module notes.
+
+    With ``gather``, the copy also gathers the sums of the block's column 0 as :func:`block_pass` does (one
+    pass less): M_1..M_BOUND_TERMS (``powers``, CD) or E (sums[0], SCGIS), the same arithmetic.
+    """
     n, m = ctx.shape[0], label.shape[0]
     S = S_flat[:m * n].reshape((m, n)).T
     R = R_flat[:RECORD * n].reshape((RECORD, n)).T
-    first, last = _label_span(label)
+    position = line_position(S_all)
+    m1 = m2 = m3 = 0.0
     for i in range(n):
-        _prefetch_row(i + BLOCK_AHEAD, ctx, first, last, S_all, R_all, False)
+        _prefetch_row(i + BLOCK_AHEAD, ctx, lines, position, S_all, R_all, False)
         x = ctx[i]
         for j in range(m):
             S[i, j] = S_all[x, label[j]]
         for f in range(RECORD):
             R[i, f] = R_all[x, f]
+        if gather:
+            P = S_all[x, label[0]] / R_all[x, TOTAL]
+            if powers:
+                m1, m2, m3 = add_bound_powers((m1, m2, m3), R_all[x, COUNT], P)
+            else:
+                m1 += R_all[x, COUNT] * (P * 1.0)     # as _column_moments with v = 1
+    if gather:
+        sums[0] = m1
+        if powers:
+            sums[1] = m2
+            sums[2] = m3
     return S, R
 
 
 @njit(cache=True)
-def store_block(ctx, label, S, R, S_all, R_all):
-    """Copy a block back to the global S and R (inverse of :func:`load_block`)."""
-    first, last = _label_span(label)
-    for i in range(ctx.shape[0]):
-        _prefetch_row(i + BLOCK_AHEAD, ctx, first, last, S_all, R_all, True)
+def store_block(ctx, label, lines, S, R, S_all, R_all, t, z, j_old, w, rows, S_flat, R_flat, scores, counters,
+                link):
+    """Copy a block back to the global S and R (inverse of :func:`load_block`); with ``j_old >= 0`` the copy
+    first applies w_t += z and eqs. (18)-(19) to column ``j_old`` of each row, as :func:`block_pass` does (one
+    pass less, the same arithmetic; the rows are independent, so the order of rows and copies does not matter)."""
+    n = ctx.shape[0]
+    position = line_position(S_all)
+    update = j_old >= 0
+    factor = 1.0
+    if update:
+        w[t] += z
+        factor = math.exp(z)     # one exp for the whole column (section 4.3)
+        counters[N_EXP] += 1
+    S_old = S_flat[max(j_old, 0) * n:(max(j_old, 0) + 1) * n]
+    T = R_flat[TOTAL * n:(TOTAL + 1) * n]
+    T_top = R_flat[TOP * n:(TOP + 1) * n]
+    for i in range(n):
+        _prefetch_row(i + BLOCK_AHEAD, ctx, lines, position, S_all, R_all, True)
+        if update:
+            s_old = S_old[i]                 # as in block_pass
+            s_new = s_old * factor
+            t_new = T[i] + (s_new - s_old)
+            grows_from_underflow = s_old < TINY_S and factor > 1.0
+            if not grows_from_underflow and t_new > CANCEL * T_top[i] and t_new > TINY_T and t_new < HUGE_T:
+                S_old[i] = s_new
+                T[i] = t_new
+                T_top[i] = t_new if t_new > T_top[i] else T_top[i]
+            else:
+                status = 2
+                if not grows_from_underflow:
+                    S_old[i] = s_new
+                    status = 1
+                _repair(i, status, w, rows, S, R, scores, counters, link)
         _store_row(i, ctx[i], S, R, S_all, R_all, label)
 
 
