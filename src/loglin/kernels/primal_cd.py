@@ -132,7 +132,7 @@ def _add_split_terms(acc, c, P):
     return l1, l2, l3, n_hi, h1, h2, h3
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _column_split_sums(p, y, cols, S, R, out):
     """out[:7] = (L_1, L_2, L_3, N_hi, H_1, H_2, H_3) over column p, label y (0/1 data) for :func:`_split_bound`:
     L_k = sum c(x) P^k over the contexts with P <= 1/2, N_hi = sum c(x) and H_k = sum c(x) (1 - P)^k over
@@ -145,7 +145,7 @@ def _column_split_sums(p, y, cols, S, R, out):
     out[0], out[1], out[2], out[3], out[4], out[5], out[6] = acc
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _block_split_sums(s, T, c, out):
     """:func:`_column_split_sums` of a block's column as 1-D contiguous arrays (S, T, c): the same arithmetic."""
     acc = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
@@ -154,7 +154,7 @@ def _block_split_sums(s, T, c, out):
     out[0], out[1], out[2], out[3], out[4], out[5], out[6] = acc
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _block_power_sums(s, T, c, sums):
     """:func:`_column_power_sums` of a block's column as 1-D contiguous arrays (S, T, c): the same arithmetic."""
     m = start_series_powers(sums)
@@ -203,7 +203,7 @@ def _expm1_and_exp(a, counters):
     return em1, math.exp(a)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _step_and_measure(t, p, y, z, w, rows, cols, S, R, saved, scores, counters, link):
     """w_t += z with (18)-(19) *and* sum_x c(x) log(T_new(x) / T_w(x)) of eq. (17), in one column pass.
 
@@ -276,7 +276,7 @@ def _unit_or_update(t, z, trial, fused, w, rows, cols, S, R, scores, counters, p
         _update_column(t, z, w, rows, cols, S, R, scores, counters, p, y, link)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def cd_step(t, p, y, w, r, C, emp_t, gamma, beta, use_bound, f_max, omega, rows, cols, S, R, saved, sums,
             scores, counters, link, fused):
     """Algorithm 3 for coordinate t: Newton direction (34), backtracking on (35), w_t += z, (18)-(19).

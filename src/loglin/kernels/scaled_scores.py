@@ -68,6 +68,7 @@ BOUND_TERMS = 3
 TOTAL, TOP, COUNT = 0, 1, 2      # fields of a context record
 RECORD = 4
 BLOCK_AHEAD = 8                  # rows ahead whose lines a block copy asks for (software prefetch)
+BLOCK_CHUNK = 256                # rows of a block pass's vectorized loops (kept in L1 between them)
 
 
 def context_records(ctx_count):
@@ -310,7 +311,7 @@ def _prefetch_row(i, ctx, lines, position, S_all, R_all, write):
             prefetch(R_all, ctx[i] * RECORD)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def load_block(ctx, label, lines, S_all, R_all, S_flat, R_flat, sums, gather, powers):
     """The block of contexts ``ctx`` x labels ``label``: (S, R) as label-major views, see the module notes.
 
@@ -411,15 +412,44 @@ def _update_column(t, z, w, rows, cols, S, R, scores, counters, p, y, link):
             _repair(x, status, w, rows, S, R, scores, counters, link)
 
 
-@njit(cache=True)
-def block_pass(t, z, j_old, j, w, rows, S_flat, R_flat, S, R, scores, counters, link, sums, powers):
+@njit(cache=True, inline="always")
+def _scale_chunk(factor, s, T, T_top, ok):
+    """Eqs. (18)-(19) on rows of a block's column where :func:`_scale_entry`'s fast path applies, as selects
+    (no branch: the loop is vectorized); the other rows are left as they were, ok[k] = 0. Returns their number."""
+    left = 0
+    for k in range(s.shape[0]):
+        s_old = s[k]
+        s_new = s_old * factor
+        total = T[k]
+        top = T_top[k]
+        t_new = total + (s_new - s_old)
+        fast = (not (s_old < TINY_S and factor > 1.0)) & (t_new > CANCEL * top) & (t_new > TINY_T) & (t_new < HUGE_T)
+        s[k] = s_new if fast else s_old
+        T[k] = t_new if fast else total
+        T_top[k] = t_new if fast and t_new > top else top
+        ok[k] = 1.0 if fast else 0.0
+        left += 0 if fast else 1
+    return left
+
+
+@njit(cache=True, inline="always")
+def _chunk_ratios(s, T, P):
+    """P[k] = s[k] / T[k]: P_w(y|x) of a chunk of a block's column, a vectorized loop (divisions in parallel)."""
+    for k in range(s.shape[0]):
+        P[k] = s[k] / T[k]
+
+
+@njit(cache=True, error_model="numpy")
+def block_pass(t, z, j_old, j, w, rows, S_flat, R_flat, S, R, scores, counters, link, sums, powers, scratch):
     """One pass over a 0/1 block (:func:`load_block`; ``S_flat``, ``R_flat`` its storage, ``S``, ``R`` its views):
     with ``j_old >= 0``, w_t += z and eqs. (18)-(19) on column ``j_old`` (:func:`_update_column`); with
     ``j >= 0``, in the same pass, the sums of column ``j``: M_1..M_BOUND_TERMS of
     :func:`loglin.kernels.primal_cd._column_bound_powers` (``powers``, CD) or E (sums[0], SCGIS). Each row
-    is updated before it is read, so the sums are those of the updated S, T. The same arithmetic in the same
-    order as those kernels, on the block's columns as 1-D contiguous arrays (no context indices, no 2-D
-    strides): the loop that a pass over a block spends its time in. Rows needing a repair leave it (rare).
+    is updated before it is read, so the sums are those of the updated S, T. The same arithmetic and the
+    same order of each sum as those kernels, on the block's columns as 1-D contiguous arrays, in chunks of
+    BLOCK_CHUNK rows: the update and each row's terms as vectorized loops (rows needing a repair, rare, are
+    left to a scalar loop) and the ratios P as vectorized loops, then the sums in row order. ``scratch``: 2 x
+    BLOCK_CHUNK values.
     """
     n = S.shape[0]
     update = j_old >= 0
@@ -434,32 +464,27 @@ def block_pass(t, z, j_old, j, w, rows, S_flat, R_flat, S, R, scores, counters, 
     T = R_flat[TOTAL * n:(TOTAL + 1) * n]
     T_top = R_flat[TOP * n:(TOP + 1) * n]
     c = R_flat[COUNT * n:(COUNT + 1) * n]
+    ratio, ok = scratch[0], scratch[1]
     m1 = m2 = m3 = 0.0
-    for i in range(n):
-        total = T[i]
-        if update:
-            s_old = S_old[i]                 # _scale_entry written out, as in _update_column (decision 0033)
-            s_new = s_old * factor
-            t_new = total + (s_new - s_old)
-            grows_from_underflow = s_old < TINY_S and factor > 1.0
-            if not grows_from_underflow and t_new > CANCEL * T_top[i] and t_new > TINY_T and t_new < HUGE_T:
-                S_old[i] = s_new
-                T[i] = t_new
-                T_top[i] = t_new if t_new > T_top[i] else T_top[i]
-                total = t_new
-            else:
-                status = 2
-                if not grows_from_underflow:
-                    S_old[i] = s_new
-                    status = 1
-                _repair(i, status, w, rows, S, R, scores, counters, link)
-                total = T[i]
+    for lo in range(0, n, BLOCK_CHUNK):
+        hi = min(lo + BLOCK_CHUNK, n)
+        if update and _scale_chunk(factor, S_old[lo:hi], T[lo:hi], T_top[lo:hi], ok) > 0:
+            for i in range(lo, hi):
+                if ok[i - lo] == 0.0:        # as _update_column: write S unless it grows from underflow, repair
+                    s_old = S_old[i]
+                    status = 2
+                    if not (s_old < TINY_S and factor > 1.0):
+                        S_old[i] = s_old * factor
+                        status = 1
+                    _repair(i, status, w, rows, S, R, scores, counters, link)
         if gather:
-            P = S_new[i] / total
+            _chunk_ratios(S_new[lo:hi], T[lo:hi], ratio)
             if powers:
-                m1, m2, m3 = add_bound_powers((m1, m2, m3), c[i], P)
+                for i in range(lo, hi):
+                    m1, m2, m3 = add_bound_powers((m1, m2, m3), c[i], ratio[i - lo])
             else:
-                m1 += c[i] * (P * 1.0)       # as _column_moments with v = 1
+                for i in range(lo, hi):
+                    m1 += c[i] * (ratio[i - lo] * 1.0)       # as _column_moments with v = 1
     if gather:
         sums[0] = m1
         if powers:

@@ -25,8 +25,8 @@ from numba import njit, prange
 from .maxent import context_scores
 from .primal_cd import SUMS, cd_step
 from .memory import LINE_VALUES
-from .scaled_scores import (COUNTER_NAMES, N_EXP, NEWTON, RECORD, _column_moments, _update_column, block_lines,
-                            block_pass, load_block, store_block)
+from .scaled_scores import (BLOCK_CHUNK, COUNTER_NAMES, N_EXP, NEWTON, RECORD, _column_moments, _update_column,
+                            block_lines, block_pass, load_block, store_block)
 
 SCGIS, CD = 0, 1                 # sub-problem of a sequential pass
 MAX_EXP_STEP = 30.0              # a Newton step may move z * f^s by at most this
@@ -229,6 +229,7 @@ def sequential_pass(method, order, w, reg, C, emp, newton_tol, gamma, beta, use_
     R_flat = np.empty(RECORD * longest)
     labels = np.empty(n_labels, dtype=np.int64)
     sorted_labels = np.empty(n_labels, dtype=np.int64)
+    scratch = np.empty((2, BLOCK_CHUNK))
     lines = np.empty((LINE_VALUES, n_labels + 1), dtype=np.int64)
     local_ptr = np.zeros(2, dtype=col_ptr.dtype)
     local_ctx = np.arange(longest).astype(col_ctx.dtype)
@@ -280,7 +281,7 @@ def sequential_pass(method, order, w, reg, C, emp, newton_tol, gamma, beta, use_
             # feature's sums: load_block's)
             if q > i:
                 block_pass(t_old, z_old, q - i - 1 if pending else -1, q - i, w, rows, S_flat, R_flat, S_block,
-                           R_block, scores, counters, link, sums, method == CD)
+                           R_block, scores, counters, link, sums, method == CD, scratch)
             if method == SCGIS:
                 z = minimize_surrogate(t, reg[t], w[t], C, emp[t], sums[0], pred_max[p], newton_tol, None, counters)
                 pending = z != 0.0 and math.isfinite(z)
