@@ -269,11 +269,12 @@ def _store_row(x, gx, S, R, S_all, R_all, label):
 
 
 @njit(cache=True)
-def block_lines(label, order, lines):
+def block_lines(label, position, row_length, order, lines):
     """The cache lines of S_all that a block's row occupies, for :func:`load_block` and :func:`store_block`:
-    for a row whose first element lies at place r of its line (r = 0..7, :func:`loglin.kernels.memory.line_position`
-    of S_all plus the row's start), lines[r, 0] is their number and lines[r, 1:] one label in each. Only these
-    are asked for: a run's labels are often a few far apart in the row. ``order``: scratch for the sorted labels."""
+    for a row whose first element lies at place r of its line (:func:`loglin.kernels.memory.line_position` of
+    S_all plus the row's start, ``row_length`` values a row), lines[r, 0] is their number and lines[r, 1:] one
+    label in each. Only these are asked for: a run's labels are often a few far apart in the row. Only the
+    places that rows can start at are filled. ``order``: scratch for the sorted labels."""
     m = label.shape[0]
     for j in range(m):                   # insertion sort: a predicate's features mostly come in label order
         v = label[j]
@@ -282,10 +283,13 @@ def block_lines(label, order, lines):
             order[k] = order[k - 1]
             k -= 1
         order[k] = v
-    for r in range(LINE_VALUES):
+    step = LINE_VALUES
+    while row_length % step != 0:        # rows start at places position + multiples of gcd(row_length, 8)
+        step //= 2
+    for r in range(position % step, LINE_VALUES, step):
         count, seen = 0, -1
         for j in range(m):
-            line = (r + order[j]) // LINE_VALUES
+            line = (r + order[j]) >> 3   # // LINE_VALUES of a non-negative number
             if line != seen:
                 count += 1
                 lines[r, count] = order[j]

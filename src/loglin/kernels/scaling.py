@@ -24,9 +24,9 @@ from numba import njit, prange
 
 from .maxent import context_scores
 from .primal_cd import SUMS, cd_step
-from .memory import LINE_VALUES
-from .scaled_scores import (BLOCK_CHUNK, COUNTER_NAMES, N_EXP, NEWTON, RECORD, _column_moments, _update_column,
-                            block_lines, block_pass, load_block, store_block)
+from .memory import LINE_VALUES, line_position
+from .scaled_scores import (BLOCK_AHEAD, BLOCK_CHUNK, COUNTER_NAMES, N_EXP, NEWTON, RECORD, _column_moments,
+                            _update_column, block_lines, block_pass, load_block, store_block)
 
 SCGIS, CD = 0, 1                 # sub-problem of a sequential pass
 MAX_EXP_STEP = 30.0              # a Newton step may move z * f^s by at most this
@@ -230,6 +230,7 @@ def sequential_pass(method, order, w, reg, C, emp, newton_tol, gamma, beta, use_
     labels = np.empty(n_labels, dtype=np.int64)
     sorted_labels = np.empty(n_labels, dtype=np.int64)
     scratch = np.empty((2, BLOCK_CHUNK))
+    position = line_position(S)
     lines = np.empty((LINE_VALUES, n_labels + 1), dtype=np.int64)
     local_ptr = np.zeros(2, dtype=col_ptr.dtype)
     local_ctx = np.arange(longest).astype(col_ctx.dtype)
@@ -255,8 +256,9 @@ def sequential_pass(method, order, w, reg, C, emp, newton_tol, gamma, beta, use_
                 break
             run_of_label[feat_label[order[run]]] = i
             run += 1
-        # 0/1 data: one feature alone is also solved on a block, whose copies gather its sums and apply its step
-        if run - i == 1 and not (binary and hi - lo <= block_entries):
+        # CD on 0/1 data: one feature alone is also solved on a block, whose copies gather M_1..M_3 (not all
+        # the power sums of the plain pass) and apply its step
+        if run - i == 1 and not (method == CD and binary and hi - lo <= block_entries):
             _solve_feature(method, t, p, feat_label[t], w, reg, C, emp, newton_tol, gamma, beta, use_bound,
                            pred_max[p], pred_count[p], rows, cols, S, R, saved, sums, scores, counters, whole)
             i = run
@@ -264,7 +266,8 @@ def sequential_pass(method, order, w, reg, C, emp, newton_tol, gamma, beta, use_
         for q in range(i, run):
             labels[q - i] = feat_label[order[q]]
         ctx, label = col_ctx[lo:hi], labels[:run - i]
-        block_lines(label, sorted_labels, lines)
+        if hi - lo > BLOCK_AHEAD:            # else no row is asked for ahead
+            block_lines(label, position, n_labels, sorted_labels, lines)
         S_block, R_block = load_block(ctx, label, lines, S, R, S_flat, R_flat, sums, binary, method == CD)
         local_ptr[1] = hi - lo
         local_cols = (local_ptr, local_ctx[:hi - lo], col_val[lo:hi])
