@@ -20,7 +20,6 @@ from numba.extending import intrinsic
 # the intrinsic's name carries its pointer type: i8* before LLVM 15's opaque pointers, ptr since (LLVM
 # remangles a mismatched name when it reads the IR, so this only keeps the declaration exact)
 _PREFETCH = "llvm.prefetch.p0i8" if llvm_version_info[0] < 15 else "llvm.prefetch.p0"
-LINE_INDICES, LINE_VALUES = 16, 8    # int32 indices / float64 values per 64-byte cache line
 
 
 def _prefetch_codegen(write):
@@ -50,22 +49,8 @@ def prefetch_write(typingctx, array, index):
     return types.void(array, index), _prefetch_codegen(1)
 
 
-@intrinsic
-def line_position(typingctx, array):
-    """Where array's first element lies in its 64-byte cache line, in float64 values (0..7): with it a kernel
-    knows which elements of a row share a line (an array's data is aligned to its element size only)."""
-    if not isinstance(array, types.Array):
-        return None
-
-    def codegen(context, builder, signature, args):
-        ary = context.make_array(signature.args[0])(context, builder, args[0])
-        i64 = ir.IntType(64)
-        address = builder.ptrtoint(ary.data, i64)
-        return builder.and_(builder.lshr(address, i64(3)), i64(LINE_VALUES - 1))
-    return types.int64(array), codegen
-
-
 LINES_AHEAD = 4     # visits ahead whose row lines the LR passes ask for (docs/decisions/0023)
+LINE_INDICES, LINE_VALUES = 16, 8    # int32 indices / float64 values per 64-byte cache line
 
 
 @njit(cache=True, inline="always")

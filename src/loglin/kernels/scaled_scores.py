@@ -27,7 +27,9 @@ the other, each over the same column of contexts. It therefore copies
 S[x, y] and R[x] of that column, for the labels of a run of those features,
 into a compact label-major block (:func:`load_block`), works there (each
 feature's pass is then a stride-1 stream) and copies it back
-(:func:`store_block`). The column kernels take the block like S and R, with
+(:func:`store_block`); on 0/1 data the copy in also gathers the first
+feature's sums and the copy back applies the last step (one pass less each),
+and the passes in between are :func:`block_pass`. The column kernels take the block like S and R, with
 identity contexts; ``link = (S, R, ctx, label)`` maps its row i and column j
 to the global S[ctx[i], label[j]] for the rare steps that need a whole row
 (:func:`_repair`). An empty ``ctx`` means S and R are the global ones.
@@ -38,7 +40,7 @@ import numpy as np
 from numba import njit, prange
 
 from .maxent import context_scores
-from .memory import LINE_VALUES, line_position, prefetch, prefetch_write
+from .memory import LINE_VALUES, prefetch, prefetch_write
 
 N_EXP, N_LOG, NEWTON, LINE_SEARCH, UNIT, SKIP, RESCALE, SERIES = range(8)
 COUNTER_NAMES = ("n_exp", "n_log", "newton_steps", "line_search_steps", "unit_steps",
@@ -268,55 +270,36 @@ def _store_row(x, gx, S, R, S_all, R_all, label):
         R_all[gx, f] = R[x, f]
 
 
-@njit(cache=True)
-def block_lines(label, position, row_length, order, lines):
-    """The cache lines of S_all that a block's row occupies, for :func:`load_block` and :func:`store_block`:
-    for a row whose first element lies at place r of its line (:func:`loglin.kernels.memory.line_position` of
-    S_all plus the row's start, ``row_length`` values a row), lines[r, 0] is their number and lines[r, 1:] one
-    label in each. Only these are asked for: a run's labels are often a few far apart in the row. Only the
-    places that rows can start at are filled. ``order``: scratch for the sorted labels."""
-    m = label.shape[0]
-    for j in range(m):                   # insertion sort: a predicate's features mostly come in label order
-        v = label[j]
-        k = j
-        while k > 0 and order[k - 1] > v:
-            order[k] = order[k - 1]
-            k -= 1
-        order[k] = v
-    step = LINE_VALUES
-    while row_length % step != 0:        # rows start at places position + multiples of gcd(row_length, 8)
-        step //= 2
-    for r in range(position % step, LINE_VALUES, step):
-        count, seen = 0, -1
-        for j in range(m):
-            line = (r + order[j]) >> 3   # // LINE_VALUES of a non-negative number
-            if line != seen:
-                count += 1
-                lines[r, count] = order[j]
-                seen = line
-        lines[r, 0] = count
-
-
 @njit(cache=True, inline="always")
-def _prefetch_row(i, ctx, lines, position, S_all, R_all, write):
-    """Ask for the lines of S_all[ctx[i], labels] (:func:`block_lines`) and of R_all[ctx[i]] before they are
-    copied (kernels/memory.py): a row's lines are not adjacent to the previous row's, so the hardware does not."""
+def _prefetch_row(i, ctx, first, last, S_all, R_all, write):
+    """Ask for every line of S_all[ctx[i], first..last] and of R_all[ctx[i]] before they are copied
+    (kernels/memory.py): a row's lines are not adjacent to the previous row's, so the hardware does not."""
     if i < ctx.shape[0]:
         base = ctx[i] * S_all.shape[1]
-        r = (position + base) % LINE_VALUES
-        for k in range(1, lines[r, 0] + 1):
+        for k in range(base + first, base + last, LINE_VALUES):
             if write:
-                prefetch_write(S_all, base + lines[r, k])
+                prefetch_write(S_all, k)
             else:
-                prefetch(S_all, base + lines[r, k])
+                prefetch(S_all, k)
         if write:
+            prefetch_write(S_all, base + last)
             prefetch_write(R_all, ctx[i] * RECORD)
         else:
+            prefetch(S_all, base + last)
             prefetch(R_all, ctx[i] * RECORD)
 
 
+@njit(cache=True, inline="always")
+def _label_span(label):
+    first = last = label[0]
+    for j in range(1, label.shape[0]):
+        first = min(first, label[j])
+        last = max(last, label[j])
+    return first, last
+
+
 @njit(cache=True, error_model="numpy")
-def load_block(ctx, label, lines, S_all, R_all, S_flat, R_flat, sums, gather, powers):
+def load_block(ctx, label, S_all, R_all, S_flat, R_flat, sums, gather, powers):
     """The block of contexts ``ctx`` x labels ``label``: (S, R) as label-major views, see the module notes.
 
     With ``gather``, the copy also gathers the sums of the block's column 0 as :func:`block_pass` does (one
@@ -325,10 +308,10 @@ def load_block(ctx, label, lines, S_all, R_all, S_flat, R_flat, sums, gather, po
     n, m = ctx.shape[0], label.shape[0]
     S = S_flat[:m * n].reshape((m, n)).T
     R = R_flat[:RECORD * n].reshape((RECORD, n)).T
-    position = line_position(S_all)
+    first, last = _label_span(label)
     m1 = m2 = m3 = 0.0
     for i in range(n):
-        _prefetch_row(i + BLOCK_AHEAD, ctx, lines, position, S_all, R_all, False)
+        _prefetch_row(i + BLOCK_AHEAD, ctx, first, last, S_all, R_all, False)
         x = ctx[i]
         for j in range(m):
             S[i, j] = S_all[x, label[j]]
@@ -349,13 +332,12 @@ def load_block(ctx, label, lines, S_all, R_all, S_flat, R_flat, sums, gather, po
 
 
 @njit(cache=True)
-def store_block(ctx, label, lines, S, R, S_all, R_all, t, z, j_old, w, rows, S_flat, R_flat, scores, counters,
-                link):
+def store_block(ctx, label, S, R, S_all, R_all, t, z, j_old, w, rows, S_flat, R_flat, scores, counters, link):
     """Copy a block back to the global S and R (inverse of :func:`load_block`); with ``j_old >= 0`` the copy
     first applies w_t += z and eqs. (18)-(19) to column ``j_old`` of each row, as :func:`block_pass` does (one
     pass less, the same arithmetic; the rows are independent, so the order of rows and copies does not matter)."""
     n = ctx.shape[0]
-    position = line_position(S_all)
+    first, last = _label_span(label)
     update = j_old >= 0
     factor = 1.0
     if update:
@@ -366,7 +348,7 @@ def store_block(ctx, label, lines, S, R, S_all, R_all, t, z, j_old, w, rows, S_f
     T = R_flat[TOTAL * n:(TOTAL + 1) * n]
     T_top = R_flat[TOP * n:(TOP + 1) * n]
     for i in range(n):
-        _prefetch_row(i + BLOCK_AHEAD, ctx, lines, position, S_all, R_all, True)
+        _prefetch_row(i + BLOCK_AHEAD, ctx, first, last, S_all, R_all, True)
         if update:
             s_old = S_old[i]                 # as in block_pass
             s_new = s_old * factor

@@ -24,9 +24,8 @@ from numba import njit, prange
 
 from .maxent import context_scores
 from .primal_cd import SUMS, cd_step
-from .memory import LINE_VALUES, line_position
-from .scaled_scores import (BLOCK_AHEAD, BLOCK_CHUNK, COUNTER_NAMES, N_EXP, NEWTON, RECORD, _column_moments,
-                            _update_column, block_lines, block_pass, load_block, store_block)
+from .scaled_scores import (BLOCK_CHUNK, COUNTER_NAMES, N_EXP, NEWTON, RECORD, _column_moments, _update_column,
+                            block_pass, load_block, store_block)
 
 SCGIS, CD = 0, 1                 # sub-problem of a sequential pass
 MAX_EXP_STEP = 30.0              # a Newton step may move z * f^s by at most this
@@ -213,7 +212,7 @@ def sequential_pass(method, order, w, reg, C, emp, newton_tol, gamma, beta, use_
     predicate p. A run of consecutive features on one predicate is solved on a
     block of S, R (:func:`loglin.kernels.scaled_scores.load_block`): the same
     arithmetic in the same order, on stride-1 data; a block holds at most
-    ``block_entries`` entries of S (1: no blocks). S, R: see the module notes.
+    ``block_entries`` entries of S (1: blocks only of one entry). S, R: see the module notes.
     """
     n_labels = S.shape[1]
     scores = np.empty(n_labels)
@@ -228,10 +227,7 @@ def sequential_pass(method, order, w, reg, C, emp, newton_tol, gamma, beta, use_
     S_flat = np.empty(block_entries)
     R_flat = np.empty(RECORD * longest)
     labels = np.empty(n_labels, dtype=np.int64)
-    sorted_labels = np.empty(n_labels, dtype=np.int64)
     scratch = np.empty((2, BLOCK_CHUNK))
-    position = line_position(S)
-    lines = np.empty((LINE_VALUES, n_labels + 1), dtype=np.int64)
     local_ptr = np.zeros(2, dtype=col_ptr.dtype)
     local_ctx = np.arange(longest).astype(col_ctx.dtype)
     whole = (S, R, col_ctx[:0], labels[:0])
@@ -266,9 +262,7 @@ def sequential_pass(method, order, w, reg, C, emp, newton_tol, gamma, beta, use_
         for q in range(i, run):
             labels[q - i] = feat_label[order[q]]
         ctx, label = col_ctx[lo:hi], labels[:run - i]
-        if hi - lo > BLOCK_AHEAD:            # else no row is asked for ahead
-            block_lines(label, position, n_labels, sorted_labels, lines)
-        S_block, R_block = load_block(ctx, label, lines, S, R, S_flat, R_flat, sums, binary, method == CD)
+        S_block, R_block = load_block(ctx, label, S, R, S_flat, R_flat, sums, binary, method == CD)
         local_ptr[1] = hi - lo
         local_cols = (local_ptr, local_ctx[:hi - lo], col_val[lo:hi])
         link = (S, R, ctx, label)
@@ -294,7 +288,7 @@ def sequential_pass(method, order, w, reg, C, emp, newton_tol, gamma, beta, use_
                                      scores, counters, link, fused)
             t_old, z_old = t, z
         # the last accepted step's (18)-(19) in the copy back
-        store_block(ctx, label, lines, S_block, R_block, S, R, t_old, z_old, run - i - 1 if pending else -1, w, rows,
+        store_block(ctx, label, S_block, R_block, S, R, t_old, z_old, run - i - 1 if pending else -1, w, rows,
                     S_flat, R_flat, scores, counters, link)
         i = run
 
