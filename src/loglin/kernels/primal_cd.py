@@ -113,30 +113,54 @@ def _series_bound(em1, sums):
     return _log_series(em1, sums, BOUND_TERMS) + a * a * a * (SERIES_NEGLIGIBLE * SERIES_NEGLIGIBLE) * sums[0]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
+def _add_split_terms(acc, c, P):
+    """One context's terms of :func:`_column_split_sums`; selects, not branches: P's side of 1/2 is unpredictable."""
+    l1, l2, l3, n_hi, h1, h2, h3 = acc
+    high = P > 0.5
+    v = 1.0 - P if high else P
+    a = c * v
+    b = a * v
+    d = b * v
+    l1 += 0.0 if high else a
+    l2 += 0.0 if high else b
+    l3 += 0.0 if high else d
+    n_hi += c if high else 0.0
+    h1 += a if high else 0.0
+    h2 += b if high else 0.0
+    h3 += d if high else 0.0
+    return l1, l2, l3, n_hi, h1, h2, h3
+
+
+@njit(cache=True, error_model="numpy")
 def _column_split_sums(p, y, cols, S, R, out):
     """out[:7] = (L_1, L_2, L_3, N_hi, H_1, H_2, H_3) over column p, label y (0/1 data) for :func:`_split_bound`:
     L_k = sum c(x) P^k over the contexts with P <= 1/2, N_hi = sum c(x) and H_k = sum c(x) (1 - P)^k over
     those with P > 1/2 (1 - P is then exact: Sterbenz). Gathered only when the bound from M_1..M_3 fails."""
     col_ptr, col_ctx, _ = cols
-    l1 = l2 = l3 = n_hi = h1 = h2 = h3 = 0.0
-    for k in range(col_ptr[p], col_ptr[p + 1]):      # selects, not branches: P's side of 1/2 is unpredictable
+    acc = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    for k in range(col_ptr[p], col_ptr[p + 1]):
         x = col_ctx[k]
-        c = R[x, COUNT]
-        P = S[x, y] / R[x, TOTAL]
-        high = P > 0.5
-        v = 1.0 - P if high else P
-        a = c * v
-        b = a * v
-        d = b * v
-        l1 += 0.0 if high else a
-        l2 += 0.0 if high else b
-        l3 += 0.0 if high else d
-        n_hi += c if high else 0.0
-        h1 += a if high else 0.0
-        h2 += b if high else 0.0
-        h3 += d if high else 0.0
-    out[0], out[1], out[2], out[3], out[4], out[5], out[6] = l1, l2, l3, n_hi, h1, h2, h3
+        acc = _add_split_terms(acc, R[x, COUNT], S[x, y] / R[x, TOTAL])
+    out[0], out[1], out[2], out[3], out[4], out[5], out[6] = acc
+
+
+@njit(cache=True, error_model="numpy")
+def _block_split_sums(s, T, c, out):
+    """:func:`_column_split_sums` of a block's column as 1-D contiguous arrays (S, T, c): the same arithmetic."""
+    acc = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    for i in range(s.shape[0]):
+        acc = _add_split_terms(acc, c[i], s[i] / T[i])
+    out[0], out[1], out[2], out[3], out[4], out[5], out[6] = acc
+
+
+@njit(cache=True, error_model="numpy")
+def _block_power_sums(s, T, c, sums):
+    """:func:`_column_power_sums` of a block's column as 1-D contiguous arrays (S, T, c): the same arithmetic."""
+    m = start_series_powers(sums)
+    for i in range(s.shape[0]):
+        m = add_series_powers(m, c[i], s[i] / T[i], sums)
+    store_series_powers(m, sums)
 
 
 @njit(cache=True, inline="always")
@@ -179,7 +203,7 @@ def _expm1_and_exp(a, counters):
     return em1, math.exp(a)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _step_and_measure(t, p, y, z, w, rows, cols, S, R, saved, scores, counters, link):
     """w_t += z with (18)-(19) *and* sum_x c(x) log(T_new(x) / T_w(x)) of eq. (17), in one column pass.
 
@@ -252,7 +276,7 @@ def _unit_or_update(t, z, trial, fused, w, rows, cols, S, R, scores, counters, p
         _update_column(t, z, w, rows, cols, S, R, scores, counters, p, y, link)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def cd_step(t, p, y, w, r, C, emp_t, gamma, beta, use_bound, f_max, omega, rows, cols, S, R, saved, sums,
             scores, counters, link, fused):
     """Algorithm 3 for coordinate t: Newton direction (34), backtracking on (35), w_t += z, (18)-(19).
@@ -311,14 +335,17 @@ def cd_step(t, p, y, w, r, C, emp_t, gamma, beta, use_bound, f_max, omega, rows,
             accepted = inside and q + C * _series_bound(em1, sums) <= target         # implies (35)
             if not accepted and inside:      # the caller's pending update is applied: sums of S as it is now
                 if not split:
-                    _column_split_sums(p, y, cols, S, R, sums[SERIES_TERMS:])
+                    if fused:                # a block: its columns are contiguous (as in block_pass)
+                        _block_split_sums(S.T[y], R.T[TOTAL], R.T[COUNT], sums[SERIES_TERMS:])
+                    else:
+                        _column_split_sums(p, y, cols, S, R, sums[SERIES_TERMS:])
                     split = True
                 counters[N_EXP] += 1
                 accepted = q + C * _split_bound(z, em1, sums[SERIES_TERMS:]) <= target     # implies (35)
             small = abs(em1) <= SERIES_MAX
             if not accepted and small:
-                if not full:
-                    _column_power_sums(p, y, cols, S, R, sums)
+                if not full:                 # only when fused: a block
+                    _block_power_sums(S.T[y], R.T[TOTAL], R.T[COUNT], sums)
                     full = True
                 accepted = q + C * _series_log_ratio(em1, sums) <= target      # (35), A_t^CD by its series
             if accepted or small:

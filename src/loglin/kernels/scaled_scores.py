@@ -27,7 +27,9 @@ the other, each over the same column of contexts. It therefore copies
 S[x, y] and R[x] of that column, for the labels of a run of those features,
 into a compact label-major block (:func:`load_block`), works there (each
 feature's pass is then a stride-1 stream) and copies it back
-(:func:`store_block`). The column kernels take the block like S and R, with
+(:func:`store_block`); on 0/1 data the copy in also gathers the first
+feature's sums and the copy back applies the last step (one pass less each),
+and the passes in between are :func:`block_pass`. The column kernels take the block like S and R, with
 identity contexts; ``link = (S, R, ctx, label)`` maps its row i and column j
 to the global S[ctx[i], label[j]] for the rare steps that need a whole row
 (:func:`_repair`). An empty ``ctx`` means S and R are the global ones.
@@ -68,11 +70,16 @@ BOUND_TERMS = 3
 TOTAL, TOP, COUNT = 0, 1, 2      # fields of a context record
 RECORD = 4
 BLOCK_AHEAD = 8                  # rows ahead whose lines a block copy asks for (software prefetch)
+BLOCK_CHUNK = 256                # rows of a block pass's vectorized loops (kept in L1 between them)
 
 
 def context_records(ctx_count):
-    """R with c(x) filled in; T and T_top are set by :func:`init_scores`."""
-    R = np.zeros((ctx_count.shape[0], RECORD))
+    """R with c(x) filled in; T and T_top are set by :func:`init_scores`. Its data start on a 64-byte line,
+    so that no 32-byte record straddles two lines."""
+    n = ctx_count.shape[0]
+    storage = np.zeros(n * RECORD + LINE_VALUES)
+    start = (-(storage.ctypes.data // 8)) % LINE_VALUES
+    R = storage[start:start + n * RECORD].reshape((n, RECORD))
     R[:, COUNT] = ctx_count
     return R
 
@@ -291,13 +298,18 @@ def _label_span(label):
     return first, last
 
 
-@njit(cache=True)
-def load_block(ctx, label, S_all, R_all, S_flat, R_flat):
-    """The block of contexts ``ctx`` x labels ``label``: (S, R) as label-major views, see the module notes."""
+@njit(cache=True, error_model="numpy")
+def load_block(ctx, label, S_all, R_all, S_flat, R_flat, sums, gather, powers):
+    """The block of contexts ``ctx`` x labels ``label``: (S, R) as label-major views, see the module notes.
+
+    With ``gather``, the copy also gathers the sums of the block's column 0 as :func:`block_pass` does (one
+    pass less): M_1..M_BOUND_TERMS (``powers``, CD) or E (sums[0], SCGIS), the same arithmetic.
+    """
     n, m = ctx.shape[0], label.shape[0]
     S = S_flat[:m * n].reshape((m, n)).T
     R = R_flat[:RECORD * n].reshape((RECORD, n)).T
     first, last = _label_span(label)
+    m1 = m2 = m3 = 0.0
     for i in range(n):
         _prefetch_row(i + BLOCK_AHEAD, ctx, first, last, S_all, R_all, False)
         x = ctx[i]
@@ -305,15 +317,53 @@ def load_block(ctx, label, S_all, R_all, S_flat, R_flat):
             S[i, j] = S_all[x, label[j]]
         for f in range(RECORD):
             R[i, f] = R_all[x, f]
+        if gather:
+            P = S_all[x, label[0]] / R_all[x, TOTAL]
+            if powers:
+                m1, m2, m3 = add_bound_powers((m1, m2, m3), R_all[x, COUNT], P)
+            else:
+                m1 += R_all[x, COUNT] * (P * 1.0)     # as _column_moments with v = 1
+    if gather:
+        sums[0] = m1
+        if powers:
+            sums[1] = m2
+            sums[2] = m3
     return S, R
 
 
 @njit(cache=True)
-def store_block(ctx, label, S, R, S_all, R_all):
-    """Copy a block back to the global S and R (inverse of :func:`load_block`)."""
+def store_block(ctx, label, S, R, S_all, R_all, t, z, j_old, w, rows, S_flat, R_flat, scores, counters, link):
+    """Copy a block back to the global S and R (inverse of :func:`load_block`); with ``j_old >= 0`` the copy
+    first applies w_t += z and eqs. (18)-(19) to column ``j_old`` of each row, as :func:`block_pass` does (one
+    pass less, the same arithmetic; the rows are independent, so the order of rows and copies does not matter)."""
+    n = ctx.shape[0]
     first, last = _label_span(label)
-    for i in range(ctx.shape[0]):
+    update = j_old >= 0
+    factor = 1.0
+    if update:
+        w[t] += z
+        factor = math.exp(z)     # one exp for the whole column (section 4.3)
+        counters[N_EXP] += 1
+    S_old = S_flat[max(j_old, 0) * n:(max(j_old, 0) + 1) * n]
+    T = R_flat[TOTAL * n:(TOTAL + 1) * n]
+    T_top = R_flat[TOP * n:(TOP + 1) * n]
+    for i in range(n):
         _prefetch_row(i + BLOCK_AHEAD, ctx, first, last, S_all, R_all, True)
+        if update:
+            s_old = S_old[i]                 # as in block_pass
+            s_new = s_old * factor
+            t_new = T[i] + (s_new - s_old)
+            grows_from_underflow = s_old < TINY_S and factor > 1.0
+            if not grows_from_underflow and t_new > CANCEL * T_top[i] and t_new > TINY_T and t_new < HUGE_T:
+                S_old[i] = s_new
+                T[i] = t_new
+                T_top[i] = t_new if t_new > T_top[i] else T_top[i]
+            else:
+                status = 2
+                if not grows_from_underflow:
+                    S_old[i] = s_new
+                    status = 1
+                _repair(i, status, w, rows, S, R, scores, counters, link)
         _store_row(i, ctx[i], S, R, S_all, R_all, label)
 
 
@@ -348,15 +398,44 @@ def _update_column(t, z, w, rows, cols, S, R, scores, counters, p, y, link):
             _repair(x, status, w, rows, S, R, scores, counters, link)
 
 
-@njit(cache=True)
-def block_pass(t, z, j_old, j, w, rows, S_flat, R_flat, S, R, scores, counters, link, sums, powers):
+@njit(cache=True, inline="always")
+def _scale_chunk(factor, s, T, T_top, ok):
+    """Eqs. (18)-(19) on rows of a block's column where :func:`_scale_entry`'s fast path applies, as selects
+    (no branch: the loop is vectorized); the other rows are left as they were, ok[k] = 0. Returns their number."""
+    left = 0
+    for k in range(s.shape[0]):
+        s_old = s[k]
+        s_new = s_old * factor
+        total = T[k]
+        top = T_top[k]
+        t_new = total + (s_new - s_old)
+        fast = (not (s_old < TINY_S and factor > 1.0)) & (t_new > CANCEL * top) & (t_new > TINY_T) & (t_new < HUGE_T)
+        s[k] = s_new if fast else s_old
+        T[k] = t_new if fast else total
+        T_top[k] = t_new if fast and t_new > top else top
+        ok[k] = 1.0 if fast else 0.0
+        left += 0 if fast else 1
+    return left
+
+
+@njit(cache=True, inline="always")
+def _chunk_ratios(s, T, P):
+    """P[k] = s[k] / T[k]: P_w(y|x) of a chunk of a block's column, a vectorized loop (divisions in parallel)."""
+    for k in range(s.shape[0]):
+        P[k] = s[k] / T[k]
+
+
+@njit(cache=True, error_model="numpy")
+def block_pass(t, z, j_old, j, w, rows, S_flat, R_flat, S, R, scores, counters, link, sums, powers, scratch):
     """One pass over a 0/1 block (:func:`load_block`; ``S_flat``, ``R_flat`` its storage, ``S``, ``R`` its views):
     with ``j_old >= 0``, w_t += z and eqs. (18)-(19) on column ``j_old`` (:func:`_update_column`); with
     ``j >= 0``, in the same pass, the sums of column ``j``: M_1..M_BOUND_TERMS of
     :func:`loglin.kernels.primal_cd._column_bound_powers` (``powers``, CD) or E (sums[0], SCGIS). Each row
-    is updated before it is read, so the sums are those of the updated S, T. The same arithmetic in the same
-    order as those kernels, on the block's columns as 1-D contiguous arrays (no context indices, no 2-D
-    strides): the loop that a pass over a block spends its time in. Rows needing a repair leave it (rare).
+    is updated before it is read, so the sums are those of the updated S, T. The same arithmetic and the
+    same order of each sum as those kernels, on the block's columns as 1-D contiguous arrays, in chunks of
+    BLOCK_CHUNK rows: the update and each row's terms as vectorized loops (rows needing a repair, rare, are
+    left to a scalar loop) and the ratios P as vectorized loops, then the sums in row order. ``scratch``: 2 x
+    BLOCK_CHUNK values.
     """
     n = S.shape[0]
     update = j_old >= 0
@@ -371,32 +450,27 @@ def block_pass(t, z, j_old, j, w, rows, S_flat, R_flat, S, R, scores, counters, 
     T = R_flat[TOTAL * n:(TOTAL + 1) * n]
     T_top = R_flat[TOP * n:(TOP + 1) * n]
     c = R_flat[COUNT * n:(COUNT + 1) * n]
+    ratio, ok = scratch[0], scratch[1]
     m1 = m2 = m3 = 0.0
-    for i in range(n):
-        total = T[i]
-        if update:
-            s_old = S_old[i]                 # _scale_entry written out, as in _update_column (decision 0033)
-            s_new = s_old * factor
-            t_new = total + (s_new - s_old)
-            grows_from_underflow = s_old < TINY_S and factor > 1.0
-            if not grows_from_underflow and t_new > CANCEL * T_top[i] and t_new > TINY_T and t_new < HUGE_T:
-                S_old[i] = s_new
-                T[i] = t_new
-                T_top[i] = t_new if t_new > T_top[i] else T_top[i]
-                total = t_new
-            else:
-                status = 2
-                if not grows_from_underflow:
-                    S_old[i] = s_new
-                    status = 1
-                _repair(i, status, w, rows, S, R, scores, counters, link)
-                total = T[i]
+    for lo in range(0, n, BLOCK_CHUNK):
+        hi = min(lo + BLOCK_CHUNK, n)
+        if update and _scale_chunk(factor, S_old[lo:hi], T[lo:hi], T_top[lo:hi], ok) > 0:
+            for i in range(lo, hi):
+                if ok[i - lo] == 0.0:        # as _update_column: write S unless it grows from underflow, repair
+                    s_old = S_old[i]
+                    status = 2
+                    if not (s_old < TINY_S and factor > 1.0):
+                        S_old[i] = s_old * factor
+                        status = 1
+                    _repair(i, status, w, rows, S, R, scores, counters, link)
         if gather:
-            P = S_new[i] / total
+            _chunk_ratios(S_new[lo:hi], T[lo:hi], ratio)
             if powers:
-                m1, m2, m3 = add_bound_powers((m1, m2, m3), c[i], P)
+                for i in range(lo, hi):
+                    m1, m2, m3 = add_bound_powers((m1, m2, m3), c[i], ratio[i - lo])
             else:
-                m1 += c[i] * (P * 1.0)       # as _column_moments with v = 1
+                for i in range(lo, hi):
+                    m1 += c[i] * (ratio[i - lo] * 1.0)       # as _column_moments with v = 1
     if gather:
         sums[0] = m1
         if powers:

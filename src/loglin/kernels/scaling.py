@@ -24,8 +24,8 @@ from numba import njit, prange
 
 from .maxent import context_scores
 from .primal_cd import SUMS, cd_step
-from .scaled_scores import (COUNTER_NAMES, N_EXP, NEWTON, RECORD, _column_moments, _update_column, block_pass,
-                            load_block, store_block)
+from .scaled_scores import (BLOCK_CHUNK, COUNTER_NAMES, N_EXP, NEWTON, RECORD, _column_moments, _update_column,
+                            block_pass, load_block, store_block)
 
 SCGIS, CD = 0, 1                 # sub-problem of a sequential pass
 MAX_EXP_STEP = 30.0              # a Newton step may move z * f^s by at most this
@@ -212,11 +212,12 @@ def sequential_pass(method, order, w, reg, C, emp, newton_tol, gamma, beta, use_
     predicate p. A run of consecutive features on one predicate is solved on a
     block of S, R (:func:`loglin.kernels.scaled_scores.load_block`): the same
     arithmetic in the same order, on stride-1 data; a block holds at most
-    ``block_entries`` entries of S (1: no blocks). S, R: see the module notes.
+    ``block_entries`` entries of S (1: blocks only of one entry). S, R: see the module notes.
     """
     n_labels = S.shape[1]
     scores = np.empty(n_labels)
     col_ptr, col_ctx, col_val = cols
+    binary = col_val.shape[0] == 0
     longest = 1
     for p in range(col_ptr.shape[0] - 1):
         longest = max(longest, col_ptr[p + 1] - col_ptr[p])
@@ -226,6 +227,7 @@ def sequential_pass(method, order, w, reg, C, emp, newton_tol, gamma, beta, use_
     S_flat = np.empty(block_entries)
     R_flat = np.empty(RECORD * longest)
     labels = np.empty(n_labels, dtype=np.int64)
+    scratch = np.empty((2, BLOCK_CHUNK))
     local_ptr = np.zeros(2, dtype=col_ptr.dtype)
     local_ctx = np.arange(longest).astype(col_ctx.dtype)
     whole = (S, R, col_ctx[:0], labels[:0])
@@ -250,7 +252,9 @@ def sequential_pass(method, order, w, reg, C, emp, newton_tol, gamma, beta, use_
                 break
             run_of_label[feat_label[order[run]]] = i
             run += 1
-        if run - i == 1:
+        # CD on 0/1 data: one feature alone is also solved on a block, whose copies gather M_1..M_3 (not all
+        # the power sums of the plain pass) and apply its step
+        if run - i == 1 and not (method == CD and binary and hi - lo <= block_entries):
             _solve_feature(method, t, p, feat_label[t], w, reg, C, emp, newton_tol, gamma, beta, use_bound,
                            pred_max[p], pred_count[p], rows, cols, S, R, saved, sums, scores, counters, whole)
             i = run
@@ -258,21 +262,23 @@ def sequential_pass(method, order, w, reg, C, emp, newton_tol, gamma, beta, use_
         for q in range(i, run):
             labels[q - i] = feat_label[order[q]]
         ctx, label = col_ctx[lo:hi], labels[:run - i]
-        S_block, R_block = load_block(ctx, label, S, R, S_flat, R_flat)
+        S_block, R_block = load_block(ctx, label, S, R, S_flat, R_flat, sums, binary, method == CD)
         local_ptr[1] = hi - lo
         local_cols = (local_ptr, local_ctx[:hi - lo], col_val[lo:hi])
         link = (S, R, ctx, label)
         pending, t_old, z_old = False, order[i], 0.0      # t_old: read only once pending
         for q in range(i, run):
             t = order[q]
-            if col_val.shape[0] > 0:
+            if not binary:
                 _solve_feature(method, t, block_column, q - i, w, reg, C, emp, newton_tol, gamma, beta, use_bound,
                                pred_max[p], pred_count[p], rows, local_cols, S_block, R_block, saved, sums, scores,
                                counters, link)
                 continue
-            # 0/1 data: the last accepted step's (18)-(19) and this feature's sums share one pass
-            block_pass(t_old, z_old, q - i - 1 if pending else -1, q - i, w, rows, S_flat, R_flat, S_block, R_block,
-                       scores, counters, link, sums, method == CD)
+            # 0/1 data: the last accepted step's (18)-(19) and this feature's sums share one pass (the first
+            # feature's sums: load_block's)
+            if q > i:
+                block_pass(t_old, z_old, q - i - 1 if pending else -1, q - i, w, rows, S_flat, R_flat, S_block,
+                           R_block, scores, counters, link, sums, method == CD, scratch)
             if method == SCGIS:
                 z = minimize_surrogate(t, reg[t], w[t], C, emp[t], sums[0], pred_max[p], newton_tol, None, counters)
                 pending = z != 0.0 and math.isfinite(z)
@@ -281,10 +287,9 @@ def sequential_pass(method, order, w, reg, C, emp, newton_tol, gamma, beta, use_
                                      pred_max[p], pred_count[p], rows, local_cols, S_block, R_block, saved, sums,
                                      scores, counters, link, fused)
             t_old, z_old = t, z
-        if pending:
-            block_pass(t_old, z_old, run - i - 1, -1, w, rows, S_flat, R_flat, S_block, R_block, scores, counters,
-                       link, sums, method == CD)
-        store_block(ctx, label, S_block, R_block, S, R)
+        # the last accepted step's (18)-(19) in the copy back
+        store_block(ctx, label, S_block, R_block, S, R, t_old, z_old, run - i - 1 if pending else -1, w, rows,
+                    S_flat, R_flat, scores, counters, link)
         i = run
 
 
