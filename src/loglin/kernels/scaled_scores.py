@@ -298,6 +298,19 @@ def _label_span(label):
     return first, last
 
 
+@njit(cache=True, inline="always")
+def _step_and_columns(t, z, j_old, w, S_flat, R_flat, n, counters):
+    """With ``j_old >= 0``, w_t += z and its factor exp(z) (one exp for the whole column, section 4.3; else
+    1); and the block's column ``j_old`` of S, T and T_top as 1-D views."""
+    factor = 1.0
+    if j_old >= 0:
+        w[t] += z
+        factor = math.exp(z)
+        counters[N_EXP] += 1
+    jo = max(j_old, 0)
+    return factor, S_flat[jo * n:(jo + 1) * n], R_flat[TOTAL * n:(TOTAL + 1) * n], R_flat[TOP * n:(TOP + 1) * n]
+
+
 @njit(cache=True, error_model="numpy")
 def load_block(ctx, label, S_all, R_all, S_flat, R_flat, sums, gather, powers):
     """The block of contexts ``ctx`` x labels ``label``: (S, R) as label-major views, see the module notes.
@@ -339,14 +352,7 @@ def store_block(ctx, label, S, R, S_all, R_all, t, z, j_old, w, rows, S_flat, R_
     n = ctx.shape[0]
     first, last = _label_span(label)
     update = j_old >= 0
-    factor = 1.0
-    if update:
-        w[t] += z
-        factor = math.exp(z)     # one exp for the whole column (section 4.3)
-        counters[N_EXP] += 1
-    S_old = S_flat[max(j_old, 0) * n:(max(j_old, 0) + 1) * n]
-    T = R_flat[TOTAL * n:(TOTAL + 1) * n]
-    T_top = R_flat[TOP * n:(TOP + 1) * n]
+    factor, S_old, T, T_top = _step_and_columns(t, z, j_old, w, S_flat, R_flat, n, counters)
     for i in range(n):
         _prefetch_row(i + BLOCK_AHEAD, ctx, first, last, S_all, R_all, True)
         if update:
@@ -440,15 +446,8 @@ def block_pass(t, z, j_old, j, w, rows, S_flat, R_flat, S, R, scores, counters, 
     n = S.shape[0]
     update = j_old >= 0
     gather = j >= 0
-    factor = 1.0
-    if update:
-        w[t] += z
-        factor = math.exp(z)     # one exp for the whole column (section 4.3)
-        counters[N_EXP] += 1
-    S_old = S_flat[max(j_old, 0) * n:(max(j_old, 0) + 1) * n]
+    factor, S_old, T, T_top = _step_and_columns(t, z, j_old, w, S_flat, R_flat, n, counters)
     S_new = S_flat[max(j, 0) * n:(max(j, 0) + 1) * n]
-    T = R_flat[TOTAL * n:(TOTAL + 1) * n]
-    T_top = R_flat[TOP * n:(TOP + 1) * n]
     c = R_flat[COUNT * n:(COUNT + 1) * n]
     ratio, ok = scratch[0], scratch[1]
     m1 = m2 = m3 = 0.0
