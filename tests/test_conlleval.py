@@ -127,8 +127,10 @@ def _encode(n, spans, scheme):
         for i in range(start, end + 1):
             if scheme == "iob2":
                 prefix = "B" if i == start else "I"
-            else:      # bioes
+            elif scheme == "bioes":
                 prefix = "S" if start == end else "B" if i == start else "E" if i == end else "I"
+            else:      # bilou: BIOES's U- (unit) and L- (last)
+                prefix = "U" if start == end else "B" if i == start else "L" if i == end else "I"
             tags[i] = f"{prefix}-{kind}"
     return tags
 
@@ -140,10 +142,19 @@ def test_bioes_tags_delimit_the_same_chunks_as_iob2():
              zip(gold, [(g[0], [s for s in g[1] if rng.random() < 0.7]) for g in gold])]
     n_gold = sum(len(spans) for _, spans in gold)
     n_correct = sum(len(set(a) & set(b)) for (_, a), (_, b) in zip(gold, guess))
-    for scheme in ("iob2", "bioes"):
+    for scheme in ("iob2", "bioes", "bilou"):
         r = conlleval([_encode(n, s, scheme) for n, s in gold], [_encode(n, s, scheme) for n, s in guess])
         assert r["chunks_gold"] == n_gold and r["chunks_correct"] == n_correct, scheme
     assert [tuple(c) for c in chunks(["S-NP", "S-NP", "B-NP", "E-NP"])] == [(0, 0, "NP"), (1, 1, "NP"), (2, 3, "NP")]
     r = conlleval([["S-NP", "S-NP"]], [["B-NP", "E-NP"]])
     assert r["chunks_gold"] == 2 and r["chunks_guessed"] == 1 and r["chunks_correct"] == 0
     assert r["accuracy"] == 0.0       # token accuracy compares the tags as written
+
+
+def test_bilou_unit_chunks_side_by_side_stay_two_chunks():
+    from loglin.tagging.estimator import is_chunk_labels
+    assert [tuple(c) for c in chunks(["U-PER", "U-PER", "B-LOC", "I-LOC", "L-LOC"])] == \
+        [(0, 0, "PER"), (1, 1, "PER"), (2, 4, "LOC")]
+    r = conlleval([["U-PER", "U-PER"]], [["B-PER", "L-PER"]])
+    assert r["chunks_gold"] == 2 and r["chunks_guessed"] == 1 and r["chunks_correct"] == 0
+    assert is_chunk_labels(["O", "U-PER", "B-LOC", "L-LOC"])       # scored by chunk F1, as IOBES

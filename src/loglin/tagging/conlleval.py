@@ -2,9 +2,10 @@
 
 A chunk tag is ``O``, ``B-X``, ``I-X`` (also ``E-X`` of IOE and ``[-X``/``]-X``
 brackets, which the script understands too). The script does not know IOBES
-(BIOES): it would merge ``S-X S-X`` or ``B-X E-X S-X`` into one chunk. Tags
-that can only be IOBES (an ``S-`` tag, or ``E-`` tags beside ``B-`` tags) are
-read as IOB2 first (``S-X`` -> ``B-X``, ``E-X`` -> ``I-X``), which delimits
+(BIOES) nor its BILOU spelling (``U-`` = ``S-``, ``L-`` = ``E-``): it would merge
+``S-X S-X`` or ``B-X E-X S-X`` into one chunk. Tags that can only be IOBES or BILOU
+(an ``S-`` or ``U-`` tag, or ``E-`` / ``L-`` tags beside ``B-`` tags) are read as
+IOB2 first (``S-X``, ``U-X`` -> ``B-X``; ``E-X``, ``L-X`` -> ``I-X``), which delimits
 the same chunks; token accuracy still compares the tags as written. Chunks start and
 end by the script's two rules (its functions startOfChunk / endOfChunk): for
 example ``I-NP`` after ``O`` or after ``I-VP`` *starts* a new NP chunk, and
@@ -57,18 +58,24 @@ def start_of_chunk(prev_tag: str, tag: str, prev_type: str, type_: str) -> bool:
     return tag in ("[", "]")
 
 
+_SINGLE = ("S", "U")        # IOBES's and BILOU's one-token chunk
+_LAST = ("E", "L")          # and their last token of a longer chunk
+
+
 def is_iobes(sentences) -> bool:
-    """True when the tags can only be IOBES: an ``S-`` tag, or ``E-`` tags together with ``B-`` tags."""
+    """True when the tags can only be IOBES or BILOU: an ``S-`` / ``U-`` tag, or ``E-`` / ``L-`` tags together
+    with ``B-`` tags."""
     prefixes = {split_tag(tag)[0] for tags in sentences for tag in tags}
-    return "S" in prefixes or {"B", "E"} <= prefixes
+    return any(p in prefixes for p in _SINGLE) or ("B" in prefixes and any(p in prefixes for p in _LAST))
 
 
 def iobes_to_iob2(tags) -> list[str]:
-    """``S-X`` -> ``B-X`` and ``E-X`` -> ``I-X``: the same chunks in tags conlleval's rules understand."""
+    """``S-X`` / ``U-X`` -> ``B-X`` and ``E-X`` / ``L-X`` -> ``I-X``: the same chunks in tags conlleval's rules
+    understand."""
     out = []
     for tag in tags:
         prefix, kind = split_tag(tag)
-        out.append(f"{'B' if prefix == 'S' else 'I'}-{kind}" if prefix in ("S", "E") and kind else tag)
+        out.append(f"{'B' if prefix in _SINGLE else 'I'}-{kind}" if prefix in _SINGLE + _LAST and kind else tag)
     return out
 
 

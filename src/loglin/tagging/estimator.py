@@ -43,7 +43,7 @@ FORMAT, VERSION = "loglin-sequence-tagger", 1
 MODELS = ("crf", "m3n", "maxent")
 MAXENT_FEATURES = ("pos", "chunk")
 _IOB = re.compile(r"O|[BI]-\S+")
-_IOBES = re.compile(r"O|[BIES]-\S+")
+_IOBES = re.compile(r"O|[BIESLU]-\S+")
 
 
 def check_sequences(X, y, what: str):
@@ -72,7 +72,7 @@ def is_iob(labels) -> bool:
 
 
 def is_chunk_labels(labels) -> bool:
-    """IOB labels, or IOBES (BIOES) ones that conlleval reads as IOB2: the score is chunk F1."""
+    """IOB labels, or IOBES (BIOES, BILOU) ones that conlleval reads as IOB2: the score is chunk F1."""
     labels = [str(x) for x in labels]
     if is_iob(labels):
         return True
