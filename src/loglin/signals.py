@@ -52,18 +52,15 @@ def check_command_time(doing: str) -> None:
     """Raise :class:`~loglin.errors.TimeLimitBeforeTraining` when the running command's time limit is used up
     before any training began; called at bounded intervals while data is read and features extracted. Does
     nothing outside a command with a limit (library calls) and once a solver has started."""
-    if not _command_budget or _command_budget[-1]["limit"] is None or _command_budget[-1]["training"]:
-        return
-    elapsed = command_elapsed()
-    if elapsed > _command_budget[-1]["limit"]:
-        from .errors import TimeLimitBeforeTraining
-        raise TimeLimitBeforeTraining(_command_budget[-1]["limit"], elapsed, doing)
+    if _command_budget and not _command_budget[-1]["training"]:
+        check_command_deadline(doing)
 
 
 def check_command_deadline(doing: str) -> None:
     """:func:`check_command_time` for work that trains but precedes the command's own training: the fold fits of
     a cross-validated C (-C auto, --cv), called between them. The limit holds even though solvers have run; the
-    command stops with exit status 124 and no model, as when reading outlasts the limit."""
+    command stops with exit status 124 and no model, as when reading outlasts the limit. Does nothing outside a
+    command with a limit."""
     if not _command_budget or _command_budget[-1]["limit"] is None:
         return
     elapsed = command_elapsed()

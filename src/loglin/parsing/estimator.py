@@ -263,8 +263,9 @@ def labeller_after_parser(sentences, parser_result, *, started, C, cutoff=1, sam
             sentences = sentences()
             if not has_labels(sentences):
                 return None
-        if one_label(sentences) is not None:
-            return ArcLabeller.constant(one_label(sentences), sum(len(s) for s in sentences))
+        label = one_label(sentences)
+        if label is not None:
+            return ArcLabeller.constant(label, sum(len(s) for s in sentences))
         labeller, problem = ArcLabeller.training_problem(sentences, cutoff=cutoff, sample_weight=sample_weight)
         if stop.requested:                  # while reading or extracting features: no labeller
             return _without_labeller(f"{stop.name} arrived before the arc labeller's training")
