@@ -356,7 +356,7 @@ def store_block(ctx, label, S, R, S_all, R_all, t, z, j_old, w, rows, S_flat, R_
     for i in range(n):
         _prefetch_row(i + BLOCK_AHEAD, ctx, first, last, S_all, R_all, True)
         if update:
-            s_old = S_old[i]                 # as in block_pass
+            s_old = S_old[i]                 # (18)-(19) written out, as in _update_column (decision 0033)
             s_new = s_old * factor
             t_new = T[i] + (s_new - s_old)
             grows_from_underflow = s_old < TINY_S and factor > 1.0

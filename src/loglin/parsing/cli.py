@@ -67,8 +67,8 @@ def write_with_heads(path, out, heads, labels=None) -> None:
             in_sentence = False
             out.write("\n")
             continue
-        columns = line.rstrip("\r\n").split("\t") if "\t" in line else fields(line)
-        if not line.startswith("#") and _TOKEN_ID.fullmatch(columns[0].strip(WHITESPACE)):
+        columns = _columns(line)
+        if _is_token(line, columns):
             in_sentence = True
             columns[6] = str(int(heads[k][int(columns[0]) - 1]))
             columns[7] = "_" if labels is None else labels[k][int(columns[0]) - 1]
@@ -108,7 +108,7 @@ def write_n_best(path, out, n_best, labels=None) -> None:
             continue
         if not block:
             continue
-        if any(_is_token_line(lines[i]) for i in block):
+        if any(_is_token(lines[i], _columns(lines[i])) for i in block):
             starts = [lines[i].rstrip("\r\n") for i in block if _STARTS_ONCE.match(lines[i])]
             for r, (_, score) in enumerate(n_best[k]):
                 tree = [_SENT_ID.sub(rf"\g<0>-{r}", echoes[r][i]) for i in block if not _STARTS_ONCE.match(lines[i])]
@@ -125,8 +125,13 @@ _STARTS_ONCE = re.compile(r"#\s*(newdoc|newpar|global\.columns)\b")
 _SENT_ID = re.compile(r"(?<=^#)\s*sent_id\s*=\s*\S.*?(?=\s*$)")
 
 
-def _is_token_line(line) -> bool:
-    columns = line.rstrip("\r\n").split("\t") if "\t" in line else fields(line)
+def _columns(line) -> list[str]:
+    """A treebank line's columns: at tabs when it has one, else at ASCII whitespace (CoNLL-X written with spaces)."""
+    return line.rstrip("\r\n").split("\t") if "\t" in line else fields(line)
+
+
+def _is_token(line, columns) -> bool:
+    """Whether ``line`` (split into ``columns``) is a token line: no comment, an integer ID first."""
     return not line.startswith("#") and bool(_TOKEN_ID.fullmatch(columns[0].strip(WHITESPACE)))
 
 
@@ -296,7 +301,7 @@ def _parser_model(model):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from ..cli_options import add_nbest, add_output, training_options
+    from ..cli_options import add_nbest, add_output, document_encoding, training_options
     parser = argparse.ArgumentParser(prog="loglin parse", description="arc-factored dependency parsing "
                                      "(CRF / M3N trained by EG, L-BFGS, SGD or cutting planes)")
     sub = parser.add_subparsers(dest="command")
@@ -336,7 +341,6 @@ def build_parser() -> argparse.ArgumentParser:
                    help="keep the heads the input's HEAD column gives (any token; '_' = free) and parse the rest: "
                         "the best projective tree with those arcs (an error names a sentence none can keep); a "
                         "DEPREL given beside a given HEAD is kept too, the other words are labelled")
-    from ..cli_options import document_encoding
     document_encoding(sub)
     return parser
 

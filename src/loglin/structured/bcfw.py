@@ -43,8 +43,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..kernels import vector as vk
 from ..errors import InvalidInputError
+from ..kernels import vector as vk
 from ..solvers.base import Step
 from ..solvers.eg import REFRESH_EVERY, pick_order
 from .contract import (add_labelling, argmax, expected_loss, gold_labels, label_count, label_offset,
