@@ -92,3 +92,19 @@ def test_experiment_data_loaders_raise_data_unavailable(tmp_path, monkeypatch):
                  datasets.conll2007_spanish_files, lambda: datasets.nlp_dataset("conll2000-pos")):
         with pytest.raises(DataUnavailable, match=re.escape(str(tmp_path))):
             load()
+
+
+def test_warm_up_compiles_without_the_convergence_warning_of_its_one_iteration(small_binary, serial_numba):
+    """A warm-up runs each solver for one iteration: the "did not converge" warning that always earns is not
+    a result, and printed before every experiment it read as one."""
+    import warnings
+
+    from loglin.binary import binary_problem
+    from loglin.errors import ConvergenceWarning
+    X, y = small_binary
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        harness.warm_up(binary_problem(X, y, 1.0).objective(), ("lbfgs", "tron", "cddual"))
+    assert not [w for w in caught if issubclass(w.category, ConvergenceWarning)]
+    with pytest.warns(ConvergenceWarning):      # the same one iteration outside the warm-up still warns
+        harness.minimize(binary_problem(X, y, 1.0).objective(), "lbfgs", tol=0.0, max_iter=1)

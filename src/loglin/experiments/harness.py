@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 
+from ..errors import ConvergenceWarning
 from ..plotting import plot_convergence  # noqa: F401  (re-exported: experiments plot through the harness)
 from ..solvers import minimize
 
@@ -143,10 +145,13 @@ def reference_note(name, f_ref, traces, gap_bound=None):
 def warm_up(objective, solvers, options=None):
     """One untimed iteration of each solver on ``objective``: Numba compiles (or loads) its kernels for
     these array types now, not inside the first timed iteration. ``options``: {solver: keyword arguments}.
-    A warm-up never stops an experiment: a solver that fails here fails again, visibly, when timed."""
+    A warm-up never stops an experiment: a solver that fails here fails again, visibly, when timed. Its
+    one iteration is not a result, so the "did not converge" warning it always earns is not shown."""
     for name in solvers:
         try:
-            minimize(objective, name, tol=0.0, max_iter=1, **(options or {}).get(name, {}))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                minimize(objective, name, tol=0.0, max_iter=1, **(options or {}).get(name, {}))
         except Exception:           # noqa: BLE001
             pass
 
