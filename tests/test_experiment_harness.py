@@ -108,3 +108,18 @@ def test_warm_up_compiles_without_the_convergence_warning_of_its_one_iteration(s
     assert not [w for w in caught if issubclass(w.category, ConvergenceWarning)]
     with pytest.warns(ConvergenceWarning):      # the same one iteration outside the warm-up still warns
         harness.minimize(binary_problem(X, y, 1.0).objective(), "lbfgs", tol=0.0, max_iter=1)
+
+
+def test_reference_stopped_at_its_gradient_target_does_not_warn_but_one_cut_short_does(small_binary, serial_numba):
+    import warnings
+
+    from loglin.binary import binary_problem
+    from loglin.errors import ConvergenceWarning
+    objective = binary_problem(*small_binary, 2.0).objective()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ref = harness.reference_optimum(objective, tol=0.0, grad_stop=1e-3)
+    assert ref.stop_reason == "callback" and ref.grad_norm <= 1e-3
+    assert not [w for w in caught if issubclass(w.category, ConvergenceWarning)]
+    with pytest.warns(ConvergenceWarning):
+        harness.reference_optimum(objective, tol=0.0, max_iter=1)

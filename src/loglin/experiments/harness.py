@@ -247,7 +247,12 @@ def reference_optimum(objective, *, tol=1e-9, max_iter=10_000, time_limit=None, 
     (mu = its smallest regularization weight), so f - f_opt <= ||grad f||^2 / (2 mu) certifies it."""
     timing = {} if time_limit is None else {"time_limit": time_limit, "clock": "cpu"}
     stop = None if grad_stop is None else (lambda rec: rec["grad_norm"] <= grad_stop)
-    r = minimize(objective, "tron", w0=w0, tol=tol, max_iter=max_iter, callback=stop, **timing)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        r = minimize(objective, "tron", w0=w0, tol=tol, max_iter=max_iter, callback=stop, **timing)
+    if r.stop_reason != "callback":         # stopped at grad_stop: certified below, not a failure to report
+        for w in caught:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     reg = getattr(objective, "reg", None)
     mu = float(np.min(reg)) if reg is not None and np.size(reg) else 0.0
     return Reference(f=float(r.f), grad_norm=float(r.grad_norm), iterations=r.iterations,
