@@ -196,3 +196,85 @@ def test_a_liblinear_option_names_loglins(option, name, tmp_path, capsys):
     code, out, err = run(capsys, "train", option, "1", data, "-o", tmp_path / "m.npz")
     one_error(code, err, f"{option} is LIBLINEAR's", name)
     assert not (tmp_path / "m.npz").exists()
+
+
+# ---------------------------------------------------------------- decision 0063: what 0061 left
+
+DOCUMENTS = ("-DOCSTART- -X- -X- O\n\nThe DT B-NP O\ncat NN I-NP B-ANIMAL\nsleeps VBZ B-VP O\n\n"
+             "-DOCSTART- -X- -X- O\n\nA DT B-NP O\ndog NN I-NP B-ANIMAL\n\n\n")
+
+
+def _tagging_model(kind, tmp_path, capsys):
+    """A bundled model file, or a loglin.Tagger trained here on a NER file with -DOCSTART- lines."""
+    from .cli_helpers import MODELS
+    if kind.endswith(".npz"):
+        return MODELS / kind
+    train = tmp_path / "train.txt"
+    train.write_text(DOCUMENTS * 3)
+    model = tmp_path / f"{kind}.npz"
+    code, out, err = run(capsys, "tag", "train", "--task", "ner", "--model", kind.split("-")[1], train, "-o", model,
+                         "--max-iter", "5", "--quiet")
+    assert code == 0, err
+    return model
+
+
+@pytest.mark.parametrize("kind", ["tagger-pos.npz", "chain-crf.npz", "chain-m3n.npz", "ner-crf", "ner-maxent"])
+def test_tag_run_echoes_docstart_lines_and_lines_up_with_its_input(kind, tmp_path, capsys):
+    """`tag run` dropped each -DOCSTART- line and the blank line after it (and runs of blank lines became one), so
+    the output had fewer lines than the input and `paste input output` misaligned. Now every input line has its
+    output line: a -DOCSTART- line with O appended (as wide as the tagged rows, as conlleval needs), blank lines
+    as blank lines; the tokens are tagged exactly as without the -DOCSTART- lines, which stay no token."""
+    model = _tagging_model(kind, tmp_path, capsys)
+    docs, plain = tmp_path / "docs.txt", tmp_path / "plain.txt"
+    docs.write_text(DOCUMENTS)
+    plain.write_text(DOCUMENTS.replace("-DOCSTART- -X- -X- O\n\n", ""))
+    code, out, err = run(capsys, "tag", "run", model, docs)
+    assert code == 0, err
+    given, written = DOCUMENTS.split("\n"), out.split("\n")
+    assert len(written) == len(given)
+    for line, echo in zip(given, written):
+        if line.startswith("-DOCSTART-"):
+            assert echo == line + " O"
+        elif not line.strip():
+            assert echo == ""
+        else:
+            assert echo.split()[:-1] == line.split()
+    code, alone, err = run(capsys, "tag", "run", model, plain)
+    assert code == 0, err
+    assert [line for line in written if line and not line.startswith("-DOCSTART-")] == [line for line in
+                                                                                        alone.split("\n") if line]
+    code, out, err = run(capsys, "tag", "run", model, docs, "--nbest", "2")       # once each, between sentences
+    assert code == 0, err
+    assert out.count("-DOCSTART- -X- -X- O O\n\n") == 2 and out.startswith("-DOCSTART-")
+    code, alone, err = run(capsys, "tag", "run", model, plain, "--nbest", "2")
+    assert out.replace("-DOCSTART- -X- -X- O O\n\n", "") == alone
+
+
+@pytest.mark.parametrize("kind", ["ner-crf", "ner-maxent"])
+def test_docstart_lines_are_still_no_tokens_for_evaluation_and_training(kind, tmp_path, capsys):
+    import json
+    model = _tagging_model(kind, tmp_path, capsys)
+    docs, plain = tmp_path / "docs.txt", tmp_path / "plain.txt"
+    docs.write_text(DOCUMENTS)
+    plain.write_text(DOCUMENTS.replace("-DOCSTART- -X- -X- O\n\n", ""))
+    scores = []
+    for data in (docs, plain):
+        for command in (["evaluate"], ["tag", "evaluate"]):
+            code, out, err = run(capsys, *command, model, data, "--json")
+            assert code == 0, err
+            got = json.loads(out)
+            scores.append({k: got[k] for k in ("f1", "precision", "recall", "accuracy")})
+    assert all(s == scores[0] for s in scores)
+    assert read_columns(docs) == read_columns(plain)
+
+
+def test_tag_run_keeps_the_blank_lines_of_text_input(tmp_path, capsys):
+    """Text input (a sentence a line) lost its blank lines too: a blank line is an empty output line now."""
+    from .cli_helpers import MODELS
+    text = tmp_path / "plain.txt"
+    text.write_text("the cat sat\n\n\na dog ran\n")
+    code, out, err = run(capsys, "tag", "run", MODELS / "tagger-pos.npz", text, "--input-format", "text")
+    assert code == 0, err
+    lines = out.split("\n")
+    assert len(lines) == 5 and lines[1:3] == ["", ""] and lines[-1] == ""
+    assert [token.rsplit("/", 1)[0] for token in lines[3].split()] == ["a", "dog", "ran"]
