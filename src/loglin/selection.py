@@ -258,11 +258,22 @@ _WORKER_TASK = None
 def _start_worker(task, threads):
     """A fold worker: the task (with the data) arrives once; Ctrl-C is the parent's to handle; the cores
     are shared among the workers (numba threads)."""
+    import multiprocessing
     import signal
     global _WORKER_TASK
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     import numba
-    numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
+    # Numba's first thread launch takes a process lock of the start method's context: under "forkserver" a
+    # named semaphore, registered with the resource tracker the workers share with the command and released
+    # only at a normal exit, so a worker killed when the path stops (a signal, the time limit) left "leaked
+    # semaphore objects" for the tracker to report after the command's error line (docs/decisions/0063).
+    # Under "fork" the lock is unlinked at once and never registered; the worker starts no process itself.
+    method = multiprocessing.get_start_method(allow_none=True)
+    multiprocessing.set_start_method("fork", force=True)
+    try:
+        numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
+    finally:
+        multiprocessing.set_start_method(method, force=True)
     _WORKER_TASK = task
 
 

@@ -278,3 +278,26 @@ def test_tag_run_keeps_the_blank_lines_of_text_input(tmp_path, capsys):
     lines = out.split("\n")
     assert len(lines) == 5 and lines[1:3] == ["", ""] and lines[-1] == ""
     assert [token.rsplit("/", 1)[0] for token in lines[3].split()] == ["a", "dog", "ran"]
+
+
+@pytest.mark.slow
+def test_folds_stopped_by_the_time_limit_exit_with_one_error_line(tmp_path):
+    """When -C auto --jobs 2 ran out of --time-limit, the fold workers were killed and Python's resource tracker
+    printed "There appear to be 2 leaked semaphore objects" after loglin's error line: each worker's Numba
+    thread launch had registered a named semaphore that only a normal exit releases."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    from .cli_helpers import chunk_corpus
+    corpus = chunk_corpus(tmp_path / "train.txt", sentences=400)
+    model = tmp_path / "m.npz"
+    src = Path(__file__).resolve().parents[2] / "src"
+    proc = subprocess.run([sys.executable, "-m", "loglin.cli", "tag", "train", "--task", "chunk", "--model", "crf",
+                           str(corpus), "-o", str(model), "-C", "auto", "--cv", "2", "--jobs", "2", "--solver", "sgd",
+                           "--tol", "0", "--max-iter", "100000000", "--quiet", "--time-limit", "8"],
+                          env={"PYTHONPATH": str(src), "PATH": "/usr/bin:/bin", "NUMBA_NUM_THREADS": "2"},
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == TimeLimitBeforeTraining.EXIT_STATUS, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("loglin: error: time limit of 8 s"), proc.stderr
+    assert not model.exists()
