@@ -301,3 +301,49 @@ def test_folds_stopped_by_the_time_limit_exit_with_one_error_line(tmp_path):
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("loglin: error: time limit of 8 s"), proc.stderr
     assert not model.exists()
+
+
+def _digits():
+    from sklearn.datasets import load_digits
+    X, y = load_digits(return_X_y=True)
+    return X / 16.0, y
+
+
+@pytest.mark.parametrize("call", ["MaxentClassifierCV", "LogisticRegressionCV", "cross_validation_path"])
+def test_a_cv_estimators_time_limit_bounds_the_whole_call(call):
+    """MaxentClassifierCV(time_limit=T) gave T to every fold fit: 10 C values x 5 folds ran up to 50 T, then the
+    refit got T more. T bounds the call now, as --time-limit bounds `loglin train -C auto`."""
+    import warnings
+    from loglin import LogisticRegression, LogisticRegressionCV, MaxentClassifier, MaxentClassifierCV
+    from loglin.selection import cross_validation_path
+    X, y = _digits()
+    if call == "LogisticRegressionCV":
+        y = (y >= 5).astype(int)
+    limit, strict = 0.3, {"tol": 1e-12, "max_iter": 10 ** 6, "solver": "lbfgs"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")                     # compiled (or loaded from the cache) before the clock
+        kind = LogisticRegression if call == "LogisticRegressionCV" else MaxentClassifier
+        kind(**{**strict, "max_iter": 2}).fit(X, y).score(X, y)
+    estimator = {"MaxentClassifierCV": MaxentClassifierCV, "LogisticRegressionCV": LogisticRegressionCV}.get(call)
+    started = time.perf_counter()
+    with warnings.catch_warnings(), pytest.raises(TimeLimitBeforeTraining, match="give a larger time_limit"):
+        warnings.simplefilter("ignore")
+        if estimator is None:
+            cross_validation_path(MaxentClassifier(time_limit=limit, **strict), X, y, Cs=10)
+        else:
+            fitted = estimator(Cs=10, time_limit=limit, **strict)
+            fitted.fit(X, y)
+    assert time.perf_counter() - started < limit + 1.5           # one more solver step of a fold at most
+    if estimator is not None:
+        assert not hasattr(fitted, "coef_")
+
+
+def test_a_cv_estimator_within_its_time_limit_refits_with_what_is_left():
+    import warnings
+    from loglin import MaxentClassifierCV
+    X, y = _digits()
+    started = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fitted = MaxentClassifierCV(Cs=[0.1, 1.0], cv=2, time_limit=30.0, solver="lbfgs").fit(X[:400], y[:400])
+    assert time.perf_counter() - started < 30.0 and fitted.C_ in (0.1, 1.0) and fitted.coef_.shape == (10, 64)
