@@ -347,3 +347,48 @@ def test_a_cv_estimator_within_its_time_limit_refits_with_what_is_left():
         warnings.simplefilter("ignore")
         fitted = MaxentClassifierCV(Cs=[0.1, 1.0], cv=2, time_limit=30.0, solver="lbfgs").fit(X[:400], y[:400])
     assert time.perf_counter() - started < 30.0 and fitted.C_ in (0.1, 1.0) and fitted.coef_.shape == (10, 64)
+
+
+def test_the_crfsuite_estimator_trains_on_a_single_label(tmp_path):
+    """sklearn-crfsuite trains on data with one label and gives it to every token; loglin.crfsuite.CRF refused
+    ("need at least two labels"). The log-likelihood is 0 whatever the weights, so the model is w = 0."""
+    from loglin.crfsuite import CRF
+    X = [[{"w": "Paris", "cap": True}, {"w": "is"}], [{"w": "big", "len": 3.0}]]
+    y = [["O", "O"], ["O"]]
+    crf = CRF(c1=0.1, model_filename=str(tmp_path / "one.crf")).fit(X, y)
+    assert crf.classes_ == ["O"] and crf.n_iter_ == 0
+    assert list(crf.predict(X)) == [["O", "O"], ["O"]]
+    assert crf.predict_single([{"w": "unseen"}] * 3) == ["O", "O", "O"]
+    assert list(crf.predict_marginals(X)) == [[{"O": 1.0}, {"O": 1.0}], [{"O": 1.0}]]
+    assert crf.score(X, y) == 1.0
+    assert crf.predict_n_best_single(X[0], 3) == [(["O", "O"], pytest.approx(0.0))]
+    assert crf.state_features_ == {} and crf.transition_features_ == {}
+    assert crf.objective(X, y) == pytest.approx(0.0)
+    again = CRF.load(tmp_path / "one.crf")
+    assert list(again.predict(X)) == [["O", "O"], ["O"]]
+
+
+@pytest.mark.parametrize("model", ["crf", "m3n"])
+def test_a_chain_tagger_trains_on_a_single_label(model, tmp_path, capsys):
+    """loglin.Tagger (and so `tag train`) refused one label as the CRF drop-in did: a NER file without entities
+    (every token O) now trains a CRF / M3N that tags O everywhere; a Maxent tagger still needs two labels."""
+    from loglin import Tagger
+    from loglin.errors import DataContentError
+    X, y = [[("Paris",), ("is",)], [("big",)]], [["O", "O"], ["O"]]
+    tagger = Tagger(model=model, features="ner").fit(X, y)
+    assert tagger.predict(X) == y and tagger.score(X, y) == 1.0 and tagger.n_iter_ == 0
+    assert tagger.predict_n_best([X[0]], 3)[0] == [(["O", "O"], pytest.approx(0.0))]
+    tagger.save(tmp_path / "t.npz")
+    assert Tagger.load(tmp_path / "t.npz").predict([[("Lyon",)]]) == [["O"]]
+    with pytest.raises(DataContentError, match="two labels"):
+        Tagger(model="maxent", features="ner").fit(X, y)
+    corpus = tmp_path / "none.txt"
+    corpus.write_text("-DOCSTART- O\n\nNothing O\nhere O\n\nnor there O\n\n".replace("nor there O", "nor O\nthere O"))
+    for task in ("ner", "pos"):
+        out_model = tmp_path / f"{task}.npz"
+        code, out, err = run(capsys, "tag", "train", "--task", task, "--model", model, "--format", "columns", corpus,
+                             "-o", out_model, "--quiet")
+        assert code == 0, err
+        code, out, err = run(capsys, "tag", "run", out_model, corpus, "--input-format", "conll")
+        assert code == 0, err
+        assert {line.split()[-1] for line in out.split("\n") if line} == {"O"}
