@@ -139,8 +139,8 @@ def echo_plan(lines) -> list:
     for the line in the output: "" for a blank line, and a ``-DOCSTART-`` line (skipped by the readers, as
     CoNLL-2002/2003 put one before each document) echoed with ``O`` appended as its prediction, so that the
     output lines up with the input line for line (``paste``) and every non-blank line has the same number of
-    columns, as conlleval requires (CoNLL-2003's output files carry ``-DOCSTART- -X- -X- O O``); ``O`` is no
-    chunk, so the line changes no chunk score."""
+    columns, as conlleval requires (``-DOCSTART- -X- -X- O O``); ``O`` is no chunk, so the line changes no
+    chunk score (docs/decisions/0063)."""
     from ..data._files import fields, is_blank
     from ..data.conll import is_docstart
     plan = []
