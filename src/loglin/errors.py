@@ -35,18 +35,22 @@ def about_file(path):
 
 
 class TimeLimitBeforeTraining(LoglinError):
-    """A command's ``--time-limit`` ran out while it read its data or extracted features: nothing was trained
-    and no model is written (the command exits with 124, as GNU ``timeout``)."""
+    """A command's ``--time-limit`` ran out while it read its data or extracted features, or cross-validated C:
+    nothing was trained and no model is written (the command exits with 124, as GNU ``timeout``). Raised too
+    by a library call whose ``time_limit`` bounds the whole call (:func:`loglin.signals.call_clock`:
+    ``MaxentClassifierCV.fit``, ``cross_validation_path``, an estimator's ``n_workers`` cluster) when it runs
+    out before the final fit."""
 
     EXIT_STATUS = 124
 
-    def __init__(self, limit: float, elapsed: float, doing: str):
-        self.limit, self.elapsed, self.doing = limit, elapsed, doing
+    def __init__(self, limit: float, elapsed: float, doing: str, option: str = "--time-limit"):
+        self.limit, self.elapsed, self.doing, self.option = limit, elapsed, doing, option
+        outcome = "no model written" if option.startswith("--") else "no model fitted"     # a command, or a call
         super().__init__(f"time limit of {limit:g} s reached before training started ({elapsed:.1f} s spent "
-                         f"{doing}): no model written; give a larger --time-limit")
+                         f"{doing}): {outcome}; give a larger {option}")
 
     def __reduce__(self):               # raised in a fold worker process, re-raised in the command's
-        return type(self), (self.limit, self.elapsed, self.doing)
+        return type(self), (self.limit, self.elapsed, self.doing, self.option)
 
 
 class ModelFormatError(LoglinError, ValueError):

@@ -21,8 +21,8 @@ import numpy as np
 from .errors import InvalidInputError, LoglinError
 from .estimators import LogisticRegression, MaxentClassifier, _check_y
 from .params import store_params
-from .signals import (check_command_deadline, command_clock_state, continued_command_clock, raising_on_signal,
-                      received, received_count)
+from .signals import (call_clock, check_command_deadline, command_clock_state, continued_command_clock,
+                      raising_on_signal, received, received_count)
 
 DEFAULT_CS = 10                    # np.logspace(-4, 4, 10), scikit-learn's LogisticRegressionCV grid
 AUTO_CS = tuple(2.0 ** k for k in range(-6, 11))   # `-C auto`: LIBLINEAR's doubling search, 1/64 ... 1024
@@ -145,7 +145,15 @@ def cross_validation_path(estimator, X, y, Cs=DEFAULT_CS, cv: int = 5, scoring=N
                           patience: int | None = None, sample_weight=None, n_jobs=None) -> Path:
     """The :class:`Path` of ``estimator`` (a loglin classifier; its C is replaced) over ``Cs``.
     ``sample_weight`` weighs the rows in the fits (the held-out scores are unweighted). ``n_jobs``: folds run
-    in that many worker processes (None: 1, in this process; -1: every core; see :func:`walk_path`)."""
+    in that many worker processes (None: 1, in this process; -1: every core; see :func:`walk_path`). The
+    estimator's ``time_limit`` (seconds of wall time) bounds the whole path, not each fold fit: a fit that
+    reaches it stops there, and the path then raises :class:`~loglin.errors.TimeLimitBeforeTraining`
+    (:func:`loglin.signals.call_clock`; inside a ``loglin`` command, the command's ``--time-limit`` rules)."""
+    with call_clock(getattr(estimator, "time_limit", None)):
+        return _path(estimator, X, y, Cs, cv, scoring, random_state, patience, sample_weight, n_jobs)
+
+
+def _path(estimator, X, y, Cs, cv, scoring, random_state, patience, sample_weight, n_jobs) -> Path:
     name, score = _scorer(scoring)
     classes, codes = _check_y(y, np.shape(X)[0], type(estimator).__name__)
     y = classes[codes]                          # validated labels (an object array of numbers becomes numeric)
@@ -258,11 +266,22 @@ _WORKER_TASK = None
 def _start_worker(task, threads):
     """A fold worker: the task (with the data) arrives once; Ctrl-C is the parent's to handle; the cores
     are shared among the workers (numba threads)."""
+    import multiprocessing
     import signal
     global _WORKER_TASK
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     import numba
-    numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
+    # Numba's first thread launch takes a process lock of the start method's context: under "forkserver" a
+    # named semaphore, registered with the resource tracker the workers share with the command and released
+    # only at a normal exit, so a worker killed when the path stops (a signal, the time limit) left "leaked
+    # semaphore objects" for the tracker to report after the command's error line (docs/decisions/0063).
+    # Under "fork" the lock is unlinked at once and never registered; the worker starts no process itself.
+    method = multiprocessing.get_start_method(allow_none=True)
+    multiprocessing.set_start_method("fork", force=True)
+    try:
+        numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
+    finally:
+        multiprocessing.set_start_method(method, force=True)
     _WORKER_TASK = task
 
 
@@ -347,8 +366,14 @@ class _CVMixin:
     """fit: the path over Cs, then (refit=True) one fit at the best C on all rows."""
 
     def fit(self, X, y=None, sample_weight=None):
+        """The path over ``Cs``, then the refit at the best C; ``time_limit`` bounds the whole call (see the
+        class)."""
         base = self._base()(**{k: v for k, v in self.get_params().items() if k not in _CV_PARAMS})
         base._check_params()
+        with call_clock(self.time_limit):
+            return self._fit_path(base, X, y, sample_weight)
+
+    def _fit_path(self, base, X, y, sample_weight):
         from .estimators import _check_X
         from .estimators import _check_sample_weight
         X_checked, _ = _check_X(X, type(self).__name__)
@@ -360,6 +385,7 @@ class _CVMixin:
         self.scores_ = path.scores
         self.C_ = path.best_C
         if self.refit:
+            check_command_deadline("cross-validating C")        # the refit gets what is left, if anything
             C, self.C = self.C, self.C_
             try:
                 super().fit(X, y, sample_weight)
@@ -380,7 +406,13 @@ def _cv_init(self, Cs=DEFAULT_CS, *, cv=5, scoring=None, refit=True, n_jobs=None
 
 class MaxentClassifierCV(_CVMixin, MaxentClassifier):
     """:class:`~loglin.estimators.MaxentClassifier` with C chosen by cross-validation (``C_``, ``Cs_``,
-    ``scores_`` of shape (folds, Cs), ``path_``); ``C`` is unused when ``refit`` picks ``C_``."""
+    ``scores_`` of shape (folds, Cs), ``path_``); ``C`` is unused when ``refit`` picks ``C_``.
+
+    ``time_limit`` (seconds of wall time) bounds the whole ``fit`` call, the fold fits and the refit together,
+    as ``loglin train -C auto --time-limit`` bounds the command: when it runs out during the cross-validation
+    (or before the refit), ``fit`` raises :class:`~loglin.errors.TimeLimitBeforeTraining` and fits nothing,
+    after at most one more solver step of the fold that was running; the refit gets what is left and, when
+    that runs out, stops with its best weights and a ConvergenceWarning, as a plain estimator's fit does."""
 
     __init__ = _cv_init
 

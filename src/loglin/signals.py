@@ -93,6 +93,27 @@ def continued_command_clock(state):
         yield
 
 
+@contextmanager
+def call_clock(seconds, option: str = "time_limit", started: float | None = None):
+    """A library call's wall-clock ``time_limit`` (``seconds``; None: none) bounding the whole call as
+    ``--time-limit`` bounds a command: the call runs on a command clock started now (or at ``started``, a
+    perf_counter() value: a cluster started for the call), so that its solvers count
+    from here, :func:`check_command_deadline` holds between its fits (cross-validation folds), and the work it
+    sends to worker processes carries the clock. Running out before the final fit raises
+    :class:`~loglin.errors.TimeLimitBeforeTraining` naming ``option``. Inside a command (or a call that already
+    runs on a clock) nothing changes: the outer clock rules."""
+    if seconds is None or in_command():
+        yield
+        return
+    from .errors import TimeLimitBeforeTraining
+    with command_clock(time.perf_counter() if started is None else started):
+        limit_command(float(seconds))
+        try:
+            yield
+        except TimeLimitBeforeTraining as exc:          # raised here or in a fold worker: the call's own words
+            raise TimeLimitBeforeTraining(exc.limit, exc.elapsed, exc.doing, option) from None
+
+
 def in_command() -> bool:
     """Whether a command clock (:func:`command_clock`) is running."""
     return bool(_command_started)

@@ -247,13 +247,12 @@ def _clock_from_cluster_start(backend, time_limit, clock):
     """A wall-clock ``time_limit`` of a library call handed a cluster made for it (an estimator's n_workers=)
     counts from the cluster's start, as ``--time-limit`` counts from the command's, and bounds the shards' work
     too (0051); otherwise (no such cluster, or inside a command, whose clock rules) nothing changes."""
-    from .signals import command_clock, in_command, limit_command
+    from .signals import call_clock, in_command
     if not (isinstance(time_limit, (int, float)) and time_limit >= 0 and clock == "wall" and not in_command()
             and getattr(backend, "close_with_objective", False) and getattr(backend, "started", None) is not None):
         yield
         return
-    with command_clock(backend.started):
-        limit_command(time_limit)
+    with call_clock(time_limit, started=backend.started):      # its error names time_limit, not --time-limit
         yield
 
 

@@ -49,13 +49,17 @@ def test_text_that_merely_contains_colons_and_tabs_is_still_tagged(tmp_path, cap
 
 
 def test_a_conll_2003_file_with_docstart_is_read_as_columns(tmp_path, capsys):
+    """The -DOCSTART- line is no token, and is echoed (with O appended, as every row gets its label) where the
+    input has it (decision 0063; it was dropped, with the blank line after it)."""
     data = tmp_path / "ner.txt"
     data.write_text("-DOCSTART- -X- -X- O\n\nThe DT B-NP O\ncat NN I-NP O\nsleeps VBZ B-VP O\n\n"
                     "A DT B-NP O\ndog NN I-NP O\n\n")
     code, out, err = run(capsys, "tag", "run", MODELS / "tagger-pos.npz", data)
     assert code == 0, err
     rows = [line.split() for line in out.splitlines() if line.strip()]
-    assert [r[0] for r in rows] == ["The", "cat", "sleeps", "A", "dog"] and all(len(r) == 5 for r in rows)
+    assert rows[0] == ["-DOCSTART-", "-X-", "-X-", "O", "O"]
+    assert [r[0] for r in rows[1:]] == ["The", "cat", "sleeps", "A", "dog"] and all(len(r) == 5 for r in rows)
+    assert len(out.splitlines()) == len(data.read_text().splitlines())
 
 
 CONLL_2003 = ("The DT B-NP O\ncat NN I-NP O\nsleeps VBZ B-VP O\n\n"

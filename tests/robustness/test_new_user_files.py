@@ -196,3 +196,199 @@ def test_a_liblinear_option_names_loglins(option, name, tmp_path, capsys):
     code, out, err = run(capsys, "train", option, "1", data, "-o", tmp_path / "m.npz")
     one_error(code, err, f"{option} is LIBLINEAR's", name)
     assert not (tmp_path / "m.npz").exists()
+
+
+# ---------------------------------------------------------------- decision 0063: what 0061 left
+
+DOCUMENTS = ("-DOCSTART- -X- -X- O\n\nThe DT B-NP O\ncat NN I-NP B-ANIMAL\nsleeps VBZ B-VP O\n\n"
+             "-DOCSTART- -X- -X- O\n\nA DT B-NP O\ndog NN I-NP B-ANIMAL\n\n\n")
+
+
+def _tagging_model(kind, tmp_path, capsys):
+    """A bundled model file, or a loglin.Tagger trained here on a NER file with -DOCSTART- lines."""
+    from .cli_helpers import MODELS
+    if kind.endswith(".npz"):
+        return MODELS / kind
+    train = tmp_path / "train.txt"
+    train.write_text(DOCUMENTS * 3)
+    model = tmp_path / f"{kind}.npz"
+    code, out, err = run(capsys, "tag", "train", "--task", "ner", "--model", kind.split("-")[1], train, "-o", model,
+                         "--max-iter", "5", "--quiet")
+    assert code == 0, err
+    return model
+
+
+@pytest.mark.parametrize("kind", ["tagger-pos.npz", "chain-crf.npz", "chain-m3n.npz", "ner-crf", "ner-maxent"])
+def test_tag_run_echoes_docstart_lines_and_lines_up_with_its_input(kind, tmp_path, capsys):
+    """`tag run` dropped each -DOCSTART- line and the blank line after it (and runs of blank lines became one), so
+    the output had fewer lines than the input and `paste input output` misaligned. Now every input line has its
+    output line: a -DOCSTART- line with O appended (as wide as the tagged rows, as conlleval needs), blank lines
+    as blank lines; the tokens are tagged exactly as without the -DOCSTART- lines, which stay no token."""
+    model = _tagging_model(kind, tmp_path, capsys)
+    docs, plain = tmp_path / "docs.txt", tmp_path / "plain.txt"
+    docs.write_text(DOCUMENTS)
+    plain.write_text(DOCUMENTS.replace("-DOCSTART- -X- -X- O\n\n", ""))
+    code, out, err = run(capsys, "tag", "run", model, docs)
+    assert code == 0, err
+    given, written = DOCUMENTS.split("\n"), out.split("\n")
+    assert len(written) == len(given)
+    for line, echo in zip(given, written):
+        if line.startswith("-DOCSTART-"):
+            assert echo == line + " O"
+        elif not line.strip():
+            assert echo == ""
+        else:
+            assert echo.split()[:-1] == line.split()
+    code, alone, err = run(capsys, "tag", "run", model, plain)
+    assert code == 0, err
+    assert [line for line in written if line and not line.startswith("-DOCSTART-")] == [line for line in
+                                                                                        alone.split("\n") if line]
+    code, out, err = run(capsys, "tag", "run", model, docs, "--nbest", "2")       # once each, between sentences
+    assert code == 0, err
+    assert out.count("-DOCSTART- -X- -X- O O\n\n") == 2 and out.startswith("-DOCSTART-")
+    code, alone, err = run(capsys, "tag", "run", model, plain, "--nbest", "2")
+    assert out.replace("-DOCSTART- -X- -X- O O\n\n", "") == alone
+
+
+@pytest.mark.parametrize("kind", ["ner-crf", "ner-maxent"])
+def test_docstart_lines_are_still_no_tokens_for_evaluation_and_training(kind, tmp_path, capsys):
+    import json
+    model = _tagging_model(kind, tmp_path, capsys)
+    docs, plain = tmp_path / "docs.txt", tmp_path / "plain.txt"
+    docs.write_text(DOCUMENTS)
+    plain.write_text(DOCUMENTS.replace("-DOCSTART- -X- -X- O\n\n", ""))
+    scores = []
+    for data in (docs, plain):
+        for command in (["evaluate"], ["tag", "evaluate"]):
+            code, out, err = run(capsys, *command, model, data, "--json")
+            assert code == 0, err
+            got = json.loads(out)
+            scores.append({k: got[k] for k in ("f1", "precision", "recall", "accuracy")})
+    assert all(s == scores[0] for s in scores)
+    assert read_columns(docs) == read_columns(plain)
+
+
+def test_tag_run_keeps_the_blank_lines_of_text_input(tmp_path, capsys):
+    """Text input (a sentence a line) lost its blank lines too: a blank line is an empty output line now."""
+    from .cli_helpers import MODELS
+    text = tmp_path / "plain.txt"
+    text.write_text("the cat sat\n\n\na dog ran\n")
+    code, out, err = run(capsys, "tag", "run", MODELS / "tagger-pos.npz", text, "--input-format", "text")
+    assert code == 0, err
+    lines = out.split("\n")
+    assert len(lines) == 5 and lines[1:3] == ["", ""] and lines[-1] == ""
+    assert [token.rsplit("/", 1)[0] for token in lines[3].split()] == ["a", "dog", "ran"]
+
+
+@pytest.mark.slow
+def test_folds_stopped_by_the_time_limit_exit_with_one_error_line(tmp_path):
+    """When -C auto --jobs 2 ran out of --time-limit, the fold workers were killed and Python's resource tracker
+    printed "There appear to be 2 leaked semaphore objects" after loglin's error line: each worker's Numba
+    thread launch had registered a named semaphore that only a normal exit releases."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    from .cli_helpers import chunk_corpus
+    corpus = chunk_corpus(tmp_path / "train.txt", sentences=400)
+    model = tmp_path / "m.npz"
+    src = Path(__file__).resolve().parents[2] / "src"
+    proc = subprocess.run([sys.executable, "-m", "loglin.cli", "tag", "train", "--task", "chunk", "--model", "crf",
+                           str(corpus), "-o", str(model), "-C", "auto", "--cv", "2", "--jobs", "2", "--solver", "sgd",
+                           "--tol", "0", "--max-iter", "100000000", "--quiet", "--time-limit", "8"],
+                          env={"PYTHONPATH": str(src), "PATH": "/usr/bin:/bin", "NUMBA_NUM_THREADS": "2"},
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == TimeLimitBeforeTraining.EXIT_STATUS, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("loglin: error: time limit of 8 s"), proc.stderr
+    assert not model.exists()
+
+
+def _digits():
+    from sklearn.datasets import load_digits
+    X, y = load_digits(return_X_y=True)
+    return X / 16.0, y
+
+
+@pytest.mark.parametrize("call", ["MaxentClassifierCV", "LogisticRegressionCV", "cross_validation_path"])
+def test_a_cv_estimators_time_limit_bounds_the_whole_call(call):
+    """MaxentClassifierCV(time_limit=T) gave T to every fold fit: 10 C values x 5 folds ran up to 50 T, then the
+    refit got T more. T bounds the call now, as --time-limit bounds `loglin train -C auto`."""
+    import warnings
+    from loglin import LogisticRegression, LogisticRegressionCV, MaxentClassifier, MaxentClassifierCV
+    from loglin.selection import cross_validation_path
+    X, y = _digits()
+    if call == "LogisticRegressionCV":
+        y = (y >= 5).astype(int)
+    limit, strict = 0.3, {"tol": 1e-12, "max_iter": 10 ** 6, "solver": "lbfgs"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")                     # compiled (or loaded from the cache) before the clock
+        kind = LogisticRegression if call == "LogisticRegressionCV" else MaxentClassifier
+        kind(**{**strict, "max_iter": 2}).fit(X, y).score(X, y)
+    estimator = {"MaxentClassifierCV": MaxentClassifierCV, "LogisticRegressionCV": LogisticRegressionCV}.get(call)
+    started = time.perf_counter()
+    with warnings.catch_warnings(), pytest.raises(TimeLimitBeforeTraining, match="give a larger time_limit"):
+        warnings.simplefilter("ignore")
+        if estimator is None:
+            cross_validation_path(MaxentClassifier(time_limit=limit, **strict), X, y, Cs=10)
+        else:
+            fitted = estimator(Cs=10, time_limit=limit, **strict)
+            fitted.fit(X, y)
+    assert time.perf_counter() - started < limit + 1.5           # one more solver step of a fold at most
+    if estimator is not None:
+        assert not hasattr(fitted, "coef_")
+
+
+def test_a_cv_estimator_within_its_time_limit_refits_with_what_is_left():
+    import warnings
+    from loglin import MaxentClassifierCV
+    X, y = _digits()
+    started = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fitted = MaxentClassifierCV(Cs=[0.1, 1.0], cv=2, time_limit=30.0, solver="lbfgs").fit(X[:400], y[:400])
+    assert time.perf_counter() - started < 30.0 and fitted.C_ in (0.1, 1.0) and fitted.coef_.shape == (10, 64)
+
+
+def test_the_crfsuite_estimator_trains_on_a_single_label(tmp_path):
+    """sklearn-crfsuite trains on data with one label and gives it to every token; loglin.crfsuite.CRF refused
+    ("need at least two labels"). The log-likelihood is 0 whatever the weights, so the model is w = 0."""
+    from loglin.crfsuite import CRF
+    X = [[{"w": "Paris", "cap": True}, {"w": "is"}], [{"w": "big", "len": 3.0}]]
+    y = [["O", "O"], ["O"]]
+    crf = CRF(c1=0.1, model_filename=str(tmp_path / "one.crf")).fit(X, y)
+    assert crf.classes_ == ["O"] and crf.n_iter_ == 0
+    assert list(crf.predict(X)) == [["O", "O"], ["O"]]
+    assert crf.predict_single([{"w": "unseen"}] * 3) == ["O", "O", "O"]
+    assert list(crf.predict_marginals(X)) == [[{"O": 1.0}, {"O": 1.0}], [{"O": 1.0}]]
+    assert crf.score(X, y) == 1.0
+    assert crf.predict_n_best_single(X[0], 3) == [(["O", "O"], pytest.approx(0.0))]
+    assert crf.state_features_ == {} and crf.transition_features_ == {}
+    assert crf.objective(X, y) == pytest.approx(0.0)
+    again = CRF.load(tmp_path / "one.crf")
+    assert list(again.predict(X)) == [["O", "O"], ["O"]]
+
+
+@pytest.mark.parametrize("model", ["crf", "m3n"])
+def test_a_chain_tagger_trains_on_a_single_label(model, tmp_path, capsys):
+    """loglin.Tagger (and so `tag train`) refused one label as the CRF drop-in did: a NER file without entities
+    (every token O) now trains a CRF / M3N that tags O everywhere; a Maxent tagger still needs two labels."""
+    from loglin import Tagger
+    from loglin.errors import DataContentError
+    X, y = [[("Paris",), ("is",)], [("big",)]], [["O", "O"], ["O"]]
+    tagger = Tagger(model=model, features="ner").fit(X, y)
+    assert tagger.predict(X) == y and tagger.score(X, y) == 1.0 and tagger.n_iter_ == 0
+    assert tagger.predict_n_best([X[0]], 3)[0] == [(["O", "O"], pytest.approx(0.0))]
+    tagger.save(tmp_path / "t.npz")
+    assert Tagger.load(tmp_path / "t.npz").predict([[("Lyon",)]]) == [["O"]]
+    with pytest.raises(DataContentError, match="two labels"):
+        Tagger(model="maxent", features="ner").fit(X, y)
+    corpus = tmp_path / "none.txt"
+    corpus.write_text("-DOCSTART- O\n\nNothing O\nhere O\n\nnor there O\n\n".replace("nor there O", "nor O\nthere O"))
+    for task in ("ner", "pos"):
+        out_model = tmp_path / f"{task}.npz"
+        code, out, err = run(capsys, "tag", "train", "--task", task, "--model", model, "--format", "columns", corpus,
+                             "-o", out_model, "--quiet")
+        assert code == 0, err
+        code, out, err = run(capsys, "tag", "run", out_model, corpus, "--input-format", "conll")
+        assert code == 0, err
+        assert {line.split()[-1] for line in out.split("\n") if line} == {"O"}

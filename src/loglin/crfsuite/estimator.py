@@ -173,6 +173,7 @@ class CRF(_BaseEstimator):
 
         ``X_dev, y_dev``: held-out sentences; their token accuracy is recorded
         at every iteration (``training_log_``), and 'l2sgd' picks its step size by it.
+        Training data with a single label gives a model that predicts it everywhere, as sklearn-crfsuite's.
         """
         from ..solvers import entry
         from ..training import DEFAULT_TOL, train
@@ -202,8 +203,6 @@ class CRF(_BaseEstimator):
             raise ValueError("fit: no non-empty sentences")
         X, y = [X[i] for i in keep], [y[i] for i in keep]
         labels = list(dict.fromkeys(label for yseq in y for label in yseq))   # CRFsuite: order of appearance
-        if len(labels) < 2:
-            raise ValueError(f"fit: need at least two labels, got {labels}")
         lookup = {label: k for k, label in enumerate(labels)}
         index = {}
         seq_ptr, tok_ptr, tok_attr, tok_val = encode_sequences(X, index, grow=True)
@@ -213,13 +212,15 @@ class CRF(_BaseEstimator):
         map_ptr, map_label, map_feat, n_state = F.state_feature_map(
             tok_ptr, tok_attr, tok_val, gold, len(attributes), K, bool(self.all_possible_states), min_freq)
         tok_ptr, tok_attr, tok_val = drop_zero_values(tok_ptr, tok_attr, tok_val)   # after feature generation
+        space = ChainFeatureSpace(task="crfsuite", attributes=attributes, labels=np.asarray(labels),
+                                  map_ptr=map_ptr, map_label=map_label, map_feat=map_feat, n_state=n_state)
+        if K == 1:          # one label: P(y | x) = 1 whatever w, so the optimum is w = 0 (nothing to learn)
+            return self._fitted_constant(space, solver, C)
         problem = F.ChainProblem(seq_ptr=seq_ptr, tok_ptr=tok_ptr, tok_attr=tok_attr, tok_val=tok_val,
                                  map_ptr=map_ptr, map_label=map_label, map_feat=map_feat, n_state=n_state,
                                  labels=np.asarray(labels), gold=gold, attributes=attributes)
         problem.pinned = n_state + F.pinned_transitions(seq_ptr, gold, K, bool(self.all_possible_transitions),
                                                         min_freq)
-        space = ChainFeatureSpace(task="crfsuite", attributes=attributes, labels=np.asarray(labels),
-                                  map_ptr=map_ptr, map_label=map_label, map_feat=map_feat, n_state=n_state)
         evaluate = None
         if X_dev is not None:
             X_dev, y_dev = _check_sequences(X_dev, y_dev, "fit (dev set)")
@@ -247,6 +248,20 @@ class CRF(_BaseEstimator):
         self.objective_ = float(result.f) / C
         self.trace_ = result.trace
         self.training_log_ = TrainingLog(result.trace, C)
+        if self.model_filename:
+            self.save(self.model_filename)
+        return self
+
+    def _fitted_constant(self, space, solver, C):
+        """Training data with a single label, which sklearn-crfsuite trains too: the log-likelihood is 0 for
+        every w (the one label sequence has probability 1), so the regularized optimum is w = 0, no solver
+        runs, and the model gives that label to every token (marginals 1, no non-zero feature), as the
+        parsers' arc labeller does with one DEPREL (docs/decisions/0061, 0063)."""
+        from ..trace import Trace
+        self._set_model(space, np.zeros(space.n_state + 1), C=C)
+        self.n_iter_, self.objective_ = 0, 0.0
+        self.trace_ = Trace(solver=solver)
+        self.training_log_ = TrainingLog(self.trace_, C)
         if self.model_filename:
             self.save(self.model_filename)
         return self
@@ -431,12 +446,14 @@ class CRF(_BaseEstimator):
             gold = np.array([names[label] for yseq in y for label in yseq], dtype=np.int32)
         except KeyError as exc:
             raise ValueError(f"label {exc.args[0]!r} is not among the model's labels") from None
-        problem = F.ChainProblem(seq_ptr=seq_ptr, tok_ptr=tok_ptr, tok_attr=tok_attr, tok_val=tok_val,
-                                 map_ptr=space.map_ptr, map_label=space.map_label, map_feat=space.map_feat,
-                                 n_state=space.n_state, labels=space.labels, gold=gold)
         c1 = 0.0 if self.c1 is None else float(self.c1)
         c2 = DEFAULT_C2 if self.c2 is None else float(self.c2)
-        loss = ChainObjective(problem, 1.0).data_loss(w)
+        loss = 0.0                              # one label: -log P(y | x) = -log 1 (see _fitted_constant)
+        if space.n_labels > 1:
+            problem = F.ChainProblem(seq_ptr=seq_ptr, tok_ptr=tok_ptr, tok_attr=tok_attr, tok_val=tok_val,
+                                     map_ptr=space.map_ptr, map_label=space.map_label, map_feat=space.map_feat,
+                                     n_state=space.n_state, labels=space.labels, gold=gold)
+            loss = ChainObjective(problem, 1.0).data_loss(w)
         return float(loss + c1 * np.abs(w).sum() + c2 * (w @ w))
 
     # ------------------------------------------------------------------ files and pickling
@@ -466,7 +483,7 @@ class CRF(_BaseEstimator):
         except (KeyError, TypeError, ValueError) as exc:
             raise ModelFormatError(f"{path}: invalid CRF model ({exc})") from None
         K = len(labels)
-        if not (K >= 2 and len(set(labels.tolist())) == K and w.ndim == 1 and len(w) == n_state + K * K
+        if not (K >= 1 and len(set(labels.tolist())) == K and w.ndim == 1 and len(w) == n_state + K * K
                 and label_map_is_valid(map_ptr, map_label, map_feat, len(attributes), K, n_state)):
             raise ModelFormatError(f"{path}: inconsistent CRF model arrays")
         valid = set(cls._get_param_names())

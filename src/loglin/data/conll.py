@@ -47,13 +47,14 @@ def _blocks(path: PathLike, skip: Callable[[str], bool], lines=None) -> Iterator
         yield block
 
 
-def _is_docstart(line: str) -> bool:
+def is_docstart(line: str) -> bool:
+    """A CoNLL-2002/2003 document line (``-DOCSTART- -X- -X- O``): no token; the readers skip it."""
     return line.startswith("-DOCSTART-")
 
 
 def _read_columns_numbered(path: PathLike, n_columns: int | None, lines=None) -> list[list[tuple[int, tuple[str, ...]]]]:
     sentences = []
-    for block in _blocks(path, _is_docstart, lines):
+    for block in _blocks(path, is_docstart, lines):
         sentence = []
         for lineno, line in block:
             fields = tuple(line.split() if line.isascii() else split_fields(line))   # split_fields' fast path
@@ -77,6 +78,11 @@ def read_columns(path: PathLike, n_columns: int | None = None) -> list[list[tupl
     if n_columns is not None and (not isinstance(n_columns, int) or n_columns < 1):
         raise InvalidInputError(f"n_columns must be a positive integer, got {n_columns!r}")
     return [[fields for _, fields in sentence] for sentence in _read_columns_numbered(path, n_columns)]
+
+
+def columns_from_lines(lines, path: PathLike) -> list[list[tuple[str, ...]]]:
+    """:func:`read_columns` of decoded ``lines`` (``path`` names them in errors)."""
+    return [[fields for _, fields in sentence] for sentence in _read_columns_numbered(path, None, lines)]
 
 
 @takes_encoding

@@ -158,11 +158,17 @@ def chain_problem(task, encoded, gold, attributes, labels, *, all_pairs=False, w
     """(ChainProblem, ChainFeatureSpace) of encoded sentences (seq_ptr, tok_ptr, tok_attr) with gold label ids;
     state features for the seen (attribute, label) pairs, or for all with ``all_pairs``."""
     seq_ptr, tok_ptr, tok_attr = encoded
+    space = chain_space(task, encoded, gold, attributes, labels, all_pairs=all_pairs)
+    problem = ChainProblem(seq_ptr=seq_ptr, tok_ptr=tok_ptr, tok_attr=tok_attr, tok_val=None, map_ptr=space.map_ptr,
+                           map_label=space.map_label, map_feat=space.map_feat, n_state=space.n_state, labels=labels,
+                           gold=gold, weight=weight, attributes=attributes)
+    return problem, space
+
+
+def chain_space(task, encoded, gold, attributes, labels, *, all_pairs=False) -> ChainFeatureSpace:
+    """:func:`chain_problem`'s feature space alone (also of one label, which has no training problem)."""
+    _, tok_ptr, tok_attr = encoded
     map_ptr, map_label, map_feat, n_state = attribute_label_map((tok_attr, tok_ptr), gold, len(attributes),
                                                                 len(labels), all_pairs=all_pairs)
-    problem = ChainProblem(seq_ptr=seq_ptr, tok_ptr=tok_ptr, tok_attr=tok_attr, tok_val=None, map_ptr=map_ptr,
-                           map_label=map_label, map_feat=map_feat, n_state=n_state, labels=labels, gold=gold,
-                           weight=weight, attributes=attributes)
-    space = ChainFeatureSpace(task=task, attributes=attributes, labels=labels, map_ptr=map_ptr,
-                              map_label=map_label, map_feat=map_feat, n_state=n_state)
-    return problem, space
+    return ChainFeatureSpace(task=task, attributes=attributes, labels=labels, map_ptr=map_ptr,
+                             map_label=map_label, map_feat=map_feat, n_state=n_state)

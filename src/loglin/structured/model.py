@@ -158,7 +158,7 @@ class ChainModel:
         except (KeyError, TypeError, ValueError) as exc:
             raise ModelFormatError(f"{path}: invalid chain model ({exc})") from None
         K = len(labels)
-        if not (task in TASKS and K >= 2 and w.ndim == 1 and len(w) == n_state + K * K
+        if not (task in TASKS and K >= 1 and w.ndim == 1 and len(w) == n_state + K * K
                 and label_map_is_valid(map_ptr, map_label, map_feat, len(attributes), K, n_state)):
             raise ModelFormatError(f"{path}: inconsistent chain model arrays")
         space = ChainFeatureSpace(task=task, attributes=attributes, labels=labels, map_ptr=map_ptr,

@@ -8,7 +8,9 @@
 INPUT is either CoNLL columns (one token a line, word first; chunking needs
 the POS tag second; blank line between sentences) or plain tokenized text,
 one sentence a line (chunking: ``word/POS`` tokens). CoNLL input is written
-back with the prediction appended as a last column; text as ``word/LABEL``.
+back with the prediction appended as a last column; text as ``word/LABEL``;
+line for line, blank lines and ``-DOCSTART-`` lines (with ``O`` appended) where
+the input has them.
 
 Training builds and fits a :class:`loglin.Tagger`. ``--task ner`` reads
 CoNLL-2002/2003-style files (word, other columns, label last; ``-DOCSTART-``
@@ -430,7 +432,7 @@ def run_model(model, path, input_format="auto", output=None, keep_labels=False, 
         if keep_labels and model.model not in CHAIN_MODELS:
             raise InvalidInputError(f"--keep-labels decodes chain models (--model crf / m3n); this tagger is a "
                                     f"{model.model} model, whose beam search does not take fixed labels")
-        tokens, raw, fmt = read_input(path, input_format, _estimator_task(model), model.classes_)
+        tokens, raw, fmt, plan = read_input(path, input_format, _estimator_task(model), model.classes_)
         constraints = None
         if keep_labels:
             need_columns(fmt, raw, 2, path)
@@ -445,7 +447,7 @@ def run_model(model, path, input_format="auto", output=None, keep_labels=False, 
         probability = model.model != "m3n"
     elif isinstance(model, ChainModel):
         _beam_options(model, decoding, n_best)
-        tokens, raw, fmt = read_input(path, input_format, model.space.task, model.labels)
+        tokens, raw, fmt, plan = read_input(path, input_format, model.space.task, model.labels)
         constraints = None
         if keep_labels:
             given = 1 if model.space.task == "pos" else 2      # the column after the inputs
@@ -463,7 +465,7 @@ def run_model(model, path, input_format="auto", output=None, keep_labels=False, 
         if keep_labels:
             raise InvalidInputError("--keep-labels decodes chain models (--model crf / m3n); a Maxent tagger's "
                                     "beam search does not take fixed labels")
-        tokens, raw, fmt = read_input(path, input_format, model.task, model.labels)
+        tokens, raw, fmt, plan = read_input(path, input_format, model.task, model.labels)
         t0 = time.perf_counter()
         if n_best is not None:
             decoding.pop("beam", None)              # the beam is max(K, the model's)
@@ -472,11 +474,12 @@ def run_model(model, path, input_format="auto", output=None, keep_labels=False, 
             predicted = model.tag(tokens, **decoding)
         probability = True
     seconds = time.perf_counter() - t0
-    write = write_output if n_best is None else (
-        lambda out, raw, lists, fmt: write_n_best(out, raw, lists, fmt, probability))
     from ..data._files import echo_output
-    with echo_output(output) as out:
-        write(out, raw, predicted, fmt)
+    with echo_output(output) as out:        # line for line with the input (blank and -DOCSTART- lines too)
+        if n_best is None:
+            write_output(out, raw, predicted, fmt, plan)
+        else:
+            write_n_best(out, raw, predicted, fmt, probability, plan)
     if output is not None:
         n = sum(len(s) for s in tokens)
         print(f"tagged {n:,} tokens in {seconds:.2f} s -> {output}", file=sys.stderr)

@@ -162,7 +162,8 @@ class Tagger(_BaseEstimator):
         sentence twice). ``X_dev, y_dev``: held-out sentences scored (:attr:`score_kind_`) after every
         iteration into ``trace_``; with ``solver="sgd"`` also the validation error (1 - score) that picks
         eta0. ``train_options``: deprecated (a DeprecationWarning); training settings are constructor
-        parameters (``gap_tol``, ``callback``, ``solver_options``, ...).
+        parameters (``gap_tol``, ``callback``, ``solver_options``, ...). Data with a single label trains a CRF /
+        M3N that gives it to every token (w = 0, no solver run); a Maxent tagger needs two labels.
         """
         train_options = deprecated_fit_options(self, train_options)
         self._check_params()
@@ -173,8 +174,9 @@ class Tagger(_BaseEstimator):
             X_dev, y_dev, _ = check_sequences(X_dev, y_dev, "fit (dev set)")
         weight = _check_sample_weight(sample_weight, len(X))
         labels = sorted({label for ys in y for label in ys})
-        if len(labels) < 2:
-            raise DataContentError(f"need at least two labels to train a tagger, got {labels}")
+        if len(labels) < 2 and self.model == "maxent":
+            raise DataContentError(f"need at least two labels to train a Maxent tagger, got {labels} (a CRF or M3N "
+                                   "tagger gives the one label to every token)")
         self.score_kind_ = "f1" if is_chunk_labels(labels) else "accuracy"
         if self.model == "maxent" and _opennlp_generator(self.features):
             self._fit_maxent(X, y, weight, X_dev, y_dev, train_options)
@@ -192,7 +194,7 @@ class Tagger(_BaseEstimator):
 
     def _fit_chain(self, X, y, labels, weight, X_dev, y_dev, train_options):
         from ..solvers import canonical
-        from ..structured.crf_features import chain_problem
+        from ..structured.crf_features import chain_problem, chain_space
         from ..structured.model import ChainModel
         from ..training import train
         start = time.perf_counter()
@@ -201,6 +203,12 @@ class Tagger(_BaseEstimator):
         lookup = {label: k for k, label in enumerate(labels)}
         gold = np.fromiter((lookup[label] for ys in y for label in ys), dtype=np.int32, count=int(encoded[0][-1]))
         classes = np.asarray(labels)
+        if len(classes) == 1:
+            space = chain_space("templates", encoded, gold, compiled.attribute_names(), classes,
+                                all_pairs=bool(self.all_pairs))
+            model, result = _one_label_model(space, self)
+            self._set_result(model, compiled, [str(c) for c in classes], result, time.perf_counter() - start)
+            return
         problem, space = chain_problem("templates", encoded, gold, compiled.attribute_names(), classes,
                                        all_pairs=bool(self.all_pairs), weight=weight)
         extract_seconds = time.perf_counter() - start
@@ -451,7 +459,7 @@ class Tagger(_BaseEstimator):
             if isinstance(exc, ModelFormatError):
                 raise
             raise ModelFormatError(f"{path}: invalid tagger model ({exc.__class__.__name__}: {exc})") from None
-        if not (own_ok and K >= 2 and w.ndim == 1
+        if not (own_ok and K >= (2 if kind == "maxent" else 1) and w.ndim == 1
                 and label_map_is_valid(map_ptr, map_label, map_feat, n_inputs, K, n_weights)):
             raise ModelFormatError(f"{path}: inconsistent tagger model arrays")
         valid = set(cls._get_param_names())
@@ -504,6 +512,23 @@ def train_chain_model(train_sentences, task="chunk", model="crf", solver=None, C
     trained = tagger.fit(X, y, **dev).model_
     trained.space.task = task                # a ChainModel file: encoded by crf_features' attribute names
     return (trained, tagger.result_) if return_result else trained
+
+
+def _one_label_model(space, tagger):
+    """(ChainModel, Result) of training data with a single label: P(y | x) = 1 for every weight vector (the one
+    label sequence is the only one), so the loss is 0 and the regularized optimum w = 0, reached without a
+    solver; every token gets the label (as sklearn-crfsuite's CRF, and the parser's one-DEPREL labeller:
+    docs/decisions/0061, 0063)."""
+    from ..solvers.base import Result
+    from ..structured.model import ChainModel
+    from ..trace import Trace
+    from ..training import default_solver
+    loss = "ll" if tagger.model == "crf" else "mm"
+    solver = default_solver("chain", loss) if tagger.solver == "auto" else str(tagger.solver)
+    w = np.zeros(space.n_features)
+    model = ChainModel(space=space, w=w, model=tagger.model, C=tagger._C(), solver=solver)
+    return model, Result(w=w, f=0.0, grad_norm=0.0, iterations=0, train_seconds=0.0, converged=True,
+                         stop_reason="one label: nothing to learn", trace=Trace(solver=solver), solver=solver)
 
 
 def _columns_and_labels(sentences, column):

@@ -98,9 +98,10 @@ def _all_labels(values, labels) -> bool:
 
 
 def read_input(path, fmt: str, task: str, labels=()):
-    """(token tuples for MaxentTaggerModel.tag, raw lines to echo, 'conll' or 'text')."""
+    """(token tuples for MaxentTaggerModel.tag, raw lines to echo, 'conll' or 'text', the echo plan: per input
+    line what :func:`write_output` writes in its place, see :func:`echo_plan`)."""
     from ..data._files import fields, is_blank, read_text_lines
-    from ..data import read_columns
+    from ..data.conll import columns_from_lines
     from ..data.sniff import refuse_foreign_format
     lines = read_text_lines(path)
     refuse_foreign_format(path, lines, "a tagging model reads CoNLL columns (word [POS] ...) or one sentence "
@@ -108,14 +109,16 @@ def read_input(path, fmt: str, task: str, labels=()):
     if fmt == "auto":
         fmt = detect_format(path, lines, task, labels)
     if fmt == "conll":
-        sentences = read_columns(path)
+        sentences = columns_from_lines(lines, path)
+        plan = echo_plan(lines)
         need = 1 if task in ("pos", "ner") else 2
         if sentences and len(sentences[0][0]) < need:
             raise InvalidInputError(f"{path}: chunking needs the POS tag in the second column")
         if task == "ner":
-            return [list(s) for s in sentences], sentences, "conll"        # the templates read what they need
-        return [[t if task == "chunk" else t[0] for t in s] for s in sentences], sentences, "conll"
+            return [list(s) for s in sentences], sentences, "conll", plan   # the templates read what they need
+        return [[t if task == "chunk" else t[0] for t in s] for s in sentences], sentences, "conll", plan
     sentences = [fields(line) for line in lines if not is_blank(line)]
+    plan = [None if not is_blank(line) else "" for line in lines]          # a blank line stays one
     if task == "chunk":
         pairs = []
         for k, s in enumerate(sentences):
@@ -124,8 +127,31 @@ def read_input(path, fmt: str, task: str, labels=()):
                 raise InvalidInputError(f"{path}: sentence {k + 1}: chunking input tokens must be word/POS "
                                         "(for CoNLL columns give --input-format conll)")
             pairs.append([(w, pos) for w, _, pos in row])
-        return pairs, sentences, "text"
-    return sentences, sentences, "text"
+        return pairs, sentences, "text", plan
+    return sentences, sentences, "text", plan
+
+
+DOCUMENT_LABEL = "O"        # the label column of an echoed -DOCSTART- line
+
+
+def echo_plan(lines) -> list:
+    """Per line of CoNLL input: None where a token line is (its tagged row goes there), else the text that stands
+    for the line in the output: "" for a blank line, and a ``-DOCSTART-`` line (skipped by the readers, as
+    CoNLL-2002/2003 put one before each document) echoed with ``O`` appended as its prediction, so that the
+    output lines up with the input line for line (``paste``) and every non-blank line has the same number of
+    columns, as conlleval requires (``-DOCSTART- -X- -X- O O``); ``O`` is no chunk, so the line changes no
+    chunk score (docs/decisions/0063)."""
+    from ..data._files import fields, is_blank
+    from ..data.conll import is_docstart
+    plan = []
+    for line in lines:
+        if is_blank(line):
+            plan.append("")
+        elif is_docstart(line):
+            plan.append(" ".join(fields(line)) + f" {DOCUMENT_LABEL}")
+        else:
+            plan.append(None)
+    return plan
 
 
 INSTEAD_OF_TAGGING = {"CoNLL-U": "give its FORM column, one token per line and a blank line between sentences "
@@ -157,21 +183,59 @@ def need_columns(fmt, rows, width, path):
                                     f"{width}; _ or ? leaves a token free)")
 
 
-def write_n_best(out, raw, lists, fmt, probability):
-    for tokens, candidates in zip(raw, lists):
+def write_n_best(out, raw, lists, fmt, probability, plan=None):
+    """The n-best lists of every sentence; CoNLL input's ``-DOCSTART-`` lines (``plan``, :func:`echo_plan`) are
+    written once, each as a block of its own, where they stood between the sentences."""
+    before = _documents_before(raw, plan) if fmt == "conll" and plan is not None else None
+    for k, (tokens, candidates) in enumerate(zip(raw, lists)):
+        if before is not None:
+            out.write("".join(line + "\n\n" for line in before[k]))
         for rank, (labels, score) in enumerate(candidates):
             out.write(f"# {rank} {math.exp(score) if probability else score:.6g}\n")
             write_output(out, [tokens], [labels], fmt)
         if fmt != "conll":
             out.write("\n")
+    if before is not None:
+        out.write("".join(line + "\n\n" for line in before[len(raw)]))
 
 
-def write_output(out, raw, predicted, fmt):
+def _documents_before(raw, plan):
+    """Per sentence the echoed -DOCSTART- lines of ``plan`` before its first token (the last list: after every
+    sentence)."""
+    from bisect import bisect_left
+    from itertools import accumulate
+    first = list(accumulate((len(s) for s in raw[:-1]), initial=0))     # each sentence's first token
+    before = [[] for _ in range(len(raw) + 1)]
+    seen = 0
+    for entry in plan:
+        if entry is None:
+            seen += 1
+        elif entry:
+            before[bisect_left(first, seen)].append(entry)
+    return before
+
+
+def write_output(out, raw, predicted, fmt, plan=None):
+    """The tagged sentences: CoNLL rows with the label appended (a blank line after each sentence), text as
+    ``word/LABEL`` (a sentence a line). ``plan`` (:func:`echo_plan`, from the input): one output line per input
+    line instead, blank and ``-DOCSTART-`` lines where the input had them."""
+    if plan is None:
+        out.write("".join(line + "\n" for line in _rows(raw, predicted, fmt, sentence_break=True)))
+        return
+    rows = iter(_rows(raw, predicted, fmt))
+    out.write("".join((next(rows) if entry is None else entry) + "\n" for entry in plan))
+
+
+def _rows(raw, predicted, fmt, sentence_break=False):
+    """The output line of every token (CoNLL; ``sentence_break``: a blank line after each sentence) or
+    sentence (text)."""
     for tokens, labels in zip(raw, predicted):
-        if fmt == "conll":
-            out.write("".join(" ".join(tok) + f" {y}\n" for tok, y in zip(tokens, labels)) + "\n")
-        else:
-            out.write(" ".join(f"{tok}/{y}" for tok, y in zip(tokens, labels)) + "\n")
+        if fmt != "conll":
+            yield " ".join(f"{tok}/{y}" for tok, y in zip(tokens, labels))
+            continue
+        yield from (" ".join(tok) + f" {y}" for tok, y in zip(tokens, labels))
+        if sentence_break:
+            yield ""
 
 
 def other_split(split):
