@@ -253,6 +253,52 @@ def lr_dual_pass(order, indptr, indices, data, y, cost, qdiag, alpha, alpha_c, l
 
 
 @njit(cache=True, fastmath=FAST)
+def lr_first_pass(order, indptr, indices, data, y, cost, qdiag, alpha, alpha_c, log_odds, w,
+                  inner_eps, xi, max_newton, variant):
+    """The first pass of a cold start, with the set-up pass folded in: alpha is the start (36), w = 0
+    holds none of it, and each visit computes Q_ii = ||x_i||^2 in the loop of its dot product and
+    log(alpha_i / (C_i - alpha_i)), then adds its whole new alpha_i (not the change) into w. After the
+    pass w = w(alpha) (22) again. Before their own visit, the other instances' alpha_j of (36)
+    (<= 1e-8) are missing from w: g_i misses sum_j y_j alpha_j x_j'x_i, a change of the start's order
+    against eps' >= 1e-8 of the sub-problem (docs/decisions/0064). Returns as :func:`lr_dual_pass`."""
+    out = np.empty(3)
+    newton = 0
+    changed = 0
+    vmax = 0.0
+    for s_ in range(order.shape[0]):
+        prefetch_lr_visit_lines(order, s_, LINES_AHEAD, indptr, indices, data, alpha, alpha_c, cost)
+        i = order[s_]
+        yi = y[i]
+        dot = 0.0
+        q = 0.0
+        for k in range(indptr[i], indptr[i + 1]):
+            v = data[k]
+            dot += v * w[indices[k]]
+            q += v * v
+        qdiag[i] = q
+        c1, c2 = alpha[i], alpha_c[i]
+        b = yi * dot + c1 * q                          # (23), alpha_i's own term included
+        lo = np.log(c1 / c2)
+        g = b + lo
+        if abs(g) > vmax:
+            vmax = abs(g)
+        new = c1
+        if abs(g) > inner_eps:
+            newton += solve_subproblem(q, b, c1, c2, cost[i], g, inner_eps, xi, max_newton, variant, out)
+            # (36) starts on the alpha side (c1 <= c2), where Z1 is alpha_i itself
+            new = out[0] if c1 <= c2 else cost[i] - out[1]
+            if new != c1:
+                changed += 1
+            alpha[i], alpha_c[i] = out[0], out[1]
+            lo = out[2] if variant == LOG_ODDS else np.log(out[0] / out[1])
+        log_odds[i] = lo
+        coef = new * yi
+        for k in range(indptr[i], indptr[i + 1]):
+            w[indices[k]] += coef * data[k]                 # (24), the whole alpha_i
+    return newton, vmax, changed
+
+
+@njit(cache=True, fastmath=FAST)
 def lr_start(indptr, indices, data, y, alpha, n_features):
     """Q_ii = ||x_i||^2 and w(alpha) = sum_i y_i alpha_i x_i (22) in one pass over the rows."""
     l = indptr.shape[0] - 1
