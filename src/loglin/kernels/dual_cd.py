@@ -135,7 +135,7 @@ def log_odds_newton(a, b, c1, c2, s, g0, eps, xi, max_newton, out):
     |g_t'| <= eps as Algorithm 4; arguments and result as :func:`modified_newton`, and out[2] = log(Z1 / Z2)
     (``out`` has length 3)."""
     t, c, other, bt, gt0 = _nearer_side(a, b, c1, c2, g0)
-    u = np.log(c / other)
+    u = g0 - b if t == 1 else b - g0               # log(c / other): g'(0) = b + log(c1 / c2), no second log
     Z, W, gp = c, other, gt0
     steps = 0
     while abs(gp) > eps and steps < max_newton:
