@@ -33,7 +33,8 @@ driver records the duality gap and can stop on ``gap_tol``; see
 :mod:`loglin.duality` for the duals, including Maxent with merged contexts.
 
 A non-zero initial w is a warm start: alpha (beta) is set from the
-optimality conditions at that w.
+optimality conditions at that w. From w = 0, LR has no set-up pass: the first
+pass builds Q_ii and w(alpha) as it goes (``kernels.dual_cd.lr_first_pass``).
 """
 from __future__ import annotations
 
