@@ -30,7 +30,8 @@ LS_MAX = 40
 TINY = 1e-300           # Z >= TINY * s keeps Z > 0 and log(Z1 / Z2) finite
 LOG_TINY = -690.0       # log-odds floor of log_odds_newton: about log(TINY), exp(-LOG_TINY) stays finite
 # Reassociation lets LLVM vectorize the sparse dot products (about 15% per pass on
-# a9a); NaN/inf semantics are kept (no "nnan"/"ninf"), the guards below rely on them.
+# a9a); NaN/inf semantics are kept (no "nnan"/"ninf"), the guards below rely on them. Column indices are
+# read unsigned (np.uint64): no negative-index wraparound per non-zero (-13% a pass on news20, same bits; 0064).
 FAST = {"nsz", "arcp", "contract", "reassoc"}
 
 
@@ -230,7 +231,7 @@ def lr_dual_pass(order, indptr, indices, data, y, cost, qdiag, alpha, alpha_c, l
         yi = y[i]
         dot = 0.0
         for k in range(indptr[i], indptr[i + 1]):
-            dot += data[k] * w[indices[k]]
+            dot += data[k] * w[np.uint64(indices[k])]
         a = qdiag[i]
         b = yi * dot                                   # (23)
         c1, c2 = alpha[i], alpha_c[i]
@@ -245,7 +246,7 @@ def lr_dual_pass(order, indptr, indices, data, y, cost, qdiag, alpha, alpha_c, l
         if z != 0.0:
             coef = z * yi
             for k in range(indptr[i], indptr[i + 1]):
-                w[indices[k]] += coef * data[k]             # (24)
+                w[np.uint64(indices[k])] += coef * data[k]             # (24)
             changed += 1
         alpha[i], alpha_c[i] = out[0], out[1]
         log_odds[i] = out[2] if variant == LOG_ODDS else np.log(out[0] / out[1])
@@ -273,7 +274,7 @@ def lr_first_pass(order, indptr, indices, data, y, cost, qdiag, alpha, alpha_c, 
         q = 0.0
         for k in range(indptr[i], indptr[i + 1]):
             v = data[k]
-            dot += v * w[indices[k]]
+            dot += v * w[np.uint64(indices[k])]
             q += v * v
         qdiag[i] = q
         c1, c2 = alpha[i], alpha_c[i]
@@ -294,7 +295,7 @@ def lr_first_pass(order, indptr, indices, data, y, cost, qdiag, alpha, alpha_c, 
         log_odds[i] = lo
         coef = new * yi
         for k in range(indptr[i], indptr[i + 1]):
-            w[indices[k]] += coef * data[k]                 # (24), the whole alpha_i
+            w[np.uint64(indices[k])] += coef * data[k]                 # (24), the whole alpha_i
     return newton, vmax, changed
 
 
@@ -310,7 +311,7 @@ def lr_start(indptr, indices, data, y, alpha, n_features):
         for k in range(indptr[i], indptr[i + 1]):
             v = data[k]
             q += v * v
-            w[indices[k]] += coef * v
+            w[np.uint64(indices[k])] += coef * v
         qdiag[i] = q
     return qdiag, w
 
