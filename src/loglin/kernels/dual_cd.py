@@ -30,7 +30,8 @@ LS_MAX = 40
 TINY = 1e-300           # Z >= TINY * s keeps Z > 0 and log(Z1 / Z2) finite
 LOG_TINY = -690.0       # log-odds floor of log_odds_newton: about log(TINY), exp(-LOG_TINY) stays finite
 # Reassociation lets LLVM vectorize the sparse dot products (about 15% per pass on
-# a9a); NaN/inf semantics are kept (no "nnan"/"ninf"), the guards below rely on them.
+# a9a); NaN/inf semantics are kept (no "nnan"/"ninf"), the guards below rely on them. Column indices are
+# read unsigned (np.uint64): no negative-index wraparound per non-zero (-13% a pass on news20, same bits; 0064).
 FAST = {"nsz", "arcp", "contract", "reassoc"}
 
 
@@ -135,7 +136,7 @@ def log_odds_newton(a, b, c1, c2, s, g0, eps, xi, max_newton, out):
     |g_t'| <= eps as Algorithm 4; arguments and result as :func:`modified_newton`, and out[2] = log(Z1 / Z2)
     (``out`` has length 3)."""
     t, c, other, bt, gt0 = _nearer_side(a, b, c1, c2, g0)
-    u = np.log(c / other)
+    u = g0 - b if t == 1 else b - g0               # log(c / other): g'(0) = b + log(c1 / c2), no second log
     Z, W, gp = c, other, gt0
     steps = 0
     while abs(gp) > eps and steps < max_newton:
@@ -230,7 +231,7 @@ def lr_dual_pass(order, indptr, indices, data, y, cost, qdiag, alpha, alpha_c, l
         yi = y[i]
         dot = 0.0
         for k in range(indptr[i], indptr[i + 1]):
-            dot += data[k] * w[indices[k]]
+            dot += data[k] * w[np.uint64(indices[k])]
         a = qdiag[i]
         b = yi * dot                                   # (23)
         c1, c2 = alpha[i], alpha_c[i]
@@ -245,10 +246,56 @@ def lr_dual_pass(order, indptr, indices, data, y, cost, qdiag, alpha, alpha_c, l
         if z != 0.0:
             coef = z * yi
             for k in range(indptr[i], indptr[i + 1]):
-                w[indices[k]] += coef * data[k]             # (24)
+                w[np.uint64(indices[k])] += coef * data[k]             # (24)
             changed += 1
         alpha[i], alpha_c[i] = out[0], out[1]
         log_odds[i] = out[2] if variant == LOG_ODDS else np.log(out[0] / out[1])
+    return newton, vmax, changed
+
+
+@njit(cache=True, fastmath=FAST)
+def lr_first_pass(order, indptr, indices, data, y, cost, qdiag, alpha, alpha_c, log_odds, w,
+                  inner_eps, xi, max_newton, variant):
+    """The first pass of a cold start, with the set-up pass folded in: alpha is the start (36), w = 0
+    holds none of it, and each visit computes Q_ii = ||x_i||^2 in the loop of its dot product and
+    log(alpha_i / (C_i - alpha_i)), then adds its whole new alpha_i (not the change) into w. After the
+    pass w = w(alpha) (22) again. Before their own visit, the other instances' alpha_j of (36)
+    (<= 1e-8) are missing from w: g_i misses sum_j y_j alpha_j x_j'x_i, a change of the start's order
+    against eps' >= 1e-8 of the sub-problem (docs/decisions/0064). Returns as :func:`lr_dual_pass`."""
+    out = np.empty(3)
+    newton = 0
+    changed = 0
+    vmax = 0.0
+    for s_ in range(order.shape[0]):
+        prefetch_lr_visit_lines(order, s_, LINES_AHEAD, indptr, indices, data, alpha, alpha_c, cost)
+        i = order[s_]
+        yi = y[i]
+        dot = 0.0
+        q = 0.0
+        for k in range(indptr[i], indptr[i + 1]):
+            v = data[k]
+            dot += v * w[np.uint64(indices[k])]
+            q += v * v
+        qdiag[i] = q
+        c1, c2 = alpha[i], alpha_c[i]
+        b = yi * dot + c1 * q                          # (23), alpha_i's own term included
+        lo = np.log(c1 / c2)
+        g = b + lo
+        if abs(g) > vmax:
+            vmax = abs(g)
+        new = c1
+        if abs(g) > inner_eps:
+            newton += solve_subproblem(q, b, c1, c2, cost[i], g, inner_eps, xi, max_newton, variant, out)
+            # (36) starts on the alpha side (c1 <= c2), where Z1 is alpha_i itself
+            new = out[0] if c1 <= c2 else cost[i] - out[1]
+            if new != c1:
+                changed += 1
+            alpha[i], alpha_c[i] = out[0], out[1]
+            lo = out[2] if variant == LOG_ODDS else np.log(out[0] / out[1])
+        log_odds[i] = lo
+        coef = new * yi
+        for k in range(indptr[i], indptr[i + 1]):
+            w[np.uint64(indices[k])] += coef * data[k]                 # (24), the whole alpha_i
     return newton, vmax, changed
 
 
@@ -264,7 +311,7 @@ def lr_start(indptr, indices, data, y, alpha, n_features):
         for k in range(indptr[i], indptr[i + 1]):
             v = data[k]
             q += v * v
-            w[indices[k]] += coef * v
+            w[np.uint64(indices[k])] += coef * v
         qdiag[i] = q
     return qdiag, w
 

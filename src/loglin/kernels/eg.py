@@ -101,7 +101,7 @@ def lr_eg_pass(picks, indptr, indices, data, y, cost, qdiag, alpha, alpha_c, w, 
         C = cost[i]
         dot = 0.0
         for k in range(indptr[i], indptr[i + 1]):
-            dot += data[k] * w[indices[k]]
+            dot += data[k] * w[np.uint64(indices[k])]      # unsigned index: no wraparound (kernels.logistic)
         a = qdiag[i]
         b = y[i] * dot
         c1, c2 = alpha[i], alpha_c[i]
@@ -132,7 +132,7 @@ def lr_eg_pass(picks, indptr, indices, data, y, cost, qdiag, alpha, alpha_c, w, 
             if ok:
                 coef = z * y[i]
                 for k in range(indptr[i], indptr[i + 1]):
-                    w[indices[k]] += coef * data[k]
+                    w[np.uint64(indices[k])] += coef * data[k]
                 alpha[i], alpha_c[i] = n1, n2
                 accepted += 1
                 break

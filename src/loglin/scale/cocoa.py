@@ -83,6 +83,11 @@ class LocalDualCD:
         point; returns this shard's part of w(alpha) (the driver's w is the sum of the parts)."""
         w = np.array(w0, dtype=np.float64)          # the *_state functions overwrite it with the shard's part
         if self.kind == "binary":
+            self.cold = cd.FUSED_START and not np.any(w != 0.0)
+            if self.cold:       # as cddual: no set-up pass; the first pass builds Q_ii (of the scaled rows) and w
+                self.alpha, self.alpha_c, self.active, self.qdiag = cd.lr_cold_state(self.problem)
+                self.log_odds = np.zeros_like(self.alpha)
+                return w
             self.alpha, self.alpha_c, self.active, qdiag = cd.lr_state(self.problem, w)
             self.log_odds = cd.lr_log_odds(self.alpha, self.alpha_c, self.active)
             self.qdiag = qdiag if self.sigma == 1.0 else self.sigma * qdiag
@@ -96,7 +101,10 @@ class LocalDualCD:
         (u_k, counters)."""
         v = w / self.root if self.root != 1.0 else w.copy()
         if self.kind == "binary":
-            before, before_c = self.alpha.copy(), self.alpha_c.copy()
+            if self.cold:       # the shard's part of w holds no alpha yet: the round adds all of it
+                before, before_c = np.zeros_like(self.alpha), np.maximum(self.problem.cost, 0.0)
+            else:
+                before, before_c = self.alpha.copy(), self.alpha_c.copy()
             counters = self._lr_passes(v)
             # the move on the side the kernel moved (its smaller distance), as in lr_dual_pass
             delta = np.where(before <= before_c, self.alpha - before, before_c - self.alpha_c)
@@ -117,10 +125,11 @@ class LocalDualCD:
         vmax, stalled = 0.0, True
         for _ in range(self.local_passes):
             used = self.tol.value
-            steps, violation, moved = dk.lr_dual_pass(self.rng.permutation(self.active), X.indptr, X.indices,
-                                                      self.data, p.y, p.cost, self.qdiag, self.alpha, self.alpha_c,
-                                                      self.log_odds, v, used, self.xi, self.max_newton,
-                                                      dk.LOG_ODDS)
+            kernel = dk.lr_first_pass if self.cold else dk.lr_dual_pass
+            self.cold = False
+            steps, violation, moved = kernel(self.rng.permutation(self.active), X.indptr, X.indices,
+                                             self.data, p.y, p.cost, self.qdiag, self.alpha, self.alpha_c,
+                                             self.log_odds, v, used, self.xi, self.max_newton, dk.LOG_ODDS)
             self.tol.after_pass(steps, len(self.active))
             newton, changed, vmax = newton + steps, changed + moved, max(vmax, violation)
             stalled = stalled and moved == 0 and used <= self.tol.floor

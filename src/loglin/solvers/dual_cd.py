@@ -33,7 +33,8 @@ driver records the duality gap and can stop on ``gap_tol``; see
 :mod:`loglin.duality` for the duals, including Maxent with merged contexts.
 
 A non-zero initial w is a warm start: alpha (beta) is set from the
-optimality conditions at that w.
+optimality conditions at that w. From w = 0, LR has no set-up pass: the first
+pass builds Q_ii and w(alpha) as it goes (``kernels.dual_cd.lr_first_pass``).
 """
 from __future__ import annotations
 
@@ -51,6 +52,7 @@ INNER_EPS_MIN = 1e-8       # final eps'
 INNER_SHRINK = 0.1         # eps' <- 0.1 eps' ...
 INNER_SHRINK_WHEN = 0.1    # ... when a pass took <= l/10 Newton steps
 MAX_NEWTON = 100           # Newton steps per sub-problem (LIBLINEAR's cap)
+FUSED_START = True         # LR from w = 0: no set-up pass, Q_ii and w(alpha) built by the first pass (0064)
 MAX_PAIRS_PER_LABEL = 100  # safety cap of Algorithm 6: pair updates per context visit / |Y|
 
 
@@ -93,6 +95,15 @@ def lr_state(p, w, eps1=duality.LR_EPS1, eps2=duality.LR_EPS2):
     return alpha, alpha_c, np.flatnonzero(~dead).astype(np.int64), qdiag
 
 
+def lr_cold_state(p, eps1=duality.LR_EPS1, eps2=duality.LR_EPS2):
+    """As :func:`lr_state` at w = 0 without its pass over X: Q_ii, log-odds and w(alpha) are left to
+    ``kernels.dual_cd.lr_first_pass`` (w stays 0 until then)."""
+    alpha, alpha_c = duality.lr_initial_alpha(p.cost, eps1, eps2)
+    dead = p.cost <= 0
+    alpha[dead], alpha_c[dead] = 0.0, 0.0
+    return alpha, alpha_c, np.flatnonzero(~dead).astype(np.int64), np.zeros_like(alpha)
+
+
 def lr_log_odds(alpha, alpha_c, active):
     """log(alpha / (C - alpha)) of the active instances, kept per instance so that a visit takes no log."""
     log_odds = np.zeros_like(alpha)                     # dead instances are never visited
@@ -106,14 +117,21 @@ def _lr_dual_cd(objective, w, rng, variant, name, eps, xi, max_newton, inner_eps
     duality.require_regularized(objective, name)
     p = objective.problem
     X = p.X
-    alpha, alpha_c, active, qdiag = lr_state(p, w, eps1, eps2)
-    log_odds = lr_log_odds(alpha, alpha_c, active)
+    cold = FUSED_START and not _has_start(w)
+    if cold:                                    # the set-up pass is folded into the first pass
+        alpha, alpha_c, active, qdiag = lr_cold_state(p, eps1, eps2)
+        log_odds = np.zeros_like(alpha)
+    else:
+        alpha, alpha_c, active, qdiag = lr_state(p, w, eps1, eps2)
+        log_odds = lr_log_odds(alpha, alpha_c, active)
     tol = InnerTolerance(inner_eps, min(inner_eps_min, eps) if eps > 0 else inner_eps_min)
     while True:
         order = rng.permutation(active)
         used = tol.value
-        newton, vmax, changed = dk.lr_dual_pass(order, X.indptr, X.indices, X.data, p.y, p.cost, qdiag,
-                                                alpha, alpha_c, log_odds, w, used, xi, max_newton, variant)
+        kernel = dk.lr_first_pass if cold else dk.lr_dual_pass
+        cold = False
+        newton, vmax, changed = kernel(order, X.indptr, X.indices, X.data, p.y, p.cost, qdiag,
+                                       alpha, alpha_c, log_odds, w, used, xi, max_newton, variant)
         tol.after_pass(newton, len(active))
         dual = (lambda: duality.lr_dual_objective(p, alpha, alpha_c, w)) if report_dual else None   # untimed
         stalled = changed == 0 and used <= tol.floor
