@@ -377,17 +377,20 @@ def cd_step(t, p, y, w, r, C, emp_t, gamma, beta, use_bound, f_max, omega, rows,
         counters[LINE_SEARCH] += 1
         q = r * (w_t * z + 0.5 * z * z) - C * z * emp_t      # Q_t(z), eq. (11)
         target = gamma * z * g                                # right side of (35)
+        em1_bound = np.nan
         if use_bound and omega > 0.0 and f_max > 0.0:
             counters[N_EXP] += 1
             counters[N_LOG] += 1
-            arg = 1.0 + math.expm1(z * f_max) * E / (f_max * omega)
+            em1_bound = math.expm1(z * f_max)
+            arg = 1.0 + em1_bound * E / (f_max * omega)
             if arg >= SMALL_ARG and q + C * omega * math.log(arg) <= target:   # (38)-(39)
                 counters[SKIP] += 1
                 _unit_or_update(t, z, trial, fused, w, rows, cols, S, R, scores, counters, p, y, link)
                 return z, fused
         if binary:
             counters[N_EXP] += 1
-            em1 = math.expm1(z)              # one exp per line-search step (section 4.3)
+            # one exp per line-search step (section 4.3): (38)'s when f_max = 1 (0/1 data), z * 1.0 being z
+            em1 = em1_bound if f_max == 1.0 and em1_bound == em1_bound else math.expm1(z)
             inside = em1 >= BOUND_LOW and em1 <= BOUND_HIGH
             accepted = inside and q + C * _series_bound(em1, sums) <= target         # implies (35)
             if not accepted and inside:      # the caller's pending update is applied: sums of S as it is now

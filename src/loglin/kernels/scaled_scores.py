@@ -352,10 +352,11 @@ def _repair(x, status, w, rows, S, R, scores, counters, link):
 
 @njit(cache=True, inline="always")
 def _store_row(x, gx, S, R, S_all, R_all, label):
+    """Row x of a block back to context gx: its S entries, T and T_top (c(x) never changes in a block)."""
     for j in range(label.shape[0]):
         S_all[gx, label[j]] = S[x, j]
-    for f in range(RECORD):
-        R_all[gx, f] = R[x, f]
+    R_all[gx, TOTAL] = R[x, TOTAL]
+    R_all[gx, TOP] = R[x, TOP]
 
 
 @njit(cache=True, inline="always")
@@ -417,8 +418,9 @@ def load_block(ctx, label, S_all, R_all, S_flat, R_flat, sums, gather, powers):
         x = ctx[i]
         for j in range(m):
             S[i, j] = S_all[x, label[j]]
-        for f in range(RECORD):
-            R[i, f] = R_all[x, f]
+        R[i, TOTAL] = R_all[x, TOTAL]            # the record's fourth value is unused
+        R[i, TOP] = R_all[x, TOP]
+        R[i, COUNT] = R_all[x, COUNT]
         if gather:
             P = S_all[x, label[0]] / R_all[x, TOTAL]
             if powers:
