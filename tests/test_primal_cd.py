@@ -335,3 +335,28 @@ def test_a_block_never_holds_one_label_twice():
         assert plain[0][t0] != 0.0 and plain[0][n] != 0.0
         for a, b in zip(plain, blocked):
             assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 7, 13, 301])
+def test_block_sums_in_vector_lanes_equal_the_scalar_lanes_of_the_plain_pass(n):
+    """CD's column sums are four partial sums (decision 0065): the block kernels add four rows as one vector,
+    the plain pass keeps four scalars; both must give the same M_1..M_24 and split sums bit for bit, for
+    any number of rows (the last group padded with zero terms)."""
+    from loglin.kernels import primal_cd as kcd
+    from loglin.kernels import scaled_scores as ss
+    rng = np.random.default_rng(n)
+    S = rng.random((n, 3)) ** 3
+    S[::3, 1] = 1e3 * (1.0 + rng.random(S[::3, 1].shape[0]))     # P near 1: every branch of the terms
+    S[1::5, 1] = 1e-9
+    R = ss.context_records(rng.integers(1, 4, size=n).astype(float))
+    R[:, ss.TOTAL] = S.sum(axis=1)
+    cols = (np.array([0, n], dtype=np.int64), np.arange(n, dtype=np.int32), np.empty(0))
+    plain, block = np.zeros(kcd.SUMS), np.zeros(kcd.SUMS)
+    kcd._column_power_sums(0, 1, cols, S, R, plain)
+    kcd._column_split_sums(0, 1, cols, S, R, plain[kcd.SERIES_TERMS:])
+    s, T, c = S[:, 1].copy(), R[:, ss.TOTAL].copy(), R[:, ss.COUNT].copy()
+    kcd._block_power_sums(s, T, c, block)
+    kcd._block_split_sums(s, T, c, block[kcd.SERIES_TERMS:])
+    assert np.array_equal(plain, block)
+    P = s / T
+    np.testing.assert_allclose(plain[:3], [np.sum(c * P), np.sum(c * P ** 2), np.sum(c * P ** 3 * (P > 1e-7))], rtol=1e-13)

@@ -12,10 +12,11 @@ import math
 import numpy as np
 from numba import njit
 
-from .scaled_scores import (BOUND_TERMS, COUNT, LINE_SEARCH, N_EXP, N_LOG, NEWTON, SERIES, SERIES_MAX,
+from .lanes import LANES, combine_lanes, start_lanes, vadd, vdiv, vload, vmul, vsplat, vsub, vsum, vtail, vwhere_gt
+from .scaled_scores import (BOUND_TERMS, COUNT, LINE_SEARCH, N_EXP, N_LOG, NEWTON, SERIES, SERIES_LOW, SERIES_MAX,
                             SERIES_NEGLIGIBLE, SERIES_TERMS, SKIP, TOP, TOTAL, UNIT, _column_moments, _repair,
-                            _scale_entry, _store_row, _update_column, add_bound_powers, add_series_powers,
-                            start_series_powers, store_series_powers)
+                            _scale_entry, _store_row, _update_column, add_bound_lane, add_high_powers, add_series_lane,
+                            add_series_vector, start_series_powers)
 
 SMALL_ARG = 1e-4                 # below this 1 + P (e^{zf} - 1) is re-formed without cancellation
 MAX_LINE_SEARCH = 60             # lambda = 1, beta, ..., beta^59
@@ -65,26 +66,29 @@ def _column_power_sums(p, y, cols, S, R, sums):
     adds to M_k only while its term (P |e^z - 1|)^k / k of the series can be
     above rounding (see :mod:`loglin.kernels.scaled_scores`): to M_1, M_2 if
     P <= SERIES_NEGLIGIBLE, to M_1..M_12 if P <= SERIES_HIGH, else to all.
-    The first twelve accumulators are locals (registers).
+    M_1..M_12 in lanes (:data:`loglin.kernels.scaled_scores.LANES`, locals: registers), M_13..M_24 in row order.
     """
     col_ptr, col_ctx, _ = cols
+    lo = col_ptr[p]
     m = start_series_powers(sums)
-    for k in range(col_ptr[p], col_ptr[p + 1]):
+    for k in range(lo, col_ptr[p + 1]):
         x = col_ctx[k]
-        m = add_series_powers(m, R[x, COUNT], S[x, y] / R[x, TOTAL], sums)
-    store_series_powers(m, sums)
+        c, P = R[x, COUNT], S[x, y] / R[x, TOTAL]
+        m = add_series_lane(m, (k - lo) % LANES, c, P)
+        add_high_powers(c, P, sums)
+    combine_lanes(m, sums)
 
 
 @njit(cache=True, inline="always")
 def _column_bound_powers(p, y, cols, S, R, sums):
     """sums[k-1] = M_k for k = 1..BOUND_TERMS only (bit-equal to those of :func:`_column_power_sums`)."""
     col_ptr, col_ctx, _ = cols
-    m = 0.0, 0.0, 0.0
-    for k in range(col_ptr[p], col_ptr[p + 1]):
+    lo = col_ptr[p]
+    b = start_lanes((0.0, 0.0, 0.0))
+    for k in range(lo, col_ptr[p + 1]):
         x = col_ctx[k]
-        m = add_bound_powers(m, R[x, COUNT], S[x, y] / R[x, TOTAL])
-    for j in range(BOUND_TERMS):
-        sums[j] = m[j]
+        b = add_bound_lane(b, (k - lo) % LANES, R[x, COUNT], S[x, y] / R[x, TOTAL])
+    combine_lanes(b, sums)
 
 
 @njit(cache=True, inline="always")
@@ -132,35 +136,88 @@ def _add_split_terms(acc, c, P):
     return l1, l2, l3, n_hi, h1, h2, h3
 
 
+@njit(cache=True, inline="always")
+def _add_split_lane(acc, lane, c, P):
+    """:func:`_add_split_terms` of one context into partial ``lane`` of the lanes acc (as M_1..M_3)."""
+    l0, l1, l2, l3 = acc
+    if lane == 0:
+        l0 = _add_split_terms(l0, c, P)
+    elif lane == 1:
+        l1 = _add_split_terms(l1, c, P)
+    elif lane == 2:
+        l2 = _add_split_terms(l2, c, P)
+    else:
+        l3 = _add_split_terms(l3, c, P)
+    return l0, l1, l2, l3
+
+
 @njit(cache=True, error_model="numpy")
 def _column_split_sums(p, y, cols, S, R, out):
     """out[:7] = (L_1, L_2, L_3, N_hi, H_1, H_2, H_3) over column p, label y (0/1 data) for :func:`_split_bound`:
     L_k = sum c(x) P^k over the contexts with P <= 1/2, N_hi = sum c(x) and H_k = sum c(x) (1 - P)^k over
-    those with P > 1/2 (1 - P is then exact: Sterbenz). Gathered only when the bound from M_1..M_3 fails."""
+    those with P > 1/2 (1 - P is then exact: Sterbenz). Gathered only when the bound from M_1..M_3 fails.
+    In lanes, as M_1..M_3."""
     col_ptr, col_ctx, _ = cols
-    acc = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
-    for k in range(col_ptr[p], col_ptr[p + 1]):
+    lo = col_ptr[p]
+    acc = start_lanes((0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
+    for k in range(lo, col_ptr[p + 1]):
         x = col_ctx[k]
-        acc = _add_split_terms(acc, R[x, COUNT], S[x, y] / R[x, TOTAL])
-    out[0], out[1], out[2], out[3], out[4], out[5], out[6] = acc
+        acc = _add_split_lane(acc, (k - lo) % LANES, R[x, COUNT], S[x, y] / R[x, TOTAL])
+    combine_lanes(acc, out)
+
+
+@njit(cache=True, inline="always")
+def _add_split_vector(acc, c, P, zero, one):
+    """:func:`_add_split_terms` of LANES contexts at once (vectors, kernels.lanes): the same operations per lane."""
+    l1, l2, l3, n_hi, h1, h2, h3 = acc
+    v = vwhere_gt(P, 0.5, vsub(one, P), P)
+    a = vmul(c, v)
+    b = vmul(a, v)
+    d = vmul(b, v)
+    l1 = vadd(l1, vwhere_gt(P, 0.5, zero, a))
+    l2 = vadd(l2, vwhere_gt(P, 0.5, zero, b))
+    l3 = vadd(l3, vwhere_gt(P, 0.5, zero, d))
+    n_hi = vadd(n_hi, vwhere_gt(P, 0.5, c, zero))
+    h1 = vadd(h1, vwhere_gt(P, 0.5, a, zero))
+    h2 = vadd(h2, vwhere_gt(P, 0.5, b, zero))
+    h3 = vadd(h3, vwhere_gt(P, 0.5, d, zero))
+    return l1, l2, l3, n_hi, h1, h2, h3
 
 
 @njit(cache=True, error_model="numpy")
 def _block_split_sums(s, T, c, out):
-    """:func:`_column_split_sums` of a block's column as 1-D contiguous arrays (S, T, c): the same arithmetic."""
-    acc = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
-    for i in range(s.shape[0]):
-        acc = _add_split_terms(acc, c[i], s[i] / T[i])
-    out[0], out[1], out[2], out[3], out[4], out[5], out[6] = acc
+    """:func:`_column_split_sums` of a block's column as 1-D contiguous arrays (S, T, c): the same arithmetic
+    and lanes, LANES rows at once (the last ones padded with zero terms)."""
+    zero, one = vsplat(0.0), vsplat(1.0)
+    acc = zero, zero, zero, zero, zero, zero, zero
+    n = s.shape[0]
+    whole = n - n % LANES
+    for i in range(0, whole, LANES):
+        acc = _add_split_vector(acc, vload(c, i), vdiv(vload(s, i), vload(T, i)), zero, one)
+    if whole < n:
+        acc = _add_split_vector(acc, vtail(c, whole, n, 0.0), vdiv(vtail(s, whole, n, 0.0), vtail(T, whole, n, 1.0)),
+                                zero, one)
+    for j in range(7):
+        out[j] = vsum(acc[j])
 
 
 @njit(cache=True, error_model="numpy")
 def _block_power_sums(s, T, c, sums):
-    """:func:`_column_power_sums` of a block's column as 1-D contiguous arrays (S, T, c): the same arithmetic."""
-    m = start_series_powers(sums)
-    for i in range(s.shape[0]):
-        m = add_series_powers(m, c[i], s[i] / T[i], sums)
-    store_series_powers(m, sums)
+    """:func:`_column_power_sums` of a block's column as 1-D contiguous arrays (S, T, c): the same arithmetic
+    and lanes, M_1..M_12 of LANES rows at once (the last ones padded with zero terms), M_13..M_24 in row order."""
+    start_series_powers(sums)
+    zero = vsplat(0.0)
+    m = zero, zero, zero, zero, zero, zero, zero, zero, zero, zero, zero, zero
+    n = s.shape[0]
+    whole = n - n % LANES
+    for i in range(0, whole, LANES):
+        m = add_series_vector(m, vload(c, i), vdiv(vload(s, i), vload(T, i)), zero)
+    if whole < n:
+        m = add_series_vector(m, vtail(c, whole, n, 0.0), vdiv(vtail(s, whole, n, 0.0), vtail(T, whole, n, 1.0)), zero)
+    for j in range(SERIES_LOW):
+        sums[j] = vsum(m[j])
+    for i in range(n):
+        add_high_powers(c[i], s[i] / T[i], sums)
 
 
 @njit(cache=True, inline="always")
@@ -320,17 +377,20 @@ def cd_step(t, p, y, w, r, C, emp_t, gamma, beta, use_bound, f_max, omega, rows,
         counters[LINE_SEARCH] += 1
         q = r * (w_t * z + 0.5 * z * z) - C * z * emp_t      # Q_t(z), eq. (11)
         target = gamma * z * g                                # right side of (35)
+        em1_bound = np.nan
         if use_bound and omega > 0.0 and f_max > 0.0:
             counters[N_EXP] += 1
             counters[N_LOG] += 1
-            arg = 1.0 + math.expm1(z * f_max) * E / (f_max * omega)
+            em1_bound = math.expm1(z * f_max)
+            arg = 1.0 + em1_bound * E / (f_max * omega)
             if arg >= SMALL_ARG and q + C * omega * math.log(arg) <= target:   # (38)-(39)
                 counters[SKIP] += 1
                 _unit_or_update(t, z, trial, fused, w, rows, cols, S, R, scores, counters, p, y, link)
                 return z, fused
         if binary:
             counters[N_EXP] += 1
-            em1 = math.expm1(z)              # one exp per line-search step (section 4.3)
+            # one exp per line-search step (section 4.3): (38)'s when f_max = 1 (0/1 data), z * 1.0 being z
+            em1 = em1_bound if f_max == 1.0 and em1_bound == em1_bound else math.expm1(z)
             inside = em1 >= BOUND_LOW and em1 <= BOUND_HIGH
             accepted = inside and q + C * _series_bound(em1, sums) <= target         # implies (35)
             if not accepted and inside:      # the caller's pending update is applied: sums of S as it is now

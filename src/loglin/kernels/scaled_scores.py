@@ -39,6 +39,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from .lanes import LANES, combine_lanes, start_lanes, vadd, vdiv, vload, vmul, vsplat, vsum, vtail, vwhere_gt
 from .maxent import context_scores
 from .memory import LINE_VALUES, prefetch, prefetch_write
 
@@ -156,11 +157,12 @@ def _scale_entry(x, y, factor, S, R):
 
 
 @njit(cache=True, inline="always")
-def add_series_powers(m, count, P, sums):
-    """The twelve power sums m = (M_1..M_12) plus one context's terms count P^k; M_13..M_24 into sums.
+def add_series_powers(m, count, P):
+    """The power sums m = (M_1..M_12) (one lane, :func:`add_series_lane`) plus one context's terms count P^k.
 
     The terms kept per context are those that can be above rounding (module notes): M_1, M_2 always,
-    M_3..M_12 for P > SERIES_NEGLIGIBLE, M_13..M_24 (sums[12:]) for P > SERIES_HIGH.
+    M_3..M_12 for P > SERIES_NEGLIGIBLE, M_13..M_24 for P > SERIES_HIGH (:func:`add_high_powers`).
+    M_1..M_3 are those of :func:`add_bound_powers` (the same products).
     """
     m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12 = m
     a = count * P
@@ -188,16 +190,25 @@ def add_series_powers(m, count, P, sums):
     m11 += a
     a *= q
     m12 += a
-    if P > SERIES_HIGH:
-        for j in range(SERIES_LOW, SERIES_TERMS):
-            a *= P
-            sums[j] += a
     return m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12
 
 
 @njit(cache=True, inline="always")
+def add_high_powers(count, P, sums):
+    """M_13..M_24 (sums[12:]) plus one context's terms count P^k if P > SERIES_HIGH, in row order; the
+    products as in :func:`add_series_powers` (there q = P)."""
+    if P > SERIES_HIGH:
+        a = count * P
+        for j in range(1, SERIES_TERMS):
+            a *= P
+            if j >= SERIES_LOW:
+                sums[j] += a
+
+
+@njit(cache=True, inline="always")
 def add_bound_powers(m, count, P):
-    """M_1..M_BOUND_TERMS of one more context, with the same arithmetic as :func:`add_series_powers` (bit-equal)."""
+    """M_1..M_BOUND_TERMS (one lane, :func:`add_bound_lane`) plus one context's terms count P, count P^2 and
+    count P^3 (the last only for P > SERIES_NEGLIGIBLE, see :func:`add_series_powers`)."""
     m1, m2, m3 = m
     a = count * P
     m1 += a
@@ -209,18 +220,95 @@ def add_bound_powers(m, count, P):
     return m1, m2, m3
 
 
+# Lanes. CD's sums over a column (M_1..M_12, the split sums of kernels.primal_cd) are kept as LANES partial
+# sums: the context at position k of the column (its row in a block) adds to partial k % LANES, and the
+# partials are combined as (s_0 + s_1) + (s_2 + s_3) (kernels.lanes). The additions of one sum are then
+# independent four by four, and the block passes add four rows at once as one vector; the scalar kernels
+# (plain pass, copy in) keep four scalars. Every kernel that gathers a sum uses this one association, so
+# they agree bit for bit (decision 0065; before, row order).
+
+
+@njit(cache=True, inline="always")
+def add_bound_vector(m, count, P, zero):
+    """:func:`add_bound_powers` of LANES contexts at once (vectors, kernels.lanes): the same operations per lane."""
+    m1, m2, m3 = m
+    a = vmul(count, P)
+    m1 = vadd(m1, a)
+    a = vmul(a, P)
+    m2 = vadd(m2, a)
+    a = vmul(a, vwhere_gt(P, SERIES_NEGLIGIBLE, P, zero))
+    m3 = vadd(m3, a)
+    return m1, m2, m3
+
+
+@njit(cache=True, inline="always")
+def add_series_vector(m, count, P, zero):
+    """:func:`add_series_powers` of LANES contexts at once (vectors): the same operations per lane."""
+    m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12 = m
+    a = vmul(count, P)
+    m1 = vadd(m1, a)
+    a = vmul(a, P)
+    m2 = vadd(m2, a)
+    q = vwhere_gt(P, SERIES_NEGLIGIBLE, P, zero)
+    a = vmul(a, q)
+    m3 = vadd(m3, a)
+    a = vmul(a, q)
+    m4 = vadd(m4, a)
+    a = vmul(a, q)
+    m5 = vadd(m5, a)
+    a = vmul(a, q)
+    m6 = vadd(m6, a)
+    a = vmul(a, q)
+    m7 = vadd(m7, a)
+    a = vmul(a, q)
+    m8 = vadd(m8, a)
+    a = vmul(a, q)
+    m9 = vadd(m9, a)
+    a = vmul(a, q)
+    m10 = vadd(m10, a)
+    a = vmul(a, q)
+    m11 = vadd(m11, a)
+    a = vmul(a, q)
+    m12 = vadd(m12, a)
+    return m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12
+
+
+@njit(cache=True, inline="always")
+def add_bound_lane(m, lane, count, P):
+    """:func:`add_bound_powers` of one context into partial ``lane`` of the lanes m."""
+    l0, l1, l2, l3 = m
+    if lane == 0:
+        l0 = add_bound_powers(l0, count, P)
+    elif lane == 1:
+        l1 = add_bound_powers(l1, count, P)
+    elif lane == 2:
+        l2 = add_bound_powers(l2, count, P)
+    else:
+        l3 = add_bound_powers(l3, count, P)
+    return l0, l1, l2, l3
+
+
+@njit(cache=True, inline="always")
+def add_series_lane(m, lane, count, P):
+    """:func:`add_series_powers` of one context into partial ``lane`` of the lanes m."""
+    l0, l1, l2, l3 = m
+    if lane == 0:
+        l0 = add_series_powers(l0, count, P)
+    elif lane == 1:
+        l1 = add_series_powers(l1, count, P)
+    elif lane == 2:
+        l2 = add_series_powers(l2, count, P)
+    else:
+        l3 = add_series_powers(l3, count, P)
+    return l0, l1, l2, l3
+
+
 @njit(cache=True, inline="always")
 def start_series_powers(sums):
-    """Zero M_13..M_24 in sums and return M_1..M_12 = 0 (held as locals: registers)."""
+    """Zero M_13..M_24 in sums and return scalar lanes of M_1..M_12 = 0 (held as locals: registers)."""
     for j in range(SERIES_LOW, SERIES_TERMS):
         sums[j] = 0.0
-    return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
-
-
-@njit(cache=True, inline="always")
-def store_series_powers(m, sums):
-    for j in range(SERIES_LOW):
-        sums[j] = m[j]
+    return start_lanes((0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
 
 
 @njit(cache=True)
@@ -264,10 +352,11 @@ def _repair(x, status, w, rows, S, R, scores, counters, link):
 
 @njit(cache=True, inline="always")
 def _store_row(x, gx, S, R, S_all, R_all, label):
+    """Row x of a block back to context gx: its S entries, T and T_top (c(x) never changes in a block)."""
     for j in range(label.shape[0]):
         S_all[gx, label[j]] = S[x, j]
-    for f in range(RECORD):
-        R_all[gx, f] = R[x, f]
+    R_all[gx, TOTAL] = R[x, TOTAL]
+    R_all[gx, TOP] = R[x, TOP]
 
 
 @njit(cache=True, inline="always")
@@ -322,25 +411,27 @@ def load_block(ctx, label, S_all, R_all, S_flat, R_flat, sums, gather, powers):
     S = S_flat[:m * n].reshape((m, n)).T
     R = R_flat[:RECORD * n].reshape((RECORD, n)).T
     first, last = _label_span(label)
-    m1 = m2 = m3 = 0.0
+    m1 = 0.0
+    lanes = start_lanes((0.0, 0.0, 0.0))
     for i in range(n):
         _prefetch_row(i + BLOCK_AHEAD, ctx, first, last, S_all, R_all, False)
         x = ctx[i]
         for j in range(m):
             S[i, j] = S_all[x, label[j]]
-        for f in range(RECORD):
-            R[i, f] = R_all[x, f]
+        R[i, TOTAL] = R_all[x, TOTAL]            # the record's fourth value is unused
+        R[i, TOP] = R_all[x, TOP]
+        R[i, COUNT] = R_all[x, COUNT]
         if gather:
             P = S_all[x, label[0]] / R_all[x, TOTAL]
             if powers:
-                m1, m2, m3 = add_bound_powers((m1, m2, m3), R_all[x, COUNT], P)
+                lanes = add_bound_lane(lanes, i % LANES, R_all[x, COUNT], P)
             else:
                 m1 += R_all[x, COUNT] * (P * 1.0)     # as _column_moments with v = 1
     if gather:
-        sums[0] = m1
         if powers:
-            sums[1] = m2
-            sums[2] = m3
+            combine_lanes(lanes, sums)
+        else:
+            sums[0] = m1
     return S, R
 
 
@@ -438,9 +529,10 @@ def block_pass(t, z, j_old, j, w, rows, S_flat, R_flat, S, R, scores, counters, 
     ``j >= 0``, in the same pass, the sums of column ``j``: M_1..M_BOUND_TERMS of
     :func:`loglin.kernels.primal_cd._column_bound_powers` (``powers``, CD) or E (sums[0], SCGIS). Each row
     is updated before it is read, so the sums are those of the updated S, T. The same arithmetic and the
-    same order of each sum as those kernels, on the block's columns as 1-D contiguous arrays, in chunks of
+    same association of each sum as those kernels, on the block's columns as 1-D contiguous arrays, in chunks of
     BLOCK_CHUNK rows: the update and each row's terms as vectorized loops (rows needing a repair, rare, are
-    left to a scalar loop) and the ratios P as vectorized loops, then the sums in row order. ``scratch``: 2 x
+    left to a scalar loop), then CD's M_1..M_3 LANES rows at a time as vectors (:mod:`loglin.kernels.lanes`,
+    with the ratios P), or SCGIS's ratios as a vectorized loop and E in row order. ``scratch``: 2 x
     BLOCK_CHUNK values.
     """
     n = S.shape[0]
@@ -450,8 +542,10 @@ def block_pass(t, z, j_old, j, w, rows, S_flat, R_flat, S, R, scores, counters, 
     S_new = S_flat[max(j, 0) * n:(max(j, 0) + 1) * n]
     c = R_flat[COUNT * n:(COUNT + 1) * n]
     ratio, ok = scratch[0], scratch[1]
-    m1 = m2 = m3 = 0.0
-    for lo in range(0, n, BLOCK_CHUNK):
+    m1 = 0.0
+    zero = vsplat(0.0)
+    v = zero, zero, zero                         # M_1..M_3 in lanes
+    for lo in range(0, n, BLOCK_CHUNK):          # BLOCK_CHUNK % LANES == 0: chunks keep the rows' lanes
         hi = min(lo + BLOCK_CHUNK, n)
         if update and _scale_chunk(factor, S_old[lo:hi], T[lo:hi], T_top[lo:hi], ok) > 0:
             for i in range(lo, hi):
@@ -462,19 +556,21 @@ def block_pass(t, z, j_old, j, w, rows, S_flat, R_flat, S, R, scores, counters, 
                         S_old[i] = s_old * factor
                         status = 1
                     _repair(i, status, w, rows, S, R, scores, counters, link)
-        if gather:
+        if gather and powers:
+            for i in range(lo, hi - (hi - lo) % LANES, LANES):        # P = S / T as _chunk_ratios
+                v = add_bound_vector(v, vload(c, i), vdiv(vload(S_new, i), vload(T, i)), zero)
+        elif gather:
             _chunk_ratios(S_new[lo:hi], T[lo:hi], ratio)
-            if powers:
-                for i in range(lo, hi):
-                    m1, m2, m3 = add_bound_powers((m1, m2, m3), c[i], ratio[i - lo])
-            else:
-                for i in range(lo, hi):
-                    m1 += c[i] * (ratio[i - lo] * 1.0)       # as _column_moments with v = 1
-    if gather:
+            for i in range(lo, hi):
+                m1 += c[i] * (ratio[i - lo] * 1.0)       # as _column_moments with v = 1 (row order)
+    if gather and powers:
+        whole = n - n % LANES                    # the last rows, lanes padded with zero terms (c = 0, P = 0)
+        if whole < n:
+            v = add_bound_vector(v, vtail(c, whole, n, 0.0), vdiv(vtail(S_new, whole, n, 0.0), vtail(T, whole, n, 1.0)),
+                                 zero)
+        sums[0], sums[1], sums[2] = vsum(v[0]), vsum(v[1]), vsum(v[2])
+    elif gather:
         sums[0] = m1
-        if powers:
-            sums[1] = m2
-            sums[2] = m3
 
 
 @njit(cache=True, inline="always")
