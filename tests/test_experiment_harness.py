@@ -123,3 +123,25 @@ def test_reference_stopped_at_its_gradient_target_does_not_warn_but_one_cut_shor
     assert not [w for w in caught if issubclass(w.category, ConvergenceWarning)]
     with pytest.warns(ConvergenceWarning):
         harness.reference_optimum(objective, tol=0.0, max_iter=1)
+
+
+def test_a_timed_run_stopped_at_its_gradient_target_does_not_warn_and_other_warnings_pass(small_binary, serial_numba):
+    import warnings
+
+    from loglin.binary import binary_problem
+    from loglin.errors import ConvergenceWarning
+    objective = binary_problem(*small_binary, 2.0).objective()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        trace = harness.run_timed(objective, "lbfgs", time_limit=60, max_iter=10_000, grad_stop=1e-3)
+    assert trace.meta["stop_reason"] == "callback"
+    assert not [w for w in caught if issubclass(w.category, ConvergenceWarning)]
+
+    class Result:
+        stop_reason = "callback"
+
+    def noisy():
+        warnings.warn("kept", RuntimeWarning)
+        return Result()
+    with pytest.warns(RuntimeWarning, match="kept"):
+        harness.quiet_at_target(noisy)

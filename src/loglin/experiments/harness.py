@@ -196,6 +196,19 @@ def timed_minimize(objective, solver, *, threads=1, **kwargs):
         numba.set_num_threads(before)
 
 
+def quiet_at_target(call):
+    """``call()`` (a solver run whose callback stops it at the experiment's gradient target), without the
+    solver's "stopped (callback) without a verified optimum" warning when that stop is what ended it: the
+    experiment reached its target (and certifies or reports it). Any other stop, and other warnings, show."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        result = call()
+    for w in caught:
+        if not (issubclass(w.category, ConvergenceWarning) and result.stop_reason == "callback"):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return result
+
+
 def run_timed(objective, solver, *, time_limit, max_iter, evaluate=None, final_evaluate=None, seed=0, threads=1,
               grad_stop=None, record_spacing=None, **options):
     """Run one solver from w = 0 to its limits (no tolerance stop); its trace, CPU-timed on ``threads`` threads.
@@ -206,9 +219,9 @@ def run_timed(objective, solver, *, time_limit, max_iter, evaluate=None, final_e
     reference run.
     """
     stop = None if grad_stop is None else (lambda rec: rec["grad_norm"] <= grad_stop)
-    result = timed_minimize(objective, solver, threads=threads, tol=0.0, max_iter=max_iter, time_limit=time_limit,
-                            evaluate=evaluate, random_state=seed, callback=stop, record_spacing=record_spacing,
-                            **options)
+    result = quiet_at_target(lambda: timed_minimize(
+        objective, solver, threads=threads, tol=0.0, max_iter=max_iter, time_limit=time_limit, evaluate=evaluate,
+        random_state=seed, callback=stop, record_spacing=record_spacing, **options))
     trace = result.trace
     trace.final_w = result.w
     last = trace.records[-1]
@@ -247,12 +260,8 @@ def reference_optimum(objective, *, tol=1e-9, max_iter=10_000, time_limit=None, 
     (mu = its smallest regularization weight), so f - f_opt <= ||grad f||^2 / (2 mu) certifies it."""
     timing = {} if time_limit is None else {"time_limit": time_limit, "clock": "cpu"}
     stop = None if grad_stop is None else (lambda rec: rec["grad_norm"] <= grad_stop)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ConvergenceWarning)
-        r = minimize(objective, "tron", w0=w0, tol=tol, max_iter=max_iter, callback=stop, **timing)
-    if r.stop_reason != "callback":         # stopped at grad_stop: certified below, not a failure to report
-        for w in caught:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    r = quiet_at_target(lambda: minimize(objective, "tron", w0=w0, tol=tol, max_iter=max_iter, callback=stop,
+                                         **timing))
     reg = getattr(objective, "reg", None)
     mu = float(np.min(reg)) if reg is not None and np.size(reg) else 0.0
     return Reference(f=float(r.f), grad_norm=float(r.grad_norm), iterations=r.iterations,
