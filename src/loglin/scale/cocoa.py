@@ -83,9 +83,9 @@ class LocalDualCD:
         point; returns this shard's part of w(alpha) (the driver's w is the sum of the parts)."""
         w = np.array(w0, dtype=np.float64)          # the *_state functions overwrite it with the shard's part
         if self.kind == "binary":
-            self.cold = cd.FUSED_START and not np.any(w != 0.0)
+            self.cold = cd.lr_starts_cold(w)
             if self.cold:       # as cddual: no set-up pass; the first pass builds Q_ii (of the scaled rows) and w
-                self.alpha, self.alpha_c, self.active, self.qdiag = cd.lr_cold_state(self.problem)
+                self.alpha, self.alpha_c, self.active, self.qdiag = cd.lr_cold_state(self.problem, w)
                 self.log_odds = np.zeros_like(self.alpha)
                 return w
             self.alpha, self.alpha_c, self.active, qdiag = cd.lr_state(self.problem, w)

@@ -82,26 +82,36 @@ def _has_start(w):
 
 
 # ====================================================================== LR
-def lr_state(p, w, eps1=duality.LR_EPS1, eps2=duality.LR_EPS2):
-    """alpha, C - alpha, active instances (C_i > 0) and Q_ii of problem p; sets w <- w(alpha)."""
+def lr_starts_cold(w):
+    """True when LR's dual CD starts from w = 0 with no set-up pass (:func:`lr_cold_state`, then
+    ``kernels.dual_cd.lr_first_pass``)."""
+    return FUSED_START and not _has_start(w)
+
+
+def _lr_alpha(p, w, eps1, eps2):
+    """alpha, C - alpha (from w's optimality conditions, or the start (36) at w = 0) and the active instances."""
     if _has_start(w):
         alpha, alpha_c = duality.lr_alpha_from_w(p, w)
     else:
         alpha, alpha_c = duality.lr_initial_alpha(p.cost, eps1, eps2)
     dead = p.cost <= 0
     alpha[dead], alpha_c[dead] = 0.0, 0.0
+    return alpha, alpha_c, np.flatnonzero(~dead).astype(np.int64)
+
+
+def lr_state(p, w, eps1=duality.LR_EPS1, eps2=duality.LR_EPS2):
+    """alpha, C - alpha, active instances (C_i > 0) and Q_ii of problem p; sets w <- w(alpha)."""
+    alpha, alpha_c, active = _lr_alpha(p, w, eps1, eps2)
     X = p.X
     qdiag, w[:] = dk.lr_start(X.indptr, X.indices, X.data, p.y, alpha, X.shape[1])
-    return alpha, alpha_c, np.flatnonzero(~dead).astype(np.int64), qdiag
+    return alpha, alpha_c, active, qdiag
 
 
-def lr_cold_state(p, eps1=duality.LR_EPS1, eps2=duality.LR_EPS2):
+def lr_cold_state(p, w, eps1=duality.LR_EPS1, eps2=duality.LR_EPS2):
     """As :func:`lr_state` at w = 0 without its pass over X: Q_ii, log-odds and w(alpha) are left to
     ``kernels.dual_cd.lr_first_pass`` (w stays 0 until then)."""
-    alpha, alpha_c = duality.lr_initial_alpha(p.cost, eps1, eps2)
-    dead = p.cost <= 0
-    alpha[dead], alpha_c[dead] = 0.0, 0.0
-    return alpha, alpha_c, np.flatnonzero(~dead).astype(np.int64), np.zeros_like(alpha)
+    alpha, alpha_c, active = _lr_alpha(p, w, eps1, eps2)
+    return alpha, alpha_c, active, np.zeros_like(alpha)
 
 
 def lr_log_odds(alpha, alpha_c, active):
@@ -117,9 +127,9 @@ def _lr_dual_cd(objective, w, rng, variant, name, eps, xi, max_newton, inner_eps
     duality.require_regularized(objective, name)
     p = objective.problem
     X = p.X
-    cold = FUSED_START and not _has_start(w)
+    cold = lr_starts_cold(w)
     if cold:                                    # the set-up pass is folded into the first pass
-        alpha, alpha_c, active, qdiag = lr_cold_state(p, eps1, eps2)
+        alpha, alpha_c, active, qdiag = lr_cold_state(p, w, eps1, eps2)
         log_odds = np.zeros_like(alpha)
     else:
         alpha, alpha_c, active, qdiag = lr_state(p, w, eps1, eps2)
