@@ -25,7 +25,8 @@ import numpy as np
 from . import common
 
 SETS = ("conll-pos", "conll-chunk", "a9a", "news20", "crf")
-KIND = {"conll-pos": "maxent", "conll-chunk": "maxent", "a9a": "binary", "news20": "binary", "crf": "chain"}
+KIND = {"conll-pos": "maxent", "conll-chunk": "maxent", "a9a": "binary", "news20": "binary", "20newsgroups": "binary",
+        "crf": "chain"}   # SETS and 20newsgroups (for benchmarks.ab)
 SOLVERS = {"maxent": ("eg-acc", "eg", "lbfgs", "tron", "gis", "cd", "scgis", "cddual"),
            "binary": ("newton", "tron", "lbfgs", "cddual", "eg-acc"),
            "chain": ("lbfgs", "eg-batch", "eg")}

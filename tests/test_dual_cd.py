@@ -391,3 +391,21 @@ def test_a_thinned_maxent_trace_sums_work_counters_and_keeps_general_k(builder):
     for name in ("pair_updates", "newton_steps", "contexts_moved"):
         assert last[name] == sum(r[name] for r in full.trace.records[FULL_RECORDS + 1:]), name
     assert last["general_k"] == full.trace.records[-1]["general_k"] == int(not duality.single_entry_features(obj.problem))
+
+
+def test_lr_passes_compile_without_vector_gathers():
+    """Decision 0066: the LR passes of dual CD read w by scalar loads. Compiled afresh (not from the cache), their
+    machine code has no vector gather on any machine (on x86 without AVX2 the test cannot fail)."""
+    import numba
+    X = sp.random(40, 30, density=0.3, random_state=3, format="csr")
+    y = np.where(np.arange(40) % 2 == 0, 1.0, -1.0)
+    cost = np.ones(40)
+    for name in ("lr_dual_pass", "lr_first_pass"):
+        kernel = numba.njit(fastmath=dk.FAST)(getattr(dk, name).py_func)
+        alpha, alpha_c = np.full(40, 1e-3), np.full(40, 1.0 - 1e-3)
+        log_odds = np.log(alpha / alpha_c)
+        w = np.zeros(30)
+        kernel(np.arange(40), X.indptr, X.indices, X.data, y, cost, np.ones(40), alpha, alpha_c, log_odds, w,
+               1e-2, 0.1, 100, dk.LOG_ODDS)
+        asm = kernel.inspect_asm(kernel.signatures[0])
+        assert "ret" in asm and "vgather" not in asm, name

@@ -137,3 +137,52 @@ def test_prefetch_is_a_hint_that_changes_nothing():
     assert summed(X.indptr, X.indices, X.data) == pytest.approx(float(X.data @ (X.indices + 1)), rel=1e-12)
     for a, b in zip(before, (X.indptr, X.indices, X.data)):
         np.testing.assert_array_equal(a, b)
+
+
+def test_scalar_at_reads_the_element_and_keeps_sparse_dots_free_of_gathers():
+    """kernels/memory.scalar_at is array[index] for float32 / float64 arrays and int32 / int64 / uint64 indices
+    (decision 0066), and a reassociating sparse dot written with it compiles without vector gathers on a
+    machine that has them (without it, the same loop does on AVX2 / AVX-512: checked, so that the test can
+    fail); on other machines the first part is the test."""
+    import platform
+    import scipy.sparse as sp
+    from numba import njit
+    from loglin.kernels.memory import scalar_at
+
+    @njit
+    def picked(a, idx):
+        out = np.empty(idx.shape[0], a.dtype)
+        for k in range(idx.shape[0]):
+            out[k] = scalar_at(a, idx[k])
+        return out
+
+    rng = np.random.default_rng(0)
+    for dtype in (np.float32, np.float64):
+        a = rng.standard_normal(1000).astype(dtype)
+        for itype in (np.int32, np.int64, np.uint64):
+            idx = rng.integers(0, 1000, 300).astype(itype)
+            np.testing.assert_array_equal(picked(a, idx), a[idx])
+
+    fast = {"nsz", "arcp", "contract", "reassoc"}
+
+    def dots(loaded):
+        def kernel(indptr, indices, data, w, out):
+            for i in range(indptr.shape[0] - 1):
+                d = 0.0
+                for k in range(indptr[i], indptr[i + 1]):
+                    d += data[k] * loaded(w, indices[k])
+                out[i] = d
+        return njit(fastmath=fast)(kernel)
+
+    plain = njit(inline="always")(lambda w, j: w[np.uint64(j)])
+    X = sp.random(60, 500, density=0.1, random_state=1, format="csr")
+    w = rng.standard_normal(500)
+    results = {}
+    for name, loaded in (("plain", plain), ("scalar_at", scalar_at)):
+        kernel = dots(loaded)
+        out = np.empty(60)
+        kernel(X.indptr, X.indices, X.data, w, out)
+        np.testing.assert_allclose(out, X @ w, rtol=1e-12, atol=1e-12)
+        results[name] = kernel.inspect_asm(kernel.signatures[0])
+    if platform.machine() in ("x86_64", "AMD64") and "vgather" in results["plain"]:
+        assert "vgather" not in results["scalar_at"]

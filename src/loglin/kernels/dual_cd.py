@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 
 from .maxent import _scatter_context, _value, dense_scatter_context
-from .memory import LINES_AHEAD, prefetch, prefetch_lr_visit_lines
+from .memory import LINES_AHEAD, prefetch, prefetch_lr_visit_lines, scalar_at
 
 ALG4, LINE_SEARCH, BISECTION, LOG_ODDS = 0, 1, 2, 3
 XI0 = 0.1               # xi_0 of the initial point (35); any value in (0, 0.5]
@@ -29,9 +29,9 @@ LS_BETA, LS_GAMMA = 0.5, 0.01   # line search of CDdual-ls (section 6.1)
 LS_MAX = 40
 TINY = 1e-300           # Z >= TINY * s keeps Z > 0 and log(Z1 / Z2) finite
 LOG_TINY = -690.0       # log-odds floor of log_odds_newton: about log(TINY), exp(-LOG_TINY) stays finite
-# Reassociation lets LLVM vectorize the sparse dot products (about 15% per pass on
-# a9a); NaN/inf semantics are kept (no "nnan"/"ninf"), the guards below rely on them. Column indices are
-# read unsigned (np.uint64): no negative-index wraparound per non-zero (-13% a pass on news20, same bits; 0064).
+# NaN/inf semantics are kept (no "nnan"/"ninf"), the guards below rely on them. Column indices are read
+# unsigned (np.uint64): no negative-index wraparound per non-zero (0064). The sparse dot products read w by
+# ``scalar_at``: under reassociation LLVM would turn them into vector gathers, slower than scalar loads (0066).
 FAST = {"nsz", "arcp", "contract", "reassoc"}
 
 
@@ -231,7 +231,7 @@ def lr_dual_pass(order, indptr, indices, data, y, cost, qdiag, alpha, alpha_c, l
         yi = y[i]
         dot = 0.0
         for k in range(indptr[i], indptr[i + 1]):
-            dot += data[k] * w[np.uint64(indices[k])]
+            dot += data[k] * scalar_at(w, indices[k])
         a = qdiag[i]
         b = yi * dot                                   # (23)
         c1, c2 = alpha[i], alpha_c[i]
@@ -274,7 +274,7 @@ def lr_first_pass(order, indptr, indices, data, y, cost, qdiag, alpha, alpha_c, 
         q = 0.0
         for k in range(indptr[i], indptr[i + 1]):
             v = data[k]
-            dot += v * w[np.uint64(indices[k])]
+            dot += v * scalar_at(w, indices[k])
             q += v * v
         qdiag[i] = q
         c1, c2 = alpha[i], alpha_c[i]

@@ -22,7 +22,7 @@ from numba import njit
 
 from .dual_cd import TINY, context_matrix, context_terms, gram_and_scores, scatter_delta
 from .maxent import dense_context_scores, dense_scatter_context
-from .memory import LINES_AHEAD, prefetch_lr_visit_lines
+from .memory import LINES_AHEAD, prefetch_lr_visit_lines, scalar_at
 
 
 @njit(cache=True, inline="always")
@@ -101,7 +101,7 @@ def lr_eg_pass(picks, indptr, indices, data, y, cost, qdiag, alpha, alpha_c, w, 
         C = cost[i]
         dot = 0.0
         for k in range(indptr[i], indptr[i + 1]):
-            dot += data[k] * w[np.uint64(indices[k])]      # unsigned index: no wraparound (kernels.logistic)
+            dot += data[k] * scalar_at(w, indices[k])      # a scalar load: no gathers (kernels.memory)
         a = qdiag[i]
         b = y[i] * dot
         c1, c2 = alpha[i], alpha_c[i]

@@ -49,6 +49,23 @@ def prefetch_write(typingctx, array, index):
     return types.void(array, index), _prefetch_codegen(1)
 
 
+@intrinsic
+def scalar_at(typingctx, array, index):
+    """array[index] (index >= 0, read unsigned; no bounds check) as one scalar load that LLVM's vectorizers
+    leave alone: an unordered atomic load, a plain load instruction on x86-64 and AArch64. A sparse dot
+    written with it is never turned into vector gathers, which cost more than scalar loads on the x86 cores
+    measured (docs/decisions/0066)."""
+    if not (isinstance(array, types.Array) and isinstance(array.dtype, types.Float)
+            and isinstance(index, types.Integer)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        ary = context.make_array(signature.args[0])(context, builder, args[0])
+        at = context.cast(builder, args[1], signature.args[1], types.uint64)
+        return builder.load_atomic(builder.gep(ary.data, [at]), "unordered", array.dtype.bitwidth // 8)
+    return array.dtype(array, index), codegen
+
+
 LINES_AHEAD = 4     # visits ahead whose row lines the LR passes ask for (docs/decisions/0023)
 LINE_INDICES, LINE_VALUES = 16, 8    # int32 indices / float64 values per 64-byte cache line
 
