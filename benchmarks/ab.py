@@ -8,7 +8,7 @@ REV (a commit) is unpacked by ``git archive`` into a temporary folder; the other
 untimed (compilation, first step), then ``--iterations`` outer iterations from w = 0 with seed 0 on
 1 Numba thread, and reports CPU and wall seconds per iteration. The trees alternate A B / B A over
 ``--repeats`` runs; the report is the median per solver and the ratio new / base (> 1: slower). Sets:
-those of :mod:`benchmarks.cores` (full corpora from ../shared, ``--quick``: the slices) and ``parser``
+those of :mod:`benchmarks.cores` and ``20newsgroups`` (full corpora from ../shared, ``--quick``: the slices) and ``parser``
 (the Spanish CoNLL-2007 treebank, CRF parser), ``m3n`` (the chunking chain with the M3N loss).
 """
 from __future__ import annotations

@@ -236,3 +236,31 @@ def test_warm_started_chain_and_tree_paths_match_cold_ones_in_fewer_iterations(f
     np.testing.assert_allclose(warm.scores, cold.scores, atol=0.02)
     assert warm.iterations[0] == cold.iterations[0]                  # the first C starts cold in both
     assert warm.iterations[1:].sum() < cold.iterations[1:].sum()
+
+
+def test_grouped_path_stops_at_its_time_limit():
+    """grouped_path had no time limit of its own (decision 0063's leftover): 8 Cs x 4 folds of 0.1 s fits ran
+    3.2 s whatever the caller wanted. With time_limit=0.35 no fit starts after the limit and the call raises
+    TimeLimitBeforeTraining naming the option; a bad limit is refused before any fit."""
+    import time
+    from loglin.errors import TimeLimitBeforeTraining
+    from loglin.selection import grouped_path
+    calls = []
+
+    def fit(train, C):
+        calls.append(C)
+        time.sleep(0.1)
+        return C
+
+    started = time.perf_counter()
+    with pytest.raises(TimeLimitBeforeTraining, match="time_limit"):
+        grouped_path(list(range(20)), fit, lambda model, test: 1.0, Cs=[1, 2, 4, 8, 16, 32, 64, 128], cv=4,
+                     time_limit=0.35)
+    assert time.perf_counter() - started < 1.0 and 3 <= len(calls) <= 5
+    for bad in (0, -1.0):
+        with pytest.raises(InvalidInputError, match="time_limit"):
+            grouped_path(list(range(20)), fit, lambda model, test: 1.0, Cs=[1, 2], cv=2, time_limit=bad)
+    assert 3 <= len(calls) <= 5
+    full = grouped_path(list(range(20)), lambda train, C: C, lambda model, test: float(model), Cs=[1, 2], cv=2,
+                        time_limit=60.0)
+    assert full.best_C == 2

@@ -182,20 +182,26 @@ class _MatrixFolds:
 
 
 def grouped_path(items, fit, score, Cs=AUTO_CS, cv: int = 5, random_state=0, patience: int | None = None,
-                 scoring: str = "score", warm_start: bool = False, n_jobs=None) -> Path:
+                 scoring: str = "score", warm_start: bool = False, n_jobs=None,
+                 time_limit: float | None = None) -> Path:
     """The path for models trained on a list of items (sentences, documents): ``fit(train_items, C) ->
     model`` and ``score(model, test_items) -> float``; the folds are a random partition of the items.
     ``warm_start``: ``fit`` is called as ``fit(train_items, C, previous)`` with the fold's model at the
     previous C (None at the first) to start from; else each fit starts cold. ``n_jobs`` as in
     :func:`cross_validation_path` (then ``fit`` and ``score`` must be picklable: module-level functions or
-    objects)."""
+    objects). ``time_limit`` (seconds of wall time) bounds the whole path as in :func:`cross_validation_path`:
+    no fit starts after it, loglin's solvers inside ``fit`` stop at it, and the path then raises
+    :class:`~loglin.errors.TimeLimitBeforeTraining`."""
     n, k = len(items), int(cv)
     if not 2 <= k <= n:
         raise InvalidInputError(f"cv must be between 2 and the number of items ({n}), got {k}")
+    if time_limit is not None and not time_limit > 0:
+        raise InvalidInputError(f"time_limit must be a positive number of seconds or None, got {time_limit!r}")
     order = np.random.default_rng(random_state).permutation(n)
     folds = [np.sort(order[f::k]) for f in range(k)]
     task = _ItemFolds(items, folds, fit, score, warm_start)
-    return walk_path(c_grid(Cs), k, task, scoring, patience, n_jobs)
+    with call_clock(time_limit):
+        return walk_path(c_grid(Cs), k, task, scoring, patience, n_jobs)
 
 
 class _ItemFolds:
