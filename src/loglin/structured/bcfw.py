@@ -123,7 +123,7 @@ def bcfw_pass(data, part_ptr, picks, C, wu, max_touch, weight, mu_flat, term):
         m, curvature = _step_curvature(data, i, C, coef, d, mark, stamp, touched)
         gamma = 1.0 if curvature <= gap else gap / curvature     # the exact maximizer on the segment, clipped
         for k in range(m):
-            f = touched[k]
+            f = np.uint64(touched[k])
             wu[f] += gamma * d[f]
         for r in range(n_parts):
             mu_flat[base + r] += gamma * (vertex[r] - mu_flat[base + r])
@@ -221,7 +221,7 @@ def pairwise_pass(data, part_ptr, picks, C, wu, max_touch, weight, mu_flat, term
                 coef[r] = c * (away[r] - vertex[r])
             m = scatter_tracked(data, i, coef, d, mark, stamp, touched)
         for q in range(m):
-            f = touched[q]
+            f = np.uint64(touched[q])
             wu[f] += gamma * d[f]
         for r in range(n_parts):
             mu_flat[base + r] += gamma * (vertex[r] - away[r])

@@ -79,7 +79,7 @@ def unary_scores(lo, hi, w, scale, tok_ptr, tok_attr, tok_val, map_ptr, map_labe
             a = tok_attr[k]
             v = scale * _value(tok_val, k)
             for j in range(map_ptr[a], map_ptr[a + 1]):
-                U[r, map_label[j]] += v * w[map_feat[j]]
+                U[r, np.uint64(map_label[j])] += v * w[np.uint64(map_feat[j])]
 
 
 @njit(cache=True)
@@ -91,7 +91,7 @@ def scatter_node(lo, hi, coef, tok_ptr, tok_attr, tok_val, map_ptr, map_label, m
             a = tok_attr[k]
             v = _value(tok_val, k)
             for j in range(map_ptr[a], map_ptr[a + 1]):
-                acc[map_feat[j]] += v * coef[r, map_label[j]]
+                acc[np.uint64(map_feat[j])] += v * coef[r, np.uint64(map_label[j])]
 
 
 @njit(cache=True)
@@ -150,13 +150,13 @@ def scatter_tracked(lo, hi, coef, tok_ptr, tok_attr, tok_val, map_ptr, map_label
             a = tok_attr[k]
             v = _value(tok_val, k)
             for j in range(map_ptr[a], map_ptr[a + 1]):
-                f = map_feat[j]
+                f = np.uint64(map_feat[j])
                 if mark[f] != stamp:
                     mark[f] = stamp
                     touched[m] = f
                     m += 1
                     d[f] = 0.0
-                d[f] += v * coef[r, map_label[j]]
+                d[f] += v * coef[r, np.uint64(map_label[j])]
     return m
 
 

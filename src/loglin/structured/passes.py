@@ -276,14 +276,14 @@ def eg_online_pass(data, part_ptr, picks, eta, adapt, max_trial, C, mm, wu, max_
             m = scatter_tracked(data, i, coef, d, mark, stamp, touched)
             lin, sq = 0.0, 0.0
             for k in range(m):
-                f = touched[k]
+                f = np.uint64(touched[k])
                 lin += wu[f] * d[f]
                 sq += d[f] * d[f]
             change = sign * c * (new_term - term[i]) + C * lin + 0.5 * C * sq
             tol = 1e-13 * (abs(c * new_term) + abs(c * term[i]) + C * abs(lin) + 1.0)
             if np.isfinite(change) and change <= tol:
                 for k in range(m):
-                    f = touched[k]
+                    f = np.uint64(touched[k])
                     wu[f] += d[f]
                 for r in range(n_parts):
                     s_flat[base + r] = S[r]

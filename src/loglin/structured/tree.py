@@ -58,7 +58,7 @@ def arc_scores(w, scale, i, arc_off, sent_ptr, feat_ptr, feat_idx, S):
             r = base + h * (n + 1) + m
             acc = 0.0
             for j in range(feat_ptr[r], feat_ptr[r + 1]):
-                acc += w[feat_idx[j]]
+                acc += w[np.uint64(feat_idx[j])]
             S[h, m] = scale * acc
     return n
 
@@ -254,7 +254,7 @@ def scatter_arcs(i, coef, n, arc_off, feat_ptr, feat_idx, acc):
             if c != 0.0:
                 r = base + h * (n + 1) + m
                 for j in range(feat_ptr[r], feat_ptr[r + 1]):
-                    acc[feat_idx[j]] += c
+                    acc[np.uint64(feat_idx[j])] += c
 
 
 
@@ -434,7 +434,7 @@ def _scatter_tracked(data, i, coef, d, mark, stamp, touched):
                     r = h * (n + 1) + m
                     cf = coef[r]
                     for j in range(data.feat_ptr[base + r], data.feat_ptr[base + r + 1]):
-                        f = data.feat_idx[j]
+                        f = np.uint64(data.feat_idx[j])
                         if mark[f] != stamp:
                             mark[f] = stamp
                             d[f] = 0.0
