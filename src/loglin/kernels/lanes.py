@@ -138,6 +138,22 @@ def start_lanes(zero):
 
 
 @njit(cache=True, inline="always")
+def add_lane(m, lane, add, count, P):
+    """``add(partial, count, P)`` of one context into partial ``lane`` of the scalar lanes m (``add`` is a
+    jitted function of a partial's tuple; inlined, the lanes stay locals: registers)."""
+    l0, l1, l2, l3 = m
+    if lane == 0:
+        l0 = add(l0, count, P)
+    elif lane == 1:
+        l1 = add(l1, count, P)
+    elif lane == 2:
+        l2 = add(l2, count, P)
+    else:
+        l3 = add(l3, count, P)
+    return l0, l1, l2, l3
+
+
+@njit(cache=True, inline="always")
 def combine_lanes(m, sums):
     """sums[j] = (s_0 + s_1) + (s_2 + s_3) for each sum j of the scalar lanes m (tuples of one length)."""
     l0, l1, l2, l3 = m

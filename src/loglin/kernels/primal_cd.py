@@ -12,11 +12,12 @@ import math
 import numpy as np
 from numba import njit
 
-from .lanes import LANES, combine_lanes, start_lanes, vadd, vdiv, vload, vmul, vsplat, vsub, vsum, vtail, vwhere_gt
+from .lanes import (LANES, add_lane, combine_lanes, start_lanes, vadd, vdiv, vload, vmul, vsplat, vsub, vsum, vtail,
+                    vwhere_gt)
 from .scaled_scores import (BOUND_TERMS, COUNT, LINE_SEARCH, N_EXP, N_LOG, NEWTON, SERIES, SERIES_LOW, SERIES_MAX,
                             SERIES_NEGLIGIBLE, SERIES_TERMS, SKIP, TOP, TOTAL, UNIT, _column_moments, _repair,
-                            _scale_entry, _store_row, _update_column, add_bound_lane, add_high_powers, add_series_lane,
-                            add_series_vector, start_series_powers)
+                            _scale_entry, _store_row, _update_column, add_bound_powers, add_high_powers,
+                            add_series_powers, add_series_vector, start_series_powers)
 
 SMALL_ARG = 1e-4                 # below this 1 + P (e^{zf} - 1) is re-formed without cancellation
 MAX_LINE_SEARCH = 60             # lambda = 1, beta, ..., beta^59
@@ -74,7 +75,7 @@ def _column_power_sums(p, y, cols, S, R, sums):
     for k in range(lo, col_ptr[p + 1]):
         x = col_ctx[k]
         c, P = R[x, COUNT], S[x, y] / R[x, TOTAL]
-        m = add_series_lane(m, (k - lo) % LANES, c, P)
+        m = add_lane(m, (k - lo) % LANES, add_series_powers, c, P)
         add_high_powers(c, P, sums)
     combine_lanes(m, sums)
 
@@ -87,7 +88,7 @@ def _column_bound_powers(p, y, cols, S, R, sums):
     b = start_lanes((0.0, 0.0, 0.0))
     for k in range(lo, col_ptr[p + 1]):
         x = col_ctx[k]
-        b = add_bound_lane(b, (k - lo) % LANES, R[x, COUNT], S[x, y] / R[x, TOTAL])
+        b = add_lane(b, (k - lo) % LANES, add_bound_powers, R[x, COUNT], S[x, y] / R[x, TOTAL])
     combine_lanes(b, sums)
 
 
@@ -136,21 +137,6 @@ def _add_split_terms(acc, c, P):
     return l1, l2, l3, n_hi, h1, h2, h3
 
 
-@njit(cache=True, inline="always")
-def _add_split_lane(acc, lane, c, P):
-    """:func:`_add_split_terms` of one context into partial ``lane`` of the lanes acc (as M_1..M_3)."""
-    l0, l1, l2, l3 = acc
-    if lane == 0:
-        l0 = _add_split_terms(l0, c, P)
-    elif lane == 1:
-        l1 = _add_split_terms(l1, c, P)
-    elif lane == 2:
-        l2 = _add_split_terms(l2, c, P)
-    else:
-        l3 = _add_split_terms(l3, c, P)
-    return l0, l1, l2, l3
-
-
 @njit(cache=True, error_model="numpy")
 def _column_split_sums(p, y, cols, S, R, out):
     """out[:7] = (L_1, L_2, L_3, N_hi, H_1, H_2, H_3) over column p, label y (0/1 data) for :func:`_split_bound`:
@@ -162,7 +148,7 @@ def _column_split_sums(p, y, cols, S, R, out):
     acc = start_lanes((0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
     for k in range(lo, col_ptr[p + 1]):
         x = col_ctx[k]
-        acc = _add_split_lane(acc, (k - lo) % LANES, R[x, COUNT], S[x, y] / R[x, TOTAL])
+        acc = add_lane(acc, (k - lo) % LANES, _add_split_terms, R[x, COUNT], S[x, y] / R[x, TOTAL])
     combine_lanes(acc, out)
 
 

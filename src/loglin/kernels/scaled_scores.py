@@ -39,7 +39,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .lanes import LANES, combine_lanes, start_lanes, vadd, vdiv, vload, vmul, vsplat, vsum, vtail, vwhere_gt
+from .lanes import LANES, add_lane, combine_lanes, start_lanes, vadd, vdiv, vload, vmul, vsplat, vsum, vtail, vwhere_gt
 from .maxent import context_scores
 from .memory import LINE_VALUES, prefetch, prefetch_write
 
@@ -158,7 +158,8 @@ def _scale_entry(x, y, factor, S, R):
 
 @njit(cache=True, inline="always")
 def add_series_powers(m, count, P):
-    """The power sums m = (M_1..M_12) (one lane, :func:`add_series_lane`) plus one context's terms count P^k.
+    """The power sums m = (M_1..M_12) (one lane of :func:`~loglin.kernels.lanes.add_lane`) plus one context's
+    terms count P^k.
 
     The terms kept per context are those that can be above rounding (module notes): M_1, M_2 always,
     M_3..M_12 for P > SERIES_NEGLIGIBLE, M_13..M_24 for P > SERIES_HIGH (:func:`add_high_powers`).
@@ -207,8 +208,8 @@ def add_high_powers(count, P, sums):
 
 @njit(cache=True, inline="always")
 def add_bound_powers(m, count, P):
-    """M_1..M_BOUND_TERMS (one lane, :func:`add_bound_lane`) plus one context's terms count P, count P^2 and
-    count P^3 (the last only for P > SERIES_NEGLIGIBLE, see :func:`add_series_powers`)."""
+    """M_1..M_BOUND_TERMS (one lane of :func:`~loglin.kernels.lanes.add_lane`) plus one context's terms count P,
+    count P^2 and count P^3 (the last only for P > SERIES_NEGLIGIBLE, see :func:`add_series_powers`)."""
     m1, m2, m3 = m
     a = count * P
     m1 += a
@@ -271,36 +272,6 @@ def add_series_vector(m, count, P, zero):
     a = vmul(a, q)
     m12 = vadd(m12, a)
     return m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12
-
-
-@njit(cache=True, inline="always")
-def add_bound_lane(m, lane, count, P):
-    """:func:`add_bound_powers` of one context into partial ``lane`` of the lanes m."""
-    l0, l1, l2, l3 = m
-    if lane == 0:
-        l0 = add_bound_powers(l0, count, P)
-    elif lane == 1:
-        l1 = add_bound_powers(l1, count, P)
-    elif lane == 2:
-        l2 = add_bound_powers(l2, count, P)
-    else:
-        l3 = add_bound_powers(l3, count, P)
-    return l0, l1, l2, l3
-
-
-@njit(cache=True, inline="always")
-def add_series_lane(m, lane, count, P):
-    """:func:`add_series_powers` of one context into partial ``lane`` of the lanes m."""
-    l0, l1, l2, l3 = m
-    if lane == 0:
-        l0 = add_series_powers(l0, count, P)
-    elif lane == 1:
-        l1 = add_series_powers(l1, count, P)
-    elif lane == 2:
-        l2 = add_series_powers(l2, count, P)
-    else:
-        l3 = add_series_powers(l3, count, P)
-    return l0, l1, l2, l3
 
 
 @njit(cache=True, inline="always")
@@ -424,7 +395,7 @@ def load_block(ctx, label, S_all, R_all, S_flat, R_flat, sums, gather, powers):
         if gather:
             P = S_all[x, label[0]] / R_all[x, TOTAL]
             if powers:
-                lanes = add_bound_lane(lanes, i % LANES, R_all[x, COUNT], P)
+                lanes = add_lane(lanes, i % LANES, add_bound_powers, R_all[x, COUNT], P)
             else:
                 m1 += R_all[x, COUNT] * (P * 1.0)     # as _column_moments with v = 1
     if gather:
