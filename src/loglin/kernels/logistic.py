@@ -4,8 +4,8 @@ Loss per instance: C_i log(1 + exp(-y_i w^T x_i)), y_i in {-1, +1}; the
 Hessian's cache is D_i = C_i sigma(y_i z_i)(1 - sigma(y_i z_i)).
 
 Column indices are read as unsigned (``np.uint64(indices[k])``): they are never negative, and an unsigned
-index skips Numba's negative-index wraparound (a compare and select per non-zero) - 20% of a TRON
-iteration on news20, same bits (docs/decisions/0064).
+index skips Numba's negative-index wraparound (a compare and select per non-zero); same bits, the time
+saved is in docs/decisions/0064.
 """
 import numpy as np
 from numba import njit, prange
